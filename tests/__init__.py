@@ -1,0 +1,1 @@
+"""gpuav test suite."""
