@@ -1,0 +1,90 @@
+"""The debug output buffer and error record layout of seed 000, defined once.
+
+The instrumentation pass emits code that writes these words and the report decoder reads them,
+both from the constants here, so the two cannot drift apart.
+
+Buffer: ``struct { uint DataWrittenLength; uint Data[]; }``. A record in ``Data`` is
+``[size, shader id, instruction index, stage, stage word 0, stage word 1, error code,
+validation words...]``; the bounds error carries (descriptor index, array length), the
+uninitialized-descriptor error carries (descriptor index).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+# Word offsets inside the output buffer.
+WRITTEN_LENGTH_WORD = 0
+DATA_FIRST_WORD = 1
+
+# Word offsets inside one record.
+RECORD_SIZE = 0
+SHADER_ID = 1
+INSTRUCTION_INDEX = 2
+STAGE = 3
+STAGE_WORD_0 = 4
+STAGE_WORD_1 = 5
+ERROR_CODE = 6
+DESCRIPTOR_INDEX = 7
+ARRAY_LENGTH = 8
+
+COMMON_WORDS = ERROR_CODE + 1
+
+
+class Stage(IntEnum):
+    """Stage codes of seed 000 (the SPIR-V execution model numbers of the graphics stages)."""
+
+    VERTEX = 0
+    TESSELLATION_CONTROL = 1
+    TESSELLATION_EVALUATION = 2
+    GEOMETRY = 3
+    FRAGMENT = 4
+    COMPUTE = 5
+
+
+class ErrorCode(IntEnum):
+    INDEX_OUT_OF_BOUNDS = 0
+    DESCRIPTOR_UNINITIALIZED = 1
+
+
+# Words that follow the error code, per error.
+VALIDATION_WORDS: dict[ErrorCode, int] = {
+    ErrorCode.INDEX_OUT_OF_BOUNDS: 2,
+    ErrorCode.DESCRIPTOR_UNINITIALIZED: 1,
+}
+
+
+def record_size(code: ErrorCode) -> int:
+    return COMMON_WORDS + VALIDATION_WORDS[code]
+
+
+MAX_RECORD_WORDS = max(record_size(code) for code in ErrorCode)
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """One decoded record. ``array_length`` is None for errors that carry no length."""
+
+    shader_id: int
+    instruction_index: int
+    stage: Stage
+    stage_words: tuple[int, int]
+    error_code: ErrorCode
+    descriptor_index: int
+    array_length: int | None = None
+
+    def encode(self) -> list[int]:
+        words = [
+            record_size(self.error_code),
+            self.shader_id,
+            self.instruction_index,
+            int(self.stage),
+            self.stage_words[0],
+            self.stage_words[1],
+            int(self.error_code),
+            self.descriptor_index,
+        ]
+        if self.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS:
+            words.append(self.array_length if self.array_length is not None else 0)
+        return words
