@@ -1,4 +1,6 @@
 // Specialization constants sizing a sampler array and a loop bound, plus spec-constant arithmetic.
+// gpuav: spirv-val-fails=gV
+// (glslang 12 -gV describes a spec-constant-sized array with a DebugTypeArray whose count is the spec constant; spirv-val 2023.1 rejects that.)
 #version 450
 
 layout(constant_id = 3) const int N = 4;

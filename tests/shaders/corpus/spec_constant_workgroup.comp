@@ -1,4 +1,6 @@
 // Specialization constants for the workgroup size (local_size_x_id) and for a shared array and storage-image array size.
+// gpuav: spirv-val-fails=gV
+// (glslang 12 -gV describes a spec-constant-sized array with a DebugTypeArray whose count is the spec constant; spirv-val 2023.1 rejects that.)
 #version 450
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 
