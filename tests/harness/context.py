@@ -71,6 +71,7 @@ class VulkanContext:
         self.device: Any = None
         self._messenger: Any = None
         self._destroy_messenger: Callable[..., None] | None = None
+        self.validation_requested = validation
         self.validation = validation and VALIDATION_LAYER in _instance_layers()
         self._create_instance()
         self.physical_device, self.device_name = _pick_device(
@@ -110,7 +111,6 @@ class VulkanContext:
     def _messenger_create_info(self) -> Any:
         # Built by hand with our own ffi.callback: the package's constructor stores the Python
         # callback in one module-global slot, which any later messenger would overwrite.
-        @ffi.callback("PFN_vkDebugUtilsMessengerCallbackEXT")
         def on_message(severity: int, _types: int, data: Any, _user: Any) -> int:
             self.messages.append(
                 ValidationMessage(
@@ -119,9 +119,9 @@ class VulkanContext:
                     _c_string(data.pMessage),
                 )
             )
-            return vkapi.VK_FALSE
+            return int(vkapi.VK_FALSE)
 
-        self._callback = on_message
+        self._callback = ffi.callback("PFN_vkDebugUtilsMessengerCallbackEXT", on_message)
         info = ffi.new("VkDebugUtilsMessengerCreateInfoEXT*")
         info.sType = vkapi.VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT
         info.messageSeverity = (
@@ -133,7 +133,7 @@ class VulkanContext:
             | vkapi.VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT
             | vkapi.VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT
         )
-        info.pfnUserCallback = on_message
+        info.pfnUserCallback = self._callback
         self._messenger_info = info
         return info[0]
 

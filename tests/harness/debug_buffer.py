@@ -78,7 +78,7 @@ class DebugOutputBuffer:
         return {self.set_index: self.set_spec()}
 
     def words(self) -> np.ndarray:
-        return self.buffer.array(np.uint32)
+        return np.asarray(self.buffer.array(np.uint32), dtype=np.uint32)
 
     @property
     def written_length(self) -> int:

@@ -9,6 +9,7 @@ need.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -230,13 +231,15 @@ def run_graphics(
         vertex_buffers = list(vertex_buffer or [])
 
     keep = Keep()
-    modules: list[Any] = []
-    pipeline = None
-    view = None
-    target = Image(vk, width, height, fmt.name)
-    staging = Buffer(vk, target.byte_size())
-    layout = make_layout(vk, sets, _ALL_GRAPHICS, push_constants)
-    try:
+    with ExitStack() as cleanup:
+        target = Image(vk, width, height, fmt.name)
+        cleanup.callback(target.destroy)
+        view = target.view()
+        cleanup.callback(view.destroy)
+        staging = Buffer(vk, target.byte_size())
+        cleanup.callback(staging.destroy)
+        layout = make_layout(vk, sets, _ALL_GRAPHICS, push_constants)
+        cleanup.callback(layout.destroy)
         constants = specialization_info(keep, specialization)
         stages = []
         for stage, words in (
@@ -247,8 +250,9 @@ def run_graphics(
             (vkapi.VK_SHADER_STAGE_FRAGMENT_BIT, fragment_words),
         ):
             if words is not None:
-                modules.append(create_shader_module(vk, words))
-                stages.append(stage_info(keep, stage, modules[-1], entry, constants))
+                module = create_shader_module(vk, words)
+                cleanup.callback(vkapi.vkDestroyShaderModule, vk.device, module, None)
+                stages.append(stage_info(keep, stage, module, entry, constants))
         pipeline = _create_pipeline(
             vk,
             keep,
@@ -260,7 +264,7 @@ def run_graphics(
             topology,
             patch_control_points if tessellated else None,
         )
-        view = target.view()
+        cleanup.callback(vkapi.vkDestroyPipeline, vk.device, pipeline, None)
         attachment = vkapi.VkRenderingAttachmentInfo(
             imageView=view.handle,
             imageLayout=GENERAL,
@@ -302,13 +306,3 @@ def run_graphics(
                 referenced.append(extra)
         color = target.texels(staging)
         return RunResult(buffers=snapshot(referenced), color=np.asarray(color))
-    finally:
-        if pipeline is not None:
-            vkapi.vkDestroyPipeline(vk.device, pipeline, None)
-        for module in modules:
-            vkapi.vkDestroyShaderModule(vk.device, module, None)
-        layout.destroy()
-        staging.destroy()
-        if view is not None:
-            view.destroy()
-        target.destroy()

@@ -190,7 +190,7 @@ def _image_usage(vk: VulkanContext, vk_format: int) -> int:
     ):
         if features & feature:
             usage |= bit
-    return usage
+    return int(usage)
 
 
 class ImageView:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -155,14 +156,15 @@ class PipelineLayout:
 def make_layout(
     vk: VulkanContext, sets: SetsArg | None, stages: int, push_constants: BytesLike | None
 ) -> PipelineLayout:
+    raw = None if push_constants is None else as_bytes(push_constants)
+    if raw is not None and len(raw) % 4:
+        raise ValueError("push constant size must be a multiple of 4")
     descriptor_sets = DescriptorSets(vk, normalize_sets(sets))
-    if push_constants is not None:
-        raw = as_bytes(push_constants)
-        if len(raw) % 4:
-            raise ValueError("push constant size must be a multiple of 4")
-    else:
-        raw = None
-    return PipelineLayout(vk, descriptor_sets, stages, raw)
+    try:
+        return PipelineLayout(vk, descriptor_sets, stages, raw)
+    except BaseException:
+        descriptor_sets.destroy()
+        raise
 
 
 def snapshot(buffers: Sequence[Buffer]) -> dict[Buffer, bytes]:
@@ -181,16 +183,18 @@ def run_compute(
 ) -> RunResult:
     """Dispatch ``spirv_words`` once (or indirectly from ``indirect_buffer``) and wait."""
     keep = Keep()
-    layout = make_layout(vk, sets, vkapi.VK_SHADER_STAGE_COMPUTE_BIT, push_constants)
-    module = create_shader_module(vk, spirv_words)
-    pipeline = None
-    try:
+    with ExitStack() as cleanup:
+        layout = make_layout(vk, sets, vkapi.VK_SHADER_STAGE_COMPUTE_BIT, push_constants)
+        cleanup.callback(layout.destroy)
+        module = create_shader_module(vk, spirv_words)
+        cleanup.callback(vkapi.vkDestroyShaderModule, vk.device, module, None)
         constants = specialization_info(keep, specialization)
         stage = stage_info(keep, vkapi.VK_SHADER_STAGE_COMPUTE_BIT, module, entry, constants)
         info = vkapi.VkComputePipelineCreateInfo(
             stage=stage, layout=layout.handle, basePipelineIndex=-1
         )
         pipeline = vkapi.vkCreateComputePipelines(vk.device, None, 1, [info], None)[0]
+        cleanup.callback(vkapi.vkDestroyPipeline, vk.device, pipeline, None)
         bind_point = vkapi.VK_PIPELINE_BIND_POINT_COMPUTE
 
         def record(command_buffer: Any) -> None:
@@ -208,8 +212,3 @@ def run_compute(
         if indirect_buffer is not None and indirect_buffer not in referenced:
             referenced.append(indirect_buffer)
         return RunResult(buffers=snapshot(referenced))
-    finally:
-        if pipeline is not None:
-            vkapi.vkDestroyPipeline(vk.device, pipeline, None)
-        vkapi.vkDestroyShaderModule(vk.device, module, None)
-        layout.destroy()
