@@ -113,10 +113,8 @@ def _numbered(source: str) -> str:
     return "\n".join(f"{number:4}| {line}" for number, line in enumerate(source.splitlines(), 1))
 
 
-def _read_input(
-    source_or_path: str | os.PathLike[str], stage: str | None
-) -> tuple[str, str, str, Path | None]:
-    """(source text, stage, default source name, directory for includes)."""
+def _read_input(source_or_path: str | os.PathLike[str], stage: str | None) -> tuple[str, str, str]:
+    """(source text, stage, default source name)."""
     path: Path | None = None
     if isinstance(source_or_path, os.PathLike):
         path = Path(source_or_path)
@@ -131,10 +129,10 @@ def _read_input(
             stage = path.suffix.removeprefix(".")
         if stage not in STAGES:
             raise ValueError(f"{path}: cannot tell the stage from the suffix; pass stage=")
-        return path.read_text(), stage, path.name, path.resolve().parent
+        return path.read_text(), stage, path.name
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES} for a source string, not {stage!r}")
-    return str(source_or_path), stage, f"shader.{stage}", None
+    return str(source_or_path), stage, f"shader.{stage}"
 
 
 def compile_glsl(
@@ -153,12 +151,14 @@ def compile_glsl(
     (NonSemantic.Shader.DebugInfo.100). `defines` become `-D` options (`None` means no value).
     The file name recorded in the module's OpString/OpSource is `source_name`, by default the
     file's base name or `shader.<stage>`, so modules do not depend on where the test runs.
+    Sources are compiled from a copy in a temporary directory, so `#include` is not supported
+    (the cache key covers only the one source text).
     """
     if target_env not in TARGET_ENVS:
         raise ValueError(f"target_env must be one of {TARGET_ENVS}, not {target_env!r}")
     if debug not in _DEBUG_FLAGS:
         raise ValueError(f"debug must be one of {DEBUG_MODES}, not {debug!r}")
-    source, stage, default_name, include_dir = _read_input(source_or_path, stage)
+    source, stage, default_name = _read_input(source_or_path, stage)
     name = source_name or default_name
     define_flags = [
         f"-D{key}" if value is None else f"-D{key}={value}"
@@ -188,10 +188,7 @@ def compile_glsl(
     with tempfile.TemporaryDirectory(prefix="gpuav-glsl-") as work:
         (Path(work) / name).parent.mkdir(parents=True, exist_ok=True)
         (Path(work) / name).write_text(source)
-        command = [executable, *options, "-o", "out.spv"]
-        if include_dir is not None:
-            command.append(f"-I{include_dir}")
-        command.append(name)
+        command = [executable, *options, "-o", "out.spv", name]
         result = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
         output = Path(work) / "out.spv"
         data = output.read_bytes() if result.returncode == 0 and output.is_file() else b""
