@@ -77,6 +77,11 @@ def render(grammar_dir: Path) -> str:
         "# prefixed (Dim.Dim2D).",
         "# ruff: noqa",
         "",
+        "Enumerant = tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], str]",
+        "OperandKind = tuple[str, dict[int, Enumerant] | tuple[str, ...] | None]",
+        "Operands = tuple[tuple[str, str], ...]",
+        "InstructionInfo = tuple[str, str, Operands, tuple[str, ...], tuple[str, ...], str]",
+        "",
         f"MAGIC_NUMBER = {_value(core['magic_number'])}",
         f"GRAMMAR_VERSION = {header!r}",
         "",
@@ -85,8 +90,11 @@ def render(grammar_dir: Path) -> str:
 
     opcode_members: list[tuple[str, int]] = []
     instructions: list[str] = []
+    # kind -> {alias: canonical name}; opcodes under "Op", spelled with their prefix.
+    aliases: dict[str, dict[str, str]] = {"Op": {}}
     for entry in core["instructions"]:
         names = [entry["opname"], *entry.get("aliases", [])]
+        aliases["Op"].update((alias, entry["opname"]) for alias in names[1:])
         opcode_members += [(n.removeprefix("Op"), entry["opcode"]) for n in names]
         info = (
             entry["opname"],
@@ -107,6 +115,8 @@ def render(grammar_dir: Path) -> str:
             enumerants: dict[int, str] = {}
             for enumerant in kind["enumerants"]:
                 value = _value(enumerant["value"])
+                for alias in enumerant.get("aliases", []):
+                    aliases.setdefault(kind["kind"], {})[alias] = enumerant["enumerant"]
                 for name in [enumerant["enumerant"], *enumerant.get("aliases", [])]:
                     members.append((python_name(kind["kind"], name), value))
                 if value in enumerants:
@@ -130,18 +140,24 @@ def render(grammar_dir: Path) -> str:
     out += [
         "# opcode -> (name, class, ((operand kind, quantifier), ...), capabilities, extensions,",
         "#            first SPIR-V version)",
-        "INSTRUCTIONS = {",
+        "INSTRUCTIONS: dict[int, InstructionInfo] = {",
         *instructions,
         "}",
         "",
         "# kind -> (category, enumerants | composite bases | None); enumerants map",
         "# value -> (name, parameter kinds, capabilities, extensions, first SPIR-V version)",
-        "OPERAND_KINDS = {",
+        "OPERAND_KINDS: dict[str, OperandKind] = {",
         *kinds,
         "}",
         "",
+        "# Older spellings the grammar keeps as aliases: kind -> {alias: canonical name}",
+        "# (opcodes under 'Op'). Tools built on an older grammar may print the alias.",
+        "ALIASES = {",
+        *(f"    {kind!r}: {names!r}," for kind, names in aliases.items() if names),
+        "}",
+        "",
         "# import name -> {instruction number -> (name, ((operand kind, quantifier), ...))}",
-        "EXTENDED_INSTRUCTION_SETS = {",
+        "EXTENDED_INSTRUCTION_SETS: dict[str, dict[int, tuple[str, Operands]]] = {",
     ]
     for set_name, file_name in EXTENDED_SETS.items():
         grammar = json.loads((grammar_dir / file_name).read_text())
@@ -151,12 +167,16 @@ def render(grammar_dir: Path) -> str:
             out.append(f"        {entry['opcode']}: {info!r},")
         out.append("    },")
     out += ["}", "", *_generators(grammar_dir.parent / "spir-v.xml"), ""]
+    names = [line.split()[1].rstrip(":") for line in out if line.startswith("class ")]
+    names += ["MAGIC_NUMBER", "GRAMMAR_VERSION", "INSTRUCTIONS", "OPERAND_KINDS"]
+    names += ["EXTENDED_INSTRUCTION_SETS", "GENERATORS"]
+    out += ["__all__ = [", *(f"    {name!r}," for name in names), "]", ""]
     return "\n".join(out)
 
 
 def _generators(registry: Path) -> list[str]:
     """Generator (tool) ids of the SPIR-V registry, for the disassembly header."""
-    lines = ["# generator id -> (vendor, tool)", "GENERATORS = {"]
+    lines = ["# generator id -> (vendor, tool)", "GENERATORS: dict[int, tuple[str, str]] = {"]
     for entry in ElementTree.parse(registry).getroot().iter("id"):
         vendor, tool = entry.get("vendor", ""), entry.get("tool", "")
         lines.append(f"    {int(entry.get('value', '0'), 0)}: {(vendor, tool)!r},")

@@ -7,55 +7,15 @@ from __future__ import annotations
 
 from typing import Final
 
+from gpuav.spirv import grammar_tables
+from gpuav.spirv.grammar_tables import *  # noqa: F403  (re-exported: Op, StorageClass, ...)
 from gpuav.spirv.grammar_tables import (
     EXTENDED_INSTRUCTION_SETS,
-    GRAMMAR_VERSION,
     INSTRUCTIONS,
-    MAGIC_NUMBER,
     OPERAND_KINDS,
-    AddressingModel,
-    BuiltIn,
-    Capability,
-    Decoration,
-    Dim,
-    ExecutionMode,
-    ExecutionModel,
-    ImageFormat,
-    ImageOperands,
-    MemoryAccess,
-    MemoryModel,
-    MemorySemantics,
-    Op,
-    Scope,
-    SelectionControl,
-    SourceLanguage,
-    StorageClass,
 )
 
-__all__ = [
-    "EXTENDED_INSTRUCTION_SETS",
-    "GRAMMAR_VERSION",
-    "INSTRUCTIONS",
-    "MAGIC_NUMBER",
-    "OPERAND_KINDS",
-    "AddressingModel",
-    "BuiltIn",
-    "Capability",
-    "Decoration",
-    "Dim",
-    "ExecutionMode",
-    "ExecutionModel",
-    "ImageFormat",
-    "ImageOperands",
-    "MemoryAccess",
-    "MemoryModel",
-    "MemorySemantics",
-    "Op",
-    "Scope",
-    "SelectionControl",
-    "SourceLanguage",
-    "StorageClass",
-]
+__all__ = list(grammar_tables.__all__)
 
 ID_KINDS: Final = frozenset({"IdResultType", "IdResult", "IdMemorySemantics", "IdScope", "IdRef"})
 SINGLE_WORD_LITERALS: Final = frozenset(

@@ -5,6 +5,11 @@
 # prefixed (Dim.Dim2D).
 # ruff: noqa
 
+Enumerant = tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], str]
+OperandKind = tuple[str, dict[int, Enumerant] | tuple[str, ...] | None]
+Operands = tuple[tuple[str, str], ...]
+InstructionInfo = tuple[str, str, Operands, tuple[str, ...], tuple[str, ...], str]
+
 MAGIC_NUMBER = 119734787
 GRAMMAR_VERSION = (1, 6, 4)
 
@@ -2324,7 +2329,7 @@ class TensorOperands:
 
 # opcode -> (name, class, ((operand kind, quantifier), ...), capabilities, extensions,
 #            first SPIR-V version)
-INSTRUCTIONS = {
+INSTRUCTIONS: dict[int, InstructionInfo] = {
     0: ('OpNop', 'Miscellaneous', (), (), (), '1.0'),
     1: ('OpUndef', 'Miscellaneous', (('IdResultType', ''), ('IdResult', '')), (), (), '1.0'),
     2: ('OpSourceContinued', 'Debug', (('LiteralString', ''),), (), (), '1.0'),
@@ -3187,7 +3192,7 @@ INSTRUCTIONS = {
 
 # kind -> (category, enumerants | composite bases | None); enumerants map
 # value -> (name, parameter kinds, capabilities, extensions, first SPIR-V version)
-OPERAND_KINDS = {
+OPERAND_KINDS: dict[str, OperandKind] = {
     'ImageOperands': ('BitEnum', {0: ('None', (), (), (), 'None'), 1: ('Bias', ('IdRef',), ('Shader',), (), '1.0'), 2: ('Lod', ('IdRef',), (), (), '1.0'), 4: ('Grad', ('IdRef', 'IdRef'), (), (), '1.0'), 8: ('ConstOffset', ('IdRef',), (), (), '1.0'), 16: ('Offset', ('IdRef',), ('ImageGatherExtended',), (), '1.0'), 32: ('ConstOffsets', ('IdRef',), ('ImageGatherExtended',), (), '1.0'), 64: ('Sample', ('IdRef',), (), (), '1.0'), 128: ('MinLod', ('IdRef',), ('MinLod',), (), '1.0'), 256: ('MakeTexelAvailable', ('IdScope',), ('VulkanMemoryModel',), ('SPV_KHR_vulkan_memory_model',), '1.5'), 512: ('MakeTexelVisible', ('IdScope',), ('VulkanMemoryModel',), ('SPV_KHR_vulkan_memory_model',), '1.5'), 1024: ('NonPrivateTexel', (), ('VulkanMemoryModel',), ('SPV_KHR_vulkan_memory_model',), '1.5'), 2048: ('VolatileTexel', (), ('VulkanMemoryModel',), ('SPV_KHR_vulkan_memory_model',), '1.5'), 4096: ('SignExtend', (), (), (), '1.4'), 8192: ('ZeroExtend', (), (), (), '1.4'), 16384: ('Nontemporal', (), (), (), '1.6'), 65536: ('Offsets', ('IdRef',), (), (), '1.0')}),
     'FPFastMathMode': ('BitEnum', {0: ('None', (), (), (), '1.0'), 1: ('NotNaN', (), (), (), '1.0'), 2: ('NotInf', (), (), (), '1.0'), 4: ('NSZ', (), (), (), '1.0'), 8: ('AllowRecip', (), (), (), '1.0'), 16: ('Fast', (), (), (), '1.0'), 65536: ('AllowContract', (), ('FloatControls2', 'FPFastMathModeINTEL'), (), 'None'), 131072: ('AllowReassoc', (), ('FloatControls2', 'FPFastMathModeINTEL'), (), 'None'), 262144: ('AllowTransform', (), ('FloatControls2',), (), 'None')}),
     'SelectionControl': ('BitEnum', {0: ('None', (), (), (), '1.0'), 1: ('Flatten', (), (), (), '1.0'), 2: ('DontFlatten', (), (), (), '1.0')}),
@@ -3261,8 +3266,33 @@ OPERAND_KINDS = {
     'TensorOperands': ('BitEnum', {0: ('NoneARM', (), ('TensorsARM',), (), 'None'), 1: ('NontemporalARM', (), ('TensorsARM',), (), 'None'), 2: ('OutOfBoundsValueARM', ('IdRef',), ('TensorsARM',), (), 'None'), 4: ('MakeElementAvailableARM', ('IdRef',), ('TensorsARM',), (), 'None'), 8: ('MakeElementVisibleARM', ('IdRef',), ('TensorsARM',), (), 'None'), 16: ('NonPrivateElementARM', (), ('TensorsARM',), (), 'None')}),
 }
 
+# Older spellings the grammar keeps as aliases: kind -> {alias: canonical name}
+# (opcodes under 'Op'). Tools built on an older grammar may print the alias.
+ALIASES = {
+    'Op': {'OpSDotKHR': 'OpSDot', 'OpUDotKHR': 'OpUDot', 'OpSUDotKHR': 'OpSUDot', 'OpSDotAccSatKHR': 'OpSDotAccSat', 'OpUDotAccSatKHR': 'OpUDotAccSat', 'OpSUDotAccSatKHR': 'OpSUDotAccSat', 'OpReportIntersectionNV': 'OpReportIntersectionKHR', 'OpTypeAccelerationStructureNV': 'OpTypeAccelerationStructureKHR', 'OpRayQueryGetClusterIdNV': 'OpRayQueryGetIntersectionClusterIdNV', 'OpDemoteToHelperInvocationEXT': 'OpDemoteToHelperInvocation', 'OpDecorateStringGOOGLE': 'OpDecorateString', 'OpMemberDecorateStringGOOGLE': 'OpMemberDecorateString', 'OpArbitraryFloatSinCosPiINTEL': 'OpArbitraryFloatSinCosPiALTERA', 'OpArbitraryFloatCastINTEL': 'OpArbitraryFloatCastALTERA', 'OpArbitraryFloatCastFromIntINTEL': 'OpArbitraryFloatCastFromIntALTERA', 'OpArbitraryFloatCastToIntINTEL': 'OpArbitraryFloatCastToIntALTERA', 'OpArbitraryFloatAddINTEL': 'OpArbitraryFloatAddALTERA', 'OpArbitraryFloatSubINTEL': 'OpArbitraryFloatSubALTERA', 'OpArbitraryFloatMulINTEL': 'OpArbitraryFloatMulALTERA', 'OpArbitraryFloatDivINTEL': 'OpArbitraryFloatDivALTERA', 'OpArbitraryFloatGTINTEL': 'OpArbitraryFloatGTALTERA', 'OpArbitraryFloatGEINTEL': 'OpArbitraryFloatGEALTERA', 'OpArbitraryFloatLTINTEL': 'OpArbitraryFloatLTALTERA', 'OpArbitraryFloatLEINTEL': 'OpArbitraryFloatLEALTERA', 'OpArbitraryFloatEQINTEL': 'OpArbitraryFloatEQALTERA', 'OpArbitraryFloatRecipINTEL': 'OpArbitraryFloatRecipALTERA', 'OpArbitraryFloatRSqrtINTEL': 'OpArbitraryFloatRSqrtALTERA', 'OpArbitraryFloatCbrtINTEL': 'OpArbitraryFloatCbrtALTERA', 'OpArbitraryFloatHypotINTEL': 'OpArbitraryFloatHypotALTERA', 'OpArbitraryFloatSqrtINTEL': 'OpArbitraryFloatSqrtALTERA', 'OpFixedSqrtINTEL': 'OpFixedSqrtALTERA', 'OpFixedRecipINTEL': 'OpFixedRecipALTERA', 'OpFixedRsqrtINTEL': 'OpFixedRsqrtALTERA', 'OpFixedSinINTEL': 'OpFixedSinALTERA', 'OpFixedCosINTEL': 'OpFixedCosALTERA', 'OpFixedSinCosINTEL': 'OpFixedSinCosALTERA', 'OpFixedSinPiINTEL': 'OpFixedSinPiALTERA', 'OpFixedCosPiINTEL': 'OpFixedCosPiALTERA', 'OpFixedSinCosPiINTEL': 'OpFixedSinCosPiALTERA', 'OpFixedLogINTEL': 'OpFixedLogALTERA', 'OpFixedExpINTEL': 'OpFixedExpALTERA', 'OpPtrCastToCrossWorkgroupINTEL': 'OpPtrCastToCrossWorkgroupALTERA', 'OpCrossWorkgroupCastToPtrINTEL': 'OpCrossWorkgroupCastToPtrALTERA', 'OpReadPipeBlockingINTEL': 'OpReadPipeBlockingALTERA', 'OpWritePipeBlockingINTEL': 'OpWritePipeBlockingALTERA', 'OpFPGARegINTEL': 'OpFPGARegALTERA', 'OpTaskSequenceCreateINTEL': 'OpTaskSequenceCreateALTERA', 'OpTaskSequenceAsyncINTEL': 'OpTaskSequenceAsyncALTERA', 'OpTaskSequenceGetINTEL': 'OpTaskSequenceGetALTERA', 'OpTaskSequenceReleaseINTEL': 'OpTaskSequenceReleaseALTERA', 'OpTypeTaskSequenceINTEL': 'OpTypeTaskSequenceALTERA'},
+    'ImageOperands': {'MakeTexelAvailableKHR': 'MakeTexelAvailable', 'MakeTexelVisibleKHR': 'MakeTexelVisible', 'NonPrivateTexelKHR': 'NonPrivateTexel', 'VolatileTexelKHR': 'VolatileTexel'},
+    'FPFastMathMode': {'AllowContractFastINTEL': 'AllowContract', 'AllowReassocINTEL': 'AllowReassoc'},
+    'LoopControl': {'InitiationIntervalINTEL': 'InitiationIntervalALTERA', 'MaxConcurrencyINTEL': 'MaxConcurrencyALTERA', 'DependencyArrayINTEL': 'DependencyArrayALTERA', 'PipelineEnableINTEL': 'PipelineEnableALTERA', 'LoopCoalesceINTEL': 'LoopCoalesceALTERA', 'MaxInterleavingINTEL': 'MaxInterleavingALTERA', 'SpeculatedIterationsINTEL': 'SpeculatedIterationsALTERA', 'NoFusionINTEL': 'NoFusionALTERA', 'LoopCountINTEL': 'LoopCountALTERA', 'MaxReinvocationDelayINTEL': 'MaxReinvocationDelayALTERA'},
+    'FunctionControl': {'OptNoneINTEL': 'OptNoneEXT'},
+    'MemorySemantics': {'None': 'Relaxed', 'OutputMemoryKHR': 'OutputMemory', 'MakeAvailableKHR': 'MakeAvailable', 'MakeVisibleKHR': 'MakeVisible'},
+    'MemoryAccess': {'MakePointerAvailableKHR': 'MakePointerAvailable', 'MakePointerVisibleKHR': 'MakePointerVisible', 'NonPrivatePointerKHR': 'NonPrivatePointer'},
+    'RayFlags': {'SkipBuiltinPrimitivesNV': 'SkipTrianglesKHR'},
+    'ExecutionModel': {'RayGenerationNV': 'RayGenerationKHR', 'IntersectionNV': 'IntersectionKHR', 'AnyHitNV': 'AnyHitKHR', 'ClosestHitNV': 'ClosestHitKHR', 'MissNV': 'MissKHR', 'CallableNV': 'CallableKHR'},
+    'AddressingModel': {'PhysicalStorageBuffer64EXT': 'PhysicalStorageBuffer64'},
+    'MemoryModel': {'VulkanKHR': 'Vulkan'},
+    'ExecutionMode': {'OutputLinesNV': 'OutputLinesEXT', 'OutputPrimitivesNV': 'OutputPrimitivesEXT', 'DerivativeGroupQuadsNV': 'DerivativeGroupQuadsKHR', 'DerivativeGroupLinearNV': 'DerivativeGroupLinearKHR', 'OutputTrianglesNV': 'OutputTrianglesEXT'},
+    'StorageClass': {'CallableDataNV': 'CallableDataKHR', 'IncomingCallableDataNV': 'IncomingCallableDataKHR', 'RayPayloadNV': 'RayPayloadKHR', 'HitAttributeNV': 'HitAttributeKHR', 'IncomingRayPayloadNV': 'IncomingRayPayloadKHR', 'ShaderRecordBufferNV': 'ShaderRecordBufferKHR', 'PhysicalStorageBufferEXT': 'PhysicalStorageBuffer', 'DeviceOnlyINTEL': 'DeviceOnlyALTERA', 'HostOnlyINTEL': 'HostOnlyALTERA'},
+    'FunctionParameterAttribute': {'RuntimeAlignedINTEL': 'RuntimeAlignedALTERA'},
+    'Decoration': {'PerPrimitiveNV': 'PerPrimitiveEXT', 'PerVertexNV': 'PerVertexKHR', 'NonUniformEXT': 'NonUniform', 'RestrictPointerEXT': 'RestrictPointer', 'AliasedPointerEXT': 'AliasedPointer', 'HlslCounterBufferGOOGLE': 'CounterBuffer', 'HlslSemanticGOOGLE': 'UserSemantic', 'RegisterINTEL': 'RegisterALTERA', 'MemoryINTEL': 'MemoryALTERA', 'NumbanksINTEL': 'NumbanksALTERA', 'BankwidthINTEL': 'BankwidthALTERA', 'MaxPrivateCopiesINTEL': 'MaxPrivateCopiesALTERA', 'SinglepumpINTEL': 'SinglepumpALTERA', 'DoublepumpINTEL': 'DoublepumpALTERA', 'MaxReplicatesINTEL': 'MaxReplicatesALTERA', 'SimpleDualPortINTEL': 'SimpleDualPortALTERA', 'MergeINTEL': 'MergeALTERA', 'BankBitsINTEL': 'BankBitsALTERA', 'ForcePow2DepthINTEL': 'ForcePow2DepthALTERA', 'StridesizeINTEL': 'StridesizeALTERA', 'WordsizeINTEL': 'WordsizeALTERA', 'TrueDualPortINTEL': 'TrueDualPortALTERA', 'BurstCoalesceINTEL': 'BurstCoalesceALTERA', 'CacheSizeINTEL': 'CacheSizeALTERA', 'DontStaticallyCoalesceINTEL': 'DontStaticallyCoalesceALTERA', 'PrefetchINTEL': 'PrefetchALTERA', 'StallEnableINTEL': 'StallEnableALTERA', 'FuseLoopsInFunctionINTEL': 'FuseLoopsInFunctionALTERA', 'MathOpDSPModeINTEL': 'MathOpDSPModeALTERA', 'InitiationIntervalINTEL': 'InitiationIntervalALTERA', 'MaxConcurrencyINTEL': 'MaxConcurrencyALTERA', 'PipelineEnableINTEL': 'PipelineEnableALTERA', 'BufferLocationINTEL': 'BufferLocationALTERA', 'IOPipeStorageINTEL': 'IOPipeStorageALTERA', 'StallFreeINTEL': 'StallFreeALTERA', 'LatencyControlLabelINTEL': 'LatencyControlLabelALTERA', 'LatencyControlConstraintINTEL': 'LatencyControlConstraintALTERA', 'ConduitKernelArgumentINTEL': 'ConduitKernelArgumentALTERA', 'RegisterMapKernelArgumentINTEL': 'RegisterMapKernelArgumentALTERA', 'MMHostInterfaceAddressWidthINTEL': 'MMHostInterfaceAddressWidthALTERA', 'MMHostInterfaceDataWidthINTEL': 'MMHostInterfaceDataWidthALTERA', 'MMHostInterfaceLatencyINTEL': 'MMHostInterfaceLatencyALTERA', 'MMHostInterfaceReadWriteModeINTEL': 'MMHostInterfaceReadWriteModeALTERA', 'MMHostInterfaceMaxBurstINTEL': 'MMHostInterfaceMaxBurstALTERA', 'MMHostInterfaceWaitRequestINTEL': 'MMHostInterfaceWaitRequestALTERA', 'StableKernelArgumentINTEL': 'StableKernelArgumentALTERA', 'InitModeINTEL': 'InitModeALTERA', 'ImplementInRegisterMapINTEL': 'ImplementInRegisterMapALTERA'},
+    'BuiltIn': {'SubgroupEqMaskKHR': 'SubgroupEqMask', 'SubgroupGeMaskKHR': 'SubgroupGeMask', 'SubgroupGtMaskKHR': 'SubgroupGtMask', 'SubgroupLeMaskKHR': 'SubgroupLeMask', 'SubgroupLtMaskKHR': 'SubgroupLtMask', 'BaryCoordNV': 'BaryCoordKHR', 'BaryCoordNoPerspNV': 'BaryCoordNoPerspKHR', 'FragmentSizeNV': 'FragSizeEXT', 'InvocationsPerPixelNV': 'FragInvocationCountEXT', 'LaunchIdNV': 'LaunchIdKHR', 'LaunchSizeNV': 'LaunchSizeKHR', 'WorldRayOriginNV': 'WorldRayOriginKHR', 'WorldRayDirectionNV': 'WorldRayDirectionKHR', 'ObjectRayOriginNV': 'ObjectRayOriginKHR', 'ObjectRayDirectionNV': 'ObjectRayDirectionKHR', 'RayTminNV': 'RayTminKHR', 'RayTmaxNV': 'RayTmaxKHR', 'InstanceCustomIndexNV': 'InstanceCustomIndexKHR', 'ObjectToWorldNV': 'ObjectToWorldKHR', 'WorldToObjectNV': 'WorldToObjectKHR', 'HitKindNV': 'HitKindKHR', 'IncomingRayFlagsNV': 'IncomingRayFlagsKHR'},
+    'Scope': {'QueueFamilyKHR': 'QueueFamily'},
+    'Capability': {'StorageUniformBufferBlock16': 'StorageBuffer16BitAccess', 'StorageUniform16': 'UniformAndStorageBuffer16BitAccess', 'ShaderViewportIndexLayerNV': 'ShaderViewportIndexLayerEXT', 'FragmentBarycentricNV': 'FragmentBarycentricKHR', 'ComputeDerivativeGroupQuadsNV': 'ComputeDerivativeGroupQuadsKHR', 'ShadingRateNV': 'FragmentDensityEXT', 'ShaderNonUniformEXT': 'ShaderNonUniform', 'RuntimeDescriptorArrayEXT': 'RuntimeDescriptorArray', 'InputAttachmentArrayDynamicIndexingEXT': 'InputAttachmentArrayDynamicIndexing', 'UniformTexelBufferArrayDynamicIndexingEXT': 'UniformTexelBufferArrayDynamicIndexing', 'StorageTexelBufferArrayDynamicIndexingEXT': 'StorageTexelBufferArrayDynamicIndexing', 'UniformBufferArrayNonUniformIndexingEXT': 'UniformBufferArrayNonUniformIndexing', 'SampledImageArrayNonUniformIndexingEXT': 'SampledImageArrayNonUniformIndexing', 'StorageBufferArrayNonUniformIndexingEXT': 'StorageBufferArrayNonUniformIndexing', 'StorageImageArrayNonUniformIndexingEXT': 'StorageImageArrayNonUniformIndexing', 'InputAttachmentArrayNonUniformIndexingEXT': 'InputAttachmentArrayNonUniformIndexing', 'UniformTexelBufferArrayNonUniformIndexingEXT': 'UniformTexelBufferArrayNonUniformIndexing', 'StorageTexelBufferArrayNonUniformIndexingEXT': 'StorageTexelBufferArrayNonUniformIndexing', 'VulkanMemoryModelKHR': 'VulkanMemoryModel', 'VulkanMemoryModelDeviceScopeKHR': 'VulkanMemoryModelDeviceScope', 'PhysicalStorageBufferAddressesEXT': 'PhysicalStorageBufferAddresses', 'ComputeDerivativeGroupLinearNV': 'ComputeDerivativeGroupLinearKHR', 'DemoteToHelperInvocationEXT': 'DemoteToHelperInvocation', 'FPGAMemoryAttributesINTEL': 'FPGAMemoryAttributesALTERA', 'ArbitraryPrecisionIntegersINTEL': 'ArbitraryPrecisionIntegersALTERA', 'ArbitraryPrecisionFloatingPointINTEL': 'ArbitraryPrecisionFloatingPointALTERA', 'FPGALoopControlsINTEL': 'FPGALoopControlsALTERA', 'FPGAMemoryAccessesINTEL': 'FPGAMemoryAccessesALTERA', 'FPGAClusterAttributesINTEL': 'FPGAClusterAttributesALTERA', 'LoopFuseINTEL': 'LoopFuseALTERA', 'FPGADSPControlINTEL': 'FPGADSPControlALTERA', 'FPGAInvocationPipeliningAttributesINTEL': 'FPGAInvocationPipeliningAttributesALTERA', 'FPGABufferLocationINTEL': 'FPGABufferLocationALTERA', 'ArbitraryPrecisionFixedPointINTEL': 'ArbitraryPrecisionFixedPointALTERA', 'USMStorageClassesINTEL': 'USMStorageClassesALTERA', 'RuntimeAlignedAttributeINTEL': 'RuntimeAlignedAttributeALTERA', 'IOPipesINTEL': 'IOPipesALTERA', 'BlockingPipesINTEL': 'BlockingPipesALTERA', 'FPGARegINTEL': 'FPGARegALTERA', 'DotProductInputAllKHR': 'DotProductInputAll', 'DotProductInput4x8BitKHR': 'DotProductInput4x8Bit', 'DotProductInput4x8BitPackedKHR': 'DotProductInput4x8BitPacked', 'DotProductKHR': 'DotProduct', 'OptNoneINTEL': 'OptNoneEXT', 'FPGAClusterAttributesV2INTEL': 'FPGAClusterAttributesV2ALTERA', 'TaskSequenceINTEL': 'TaskSequenceALTERA', 'FPGALatencyControlINTEL': 'FPGALatencyControlALTERA', 'FPGAArgumentInterfacesINTEL': 'FPGAArgumentInterfacesALTERA', 'GlobalVariableFPGADecorationsINTEL': 'GlobalVariableFPGADecorationsALTERA'},
+    'PackedVectorFormat': {'PackedVectorFormat4x8BitKHR': 'PackedVectorFormat4x8Bit'},
+    'InitializationModeQualifier': {'InitOnDeviceReprogramINTEL': 'InitOnDeviceReprogramALTERA', 'InitOnDeviceResetINTEL': 'InitOnDeviceResetALTERA'},
+}
+
 # import name -> {instruction number -> (name, ((operand kind, quantifier), ...))}
-EXTENDED_INSTRUCTION_SETS = {
+EXTENDED_INSTRUCTION_SETS: dict[str, dict[int, tuple[str, Operands]]] = {
     'GLSL.std.450': {
         1: ('Round', (('IdRef', ''),)),
         2: ('RoundEven', (('IdRef', ''),)),
@@ -3398,7 +3428,7 @@ EXTENDED_INSTRUCTION_SETS = {
 }
 
 # generator id -> (vendor, tool)
-GENERATORS = {
+GENERATORS: dict[int, tuple[str, str]] = {
     0: ('Khronos', ''),
     1: ('LunarG', ''),
     2: ('Valve', ''),
@@ -3450,3 +3480,70 @@ GENERATORS = {
     48: ('Goopax', ''),
     49: ('Icyllis Milica', 'Arc3D Shader Compiler'),
 }
+
+__all__ = [
+    'Op',
+    'ImageOperands',
+    'FPFastMathMode',
+    'SelectionControl',
+    'LoopControl',
+    'FunctionControl',
+    'MemorySemantics',
+    'MemoryAccess',
+    'KernelProfilingInfo',
+    'RayFlags',
+    'FragmentShadingRate',
+    'RawAccessChainOperands',
+    'SourceLanguage',
+    'ExecutionModel',
+    'AddressingModel',
+    'MemoryModel',
+    'ExecutionMode',
+    'StorageClass',
+    'Dim',
+    'SamplerAddressingMode',
+    'SamplerFilterMode',
+    'ImageFormat',
+    'ImageChannelOrder',
+    'ImageChannelDataType',
+    'FPRoundingMode',
+    'FPDenormMode',
+    'QuantizationModes',
+    'FPOperationMode',
+    'OverflowModes',
+    'LinkageType',
+    'AccessQualifier',
+    'HostAccessQualifier',
+    'FunctionParameterAttribute',
+    'Decoration',
+    'BuiltIn',
+    'Scope',
+    'GroupOperation',
+    'KernelEnqueueFlags',
+    'Capability',
+    'RayQueryIntersection',
+    'RayQueryCommittedIntersectionType',
+    'RayQueryCandidateIntersectionType',
+    'PackedVectorFormat',
+    'CooperativeMatrixOperands',
+    'CooperativeMatrixLayout',
+    'CooperativeMatrixUse',
+    'CooperativeMatrixReduce',
+    'TensorClampMode',
+    'TensorAddressingOperands',
+    'InitializationModeQualifier',
+    'LoadCacheControl',
+    'StoreCacheControl',
+    'NamedMaximumNumberOfRegisters',
+    'MatrixMultiplyAccumulateOperands',
+    'FPEncoding',
+    'CooperativeVectorMatrixLayout',
+    'ComponentType',
+    'TensorOperands',
+    'MAGIC_NUMBER',
+    'GRAMMAR_VERSION',
+    'INSTRUCTIONS',
+    'OPERAND_KINDS',
+    'EXTENDED_INSTRUCTION_SETS',
+    'GENERATORS',
+]

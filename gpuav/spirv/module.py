@@ -11,7 +11,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from gpuav.spirv.grammar import Op
 from gpuav.spirv.instruction import Instruction
+
+# Instructions that end a block (SPIR-V 2.2.4 "Termination Instruction" and Branch ones).
+TERMINATORS = frozenset(
+    {
+        Op.Branch,
+        Op.BranchConditional,
+        Op.Switch,
+        Op.Return,
+        Op.ReturnValue,
+        Op.Kill,
+        Op.Unreachable,
+        Op.TerminateInvocation,
+        Op.IgnoreIntersectionKHR,
+        Op.TerminateRayKHR,
+        Op.EmitMeshTasksEXT,
+    }
+)
 
 
 @dataclass

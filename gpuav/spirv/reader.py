@@ -26,7 +26,7 @@ from gpuav.spirv.grammar import (
     Op,
 )
 from gpuav.spirv.instruction import Instruction, decode_string
-from gpuav.spirv.module import Block, Function, Module
+from gpuav.spirv.module import TERMINATORS, Block, Function, Module
 from gpuav.spirv.operand_walker import OperandError, WalkContext, walk_operands
 
 HEADER_WORDS: Final = 5
@@ -62,21 +62,6 @@ _SECTION_OF: Final[dict[int, int]] = {
 _FUNCTION_ONLY: Final = frozenset({Op.Label, Op.FunctionEnd, Op.FunctionParameter})
 # Instructions allowed outside blocks inside and between functions.
 _DEBUG_LINE_OPS: Final = frozenset({Op.Line, Op.NoLine, Op.ExtInst})
-_TERMINATORS: Final = frozenset(
-    {
-        Op.Branch,
-        Op.BranchConditional,
-        Op.Switch,
-        Op.Return,
-        Op.ReturnValue,
-        Op.Kill,
-        Op.Unreachable,
-        Op.TerminateInvocation,
-        Op.IgnoreIntersectionKHR,
-        Op.TerminateRayKHR,
-        Op.EmitMeshTasksEXT,
-    }
-)
 
 
 def words_from_bytes(data: bytes | bytearray | memoryview) -> list[int]:
@@ -284,7 +269,7 @@ class _Layout:
         pending = globals_[split:]
         del globals_[split:]
 
-        terminators = _TERMINATORS
+        terminators = TERMINATORS
         debug_line_ops = _DEBUG_LINE_OPS
         label, function_end, parameter, function_op = (
             Op.Label,
