@@ -1,0 +1,1 @@
+"""A small Vulkan app with real descriptor-indexing bugs, to show gpuav catching them."""

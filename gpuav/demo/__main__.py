@@ -1,0 +1,5 @@
+import sys
+
+from gpuav.demo.app import main
+
+sys.exit(main())
