@@ -1,0 +1,80 @@
+"""From one action's output block to messages: decode, give context, compose, deliver."""
+
+from __future__ import annotations
+
+from gpuav.layer.calls import (
+    OBJECT_TYPE_COMMAND_BUFFER,
+    OBJECT_TYPE_PIPELINE,
+    OBJECT_TYPE_SHADER_MODULE,
+)
+from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_message
+from gpuav.layer.state import Action, CommandBufferState, DeviceState
+from gpuav.report.context import ActionContext, ShaderContext
+
+
+def action_context(device: DeviceState, state: CommandBufferState, action: Action) -> ActionContext:
+    pipeline = action.pipeline
+    shaders = tuple(
+        ShaderContext(
+            shader_id=tracker.shader_id,
+            shader_module=tracker.module,
+            shader_module_name=device.name_of(tracker.module) if tracker.module else None,
+            pipeline=tracker.pipeline,
+            words=tracker.words,
+        )
+        for tracker in pipeline.shaders.values()
+    )
+    return ActionContext(
+        command_buffer=state.handle,
+        command_buffer_name=device.name_of(state.handle),
+        action_number=action.number,
+        command=action.command,
+        pipeline=pipeline.handle,
+        pipeline_name=device.name_of(pipeline.handle),
+        shaders=shaders,
+    )
+
+
+def _objects(context: ActionContext, shader_ids: set[int]) -> list[ObjectRef]:
+    refs = [
+        ObjectRef(OBJECT_TYPE_COMMAND_BUFFER, context.command_buffer, context.command_buffer_name),
+        ObjectRef(OBJECT_TYPE_PIPELINE, context.pipeline, context.pipeline_name),
+    ]
+    for shader in context.shaders:
+        if shader.shader_id in shader_ids and shader.shader_module:
+            refs.append(
+                ObjectRef(
+                    OBJECT_TYPE_SHADER_MODULE, shader.shader_module, shader.shader_module_name
+                )
+            )
+    return refs
+
+
+def report_action(
+    device: DeviceState, state: CommandBufferState, action: Action, words: list[int]
+) -> None:
+    """Decode the block and deliver a message per error (and per decoding problem)."""
+    from gpuav.report.decode import decode_output_buffer
+    from gpuav.report.messages import compose_messages
+
+    context = action_context(device, state, action)
+    decoded = decode_output_buffer(words)
+    records = list(decoded.records)
+    objects = _objects(context, {record.shader_id for record in records})
+    try:
+        messages = compose_messages(records, context)
+    except Exception as error:  # the report side must not cost the app its run
+        device.reporter.emit(internal_error_message("compose_messages", error), objects)
+        messages = []
+    for message in messages:
+        device.reporter.emit(message, objects)
+    for diagnostic in getattr(decoded, "diagnostics", ()):
+        device.reporter.emit(
+            LayerMessage(
+                "GPUAV-corrupt-output",
+                "warning",
+                f"Output block of {context.command} #{context.action_number} in command buffer "
+                f"0x{context.command_buffer:x}: {diagnostic}",
+            ),
+            objects,
+        )

@@ -1,0 +1,152 @@
+"""The narrow interface between the engine and a front end, in plain Python types.
+
+The engine decides; a front end (the native layer) translates Vulkan structures into the
+facts below and performs the Vulkan calls the engine asks for through ``DeviceCalls``.
+Handles are ints. A failing call raises ``VulkanCallFailed`` with its VkResult.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from gpuav.errors import ResourceExhausted
+
+# Vulkan constants the engine reasons with (values from the Vulkan specification).
+PIPELINE_BIND_POINT_GRAPHICS = 0
+PIPELINE_BIND_POINT_COMPUTE = 1
+
+SHADER_STAGE_VERTEX = 0x01
+SHADER_STAGE_TESSELLATION_CONTROL = 0x02
+SHADER_STAGE_TESSELLATION_EVALUATION = 0x04
+SHADER_STAGE_GEOMETRY = 0x08
+SHADER_STAGE_FRAGMENT = 0x10
+SHADER_STAGE_COMPUTE = 0x20
+SHADER_STAGES_INSTRUMENTED = 0x3F  # the stages of seed 000's stage codes
+SHADER_STAGES_GRAPHICS = 0x1F
+
+PIPELINE_STAGE_HOST = 0x00004000
+PIPELINE_STAGE_2_HOST = 0x00004000
+
+MEMORY_PROPERTY_HOST_VISIBLE = 0x02
+MEMORY_PROPERTY_HOST_COHERENT = 0x04
+MEMORY_PROPERTY_HOST_CACHED = 0x08
+
+COMMAND_BUFFER_LEVEL_PRIMARY = 0
+
+OBJECT_TYPE_SHADER_MODULE = 15
+OBJECT_TYPE_PIPELINE = 19
+OBJECT_TYPE_COMMAND_BUFFER = 6
+OBJECT_TYPE_QUEUE = 4
+OBJECT_TYPE_DEVICE = 3
+
+
+def api_version_number(major: int, minor: int, patch: int = 0) -> int:
+    return (major << 22) | (minor << 12) | patch
+
+
+API_VERSION_1_1 = api_version_number(1, 1)
+
+
+class VulkanCallFailed(ResourceExhausted):
+    """A call the layer made on its own behalf returned an error code."""
+
+    def __init__(self, command: str, result: int) -> None:
+        self.command = command
+        self.result = result
+        super().__init__(f"{command} failed with VkResult {result}")
+
+
+@dataclass(frozen=True)
+class PhysicalDeviceFacts:
+    """What the engine needs to know about the physical device at CreateDevice."""
+
+    api_version: int
+    max_bound_descriptor_sets: int
+    min_storage_buffer_offset_alignment: int
+    max_storage_buffer_range: int
+    memory_type_flags: tuple[int, ...]
+    fragment_stores_and_atomics: bool
+    vertex_pipeline_stores_and_atomics: bool
+
+
+@dataclass(frozen=True)
+class FeatureRequest:
+    """Features to enable on top of the app's (seed 000: GpuPreCallRecordCreateDevice)."""
+
+    fragment_stores_and_atomics: bool
+    vertex_pipeline_stores_and_atomics: bool
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    """One shader stage of a pipeline create info."""
+
+    stage: int
+    module: int
+    inline_words: tuple[int, ...] | None = None  # VkShaderModuleCreateInfo chained (module 0)
+
+
+@dataclass(frozen=True)
+class PipelineInfo:
+    """One pipeline create info, as far as GPU-AV cares."""
+
+    layout: int
+    stages: tuple[StageInfo, ...]
+    uses_libraries: bool = False
+
+
+class DeviceCalls(Protocol):
+    """Vulkan calls down the chain on one device, made on the engine's behalf."""
+
+    def create_descriptor_set_layout(self, dynamic_storage_buffer_stages: int | None) -> int:
+        """Our layout (one dynamic storage buffer at binding 0) or, with None, an empty one."""
+
+    def destroy_descriptor_set_layout(self, layout: int) -> None: ...
+
+    def create_output_chunk(
+        self, size: int, memory_type_flags: tuple[int, ...], set_layout: int, block_range: int
+    ) -> OutputChunkHandles:
+        """A host-coherent storage buffer of ``size`` bytes, mapped, with one descriptor set
+        whose binding 0 (dynamic storage buffer) covers ``block_range`` bytes at offset 0."""
+
+    def destroy_output_chunk(self, chunk: OutputChunkHandles) -> None: ...
+
+    def create_shader_module(self, words: list[int]) -> int: ...
+
+    def destroy_shader_module(self, module: int) -> None: ...
+
+    def destroy_pipeline_layout(self, layout: int) -> None: ...
+
+    def cmd_bind_output_block(
+        self,
+        command_buffer: int,
+        bind_point: int,
+        layout: int,
+        set_index: int,
+        descriptor_set: int,
+        dynamic_offset: int,
+    ) -> None: ...
+
+    def cmd_host_read_barrier(self, command_buffer: int) -> None:
+        """Make shader writes available to host reads (recorded at the end of a primary)."""
+
+    def queue_wait_idle(self, queue: int) -> None: ...
+
+    def queue_signal_fence(self, queue: int) -> int:
+        """Submit nothing but a new fence on ``queue``; returns the fence."""
+
+    def fence_signaled(self, fence: int) -> bool: ...
+
+    def destroy_fence(self, fence: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class OutputChunkHandles:
+    """Vulkan objects behind one output chunk; ``words`` views the mapped memory as uint32."""
+
+    buffer: int
+    memory: int
+    descriptor_pool: int
+    descriptor_set: int
+    words: memoryview

@@ -1,0 +1,144 @@
+"""Command buffer recording: bound pipelines, per-action output blocks, life cycle.
+
+Seed 000's GpuAllocateValidationResources runs for every draw and dispatch; here it hands the
+action a block (no allocation, see ``output_buffers``) and records one extra
+``vkCmdBindDescriptorSets`` of our set at the reserved index through the bound pipeline's
+layout, with the block's dynamic offset. Actions of pipelines without instrumented shaders
+cost a counter increment. Blocks go back to the pool when the command buffer is reset, begun
+again, freed, or its pool is reset or destroyed (seed 000: GpuPreCallRecordFreeCommandBuffers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gpuav.layer import faults, notices
+from gpuav.layer.calls import PIPELINE_STAGE_HOST
+from gpuav.layer.state import Action, CommandBufferState, DeviceState
+
+
+def degrade(device: DeviceState, reason: str) -> None:
+    """Stop instrumenting new work after an allocation failure; keep the app running."""
+    device.degraded = True
+    device.reporter.emit_once("resources-exhausted", notices.resources_exhausted(reason))
+
+
+def post_call_record_allocate_command_buffers(
+    device: DeviceState, pool: int, primary: bool, handles: Iterable[int]
+) -> None:
+    members = device.command_pools.setdefault(pool, set())
+    for handle in handles:
+        device.command_buffers[handle] = CommandBufferState(handle, device, pool, primary)
+        members.add(handle)
+
+
+def _reset(state: CommandBufferState) -> None:
+    device = state.device
+    if device.pending:
+        from gpuav.layer.queue_submit import read_back_finished
+
+        read_back_finished(device)
+    output = device.output
+    if output is not None:
+        for action in state.actions:
+            output.release(action.block)
+    state.actions.clear()
+    state.executed.clear()
+    state.bound.clear()
+    state.action_count = 0
+    state.waits_for_host_event = False
+
+
+def pre_call_record_free_command_buffers(device: DeviceState, handles: Iterable[int]) -> None:
+    for handle in handles:
+        state = device.command_buffers.pop(handle, None)
+        if state is not None:
+            _reset(state)
+            device.command_pools.get(state.pool, set()).discard(handle)
+
+
+def pre_call_record_reset_command_pool(device: DeviceState, pool: int) -> None:
+    for handle in device.command_pools.get(pool, ()):
+        state = device.command_buffers.get(handle)
+        if state is not None:
+            _reset(state)
+
+
+def pre_call_record_destroy_command_pool(device: DeviceState, pool: int) -> None:
+    pre_call_record_free_command_buffers(device, list(device.command_pools.pop(pool, ())))
+
+
+def pre_call_record_begin_command_buffer(state: CommandBufferState) -> None:
+    """Beginning a recorded command buffer resets it implicitly."""
+    if state.action_count or state.executed or state.bound:
+        _reset(state)
+
+
+def pre_call_record_reset_command_buffer(state: CommandBufferState) -> None:
+    _reset(state)
+
+
+def pre_call_record_end_command_buffer(state: CommandBufferState) -> None:
+    """Make this primary's shader writes host-visible before the submit's wait ends.
+
+    vkEndCommandBuffer is never inside a render pass, so the barrier is always legal here,
+    and it spares an extra submission per vkQueueSubmit.
+    """
+    if state.primary and state.has_output():
+        state.device.calls.cmd_host_read_barrier(state.handle)
+
+
+def post_call_record_cmd_bind_pipeline(
+    state: CommandBufferState, bind_point: int, pipeline: int
+) -> None:
+    tracked = state.device.pipelines.get(pipeline)
+    if tracked is None:
+        state.bound.pop(bind_point, None)
+    else:
+        state.bound[bind_point] = tracked
+
+
+def pre_call_record_action(state: CommandBufferState, bind_point: int, command: str) -> None:
+    """Give a draw or dispatch its output block and bind it at our set index."""
+    state.action_count += 1
+    pipeline = state.bound.get(bind_point)
+    if pipeline is None or not pipeline.instrumented:
+        return
+    if faults._POINTS:
+        faults.check("record_action")
+    device = state.device
+    output = device.output
+    if output is None:
+        return
+    block = output.acquire()
+    if block.spill and not device.degraded:
+        degrade(device, "no device memory left for output blocks")
+    device.calls.cmd_bind_output_block(
+        state.handle,
+        bind_point,
+        pipeline.layout,
+        device.set_index,
+        block.descriptor_set,
+        block.dynamic_offset,
+    )
+    state.actions.append(Action(state.action_count, command, pipeline, block))
+
+
+def post_call_record_cmd_execute_commands(
+    state: CommandBufferState, secondaries: Iterable[int]
+) -> None:
+    """Remember the secondaries so their blocks are read when this primary is submitted."""
+    device = state.device
+    for handle in secondaries:
+        secondary = device.command_buffers.get(handle)
+        if secondary is not None:
+            state.executed.append(secondary)
+            if secondary.waits_for_host_event:
+                state.waits_for_host_event = True
+
+
+def pre_call_record_cmd_wait_events(state: CommandBufferState, source_stages: int) -> None:
+    """Seed 000: GpuPreCallValidateCmdWaitEvents — warn of a possible deadlock."""
+    if source_stages & PIPELINE_STAGE_HOST:
+        state.waits_for_host_event = True
+        state.device.reporter.emit(notices.wait_events_host_stage(state.handle))

@@ -1,0 +1,127 @@
+"""Instance and device life cycle: the CreateDevice / DestroyDevice hooks of seed 000 and the
+reserve-binding-slot property change."""
+
+from __future__ import annotations
+
+from gpuav.layer import notices
+from gpuav.layer.calls import (
+    API_VERSION_1_1,
+    SHADER_STAGES_INSTRUMENTED,
+    DeviceCalls,
+    FeatureRequest,
+    PhysicalDeviceFacts,
+)
+from gpuav.layer.output_buffers import OutputBuffers
+from gpuav.layer.reporting import Reporter
+from gpuav.layer.settings import Settings
+from gpuav.layer.state import DeviceState, InstanceState
+
+# For devices with a very high (or no) limit, seed 000 picks "an index that isn't too high,
+# but above most other device maxima such as 32".
+MAX_SET_INDEX = 31
+
+
+def post_call_record_create_instance(
+    handle: int, settings: Settings, api_version: int, reporter: Reporter
+) -> InstanceState:
+    reporter.message_log = settings.message_log
+    return InstanceState(handle, settings, api_version or (1 << 22), reporter)
+
+
+def choose_set_index(max_bound_descriptor_sets: int) -> int:
+    """maxBoundDescriptorSets - 1, capped (seed 000, "Internal Design / General")."""
+    return max(0, min(max_bound_descriptor_sets - 1, MAX_SET_INDEX))
+
+
+def post_call_record_get_physical_device_properties(
+    instance: InstanceState, max_bound_descriptor_sets: int
+) -> int:
+    """The maxBoundDescriptorSets the app sees: one lower with reserve_binding_slot."""
+    if instance.settings.enabled and instance.settings.reserve_binding_slot:
+        return max(0, max_bound_descriptor_sets - 1)
+    return max_bound_descriptor_sets
+
+
+def effective_api_version(instance: InstanceState, facts: PhysicalDeviceFacts) -> int:
+    return min(instance.api_version, facts.api_version)
+
+
+def pre_call_record_create_device(
+    instance: InstanceState, facts: PhysicalDeviceFacts
+) -> FeatureRequest | None:
+    """Features to add to the app's (seed 000: GpuPreCallRecordCreateDevice), if GPU-AV runs."""
+    if not instance.settings.enabled or effective_api_version(instance, facts) < API_VERSION_1_1:
+        return None
+    return FeatureRequest(
+        fragment_stores_and_atomics=facts.fragment_stores_and_atomics,
+        vertex_pipeline_stores_and_atomics=facts.vertex_pipeline_stores_and_atomics,
+    )
+
+
+def post_call_record_create_device(
+    instance: InstanceState,
+    handle: int,
+    calls: DeviceCalls,
+    facts: PhysicalDeviceFacts,
+    blocks_per_chunk: int | None = None,
+) -> DeviceState:
+    """Set index, output buffers and our two set layouts (seed 000: GpuPostCallRecordCreateDevice).
+
+    A device on which any of this fails runs without GPU-AV, which is safe because no shader
+    has been instrumented for it yet.
+    """
+    device = DeviceState(handle, instance, calls, facts, enabled=False)
+    if not instance.settings.enabled:
+        return device
+    version = effective_api_version(instance, facts)
+    if version < API_VERSION_1_1:
+        instance.reporter.emit_once("vulkan-version", notices.vulkan_version_too_old(version))
+        return device
+    device.set_index = choose_set_index(facts.max_bound_descriptor_sets)
+    device.graphics_stages = (
+        facts.fragment_stores_and_atomics and facts.vertex_pipeline_stores_and_atomics
+    )
+    if not device.graphics_stages:
+        instance.reporter.emit_once("graphics-stores", notices.graphics_stores_unsupported())
+    try:
+        device.set_layout = calls.create_descriptor_set_layout(SHADER_STAGES_INSTRUMENTED)
+        device.padding_set_layout = calls.create_descriptor_set_layout(None)
+        kwargs = {} if blocks_per_chunk is None else {"blocks_per_chunk": blocks_per_chunk}
+        device.output = OutputBuffers(calls, facts, device.set_layout, **kwargs)
+    except Exception as error:
+        _destroy_layouts(device)
+        instance.reporter.emit(notices.setup_failed(str(error)))
+        return device
+    device.enabled = True
+    return device
+
+
+def _destroy_layouts(device: DeviceState) -> None:
+    for layout in (device.set_layout, device.padding_set_layout):
+        if layout:
+            device.calls.destroy_descriptor_set_layout(layout)
+    device.set_layout = device.padding_set_layout = 0
+
+
+def pre_call_record_destroy_device(device: DeviceState) -> None:
+    """Free everything the layer made (seed 000: GpuPreCallRecordDestroyDevice)."""
+    calls = device.calls
+    for pending in device.pending:
+        calls.destroy_fence(pending.fence)
+    device.pending.clear()
+    for module in device.shader_modules.values():
+        if module.shadow:
+            calls.destroy_shader_module(module.shadow)
+    for layout in device.pipeline_layouts.values():
+        if layout.destroyed_by_app:
+            calls.destroy_pipeline_layout(layout.handle)
+    if device.output is not None:
+        device.output.destroy()
+        device.output = None
+    _destroy_layouts(device)
+    device.shader_modules.clear()
+    device.pipeline_layouts.clear()
+    device.pipelines.clear()
+    device.command_buffers.clear()
+    device.command_pools.clear()
+    device.enabled = False

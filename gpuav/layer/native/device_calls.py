@@ -1,0 +1,269 @@
+"""``DeviceCalls`` for the native layer: the engine's requests as calls down the chain.
+
+These calls go straight to the next layer, not back through the top of the chain (seed 000,
+"Calling Down the Chain"); stacking VK_LAYER_KHRONOS_validation beneath gpuav validates them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import vulkan._vulkan as vk
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer.calls import (
+    MEMORY_PROPERTY_HOST_CACHED,
+    MEMORY_PROPERTY_HOST_COHERENT,
+    MEMORY_PROPERTY_HOST_VISIBLE,
+    OutputChunkHandles,
+    VulkanCallFailed,
+)
+from gpuav.layer.native.dispatch import NextFunctions
+from gpuav.layer.native.vk import address
+
+WHOLE_SIZE = (1 << 64) - 1
+_HOST_MEMORY = MEMORY_PROPERTY_HOST_VISIBLE | MEMORY_PROPERTY_HOST_COHERENT
+
+
+def choose_memory_type(type_bits: int, memory_type_flags: tuple[int, ...]) -> int:
+    """A host-visible, coherent type allowed by ``type_bits``, cached if possible."""
+    candidates = [
+        index
+        for index, flags in enumerate(memory_type_flags)
+        if type_bits & (1 << index) and flags & _HOST_MEMORY == _HOST_MEMORY
+    ]
+    if not candidates:
+        raise VulkanCallFailed("vkAllocateMemory (no host-coherent memory type)", -2)
+    cached = [
+        index for index in candidates if memory_type_flags[index] & MEMORY_PROPERTY_HOST_CACHED
+    ]
+    return (cached or candidates)[0]
+
+
+class NativeDeviceCalls:
+    """One device's calls; keeps the small C arrays the per-draw call points at."""
+
+    def __init__(self, device: int, next_functions: NextFunctions) -> None:
+        self.device = device
+        self.next = next_functions
+        self._keep: list[Any] = []
+        self._set_arrays: dict[int, int] = {}
+        self._offset_arrays: dict[int, int] = {}
+        barrier = vkffi.new("VkMemoryBarrier *")
+        barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
+        barrier.srcAccessMask = vk.VK_ACCESS_SHADER_WRITE_BIT
+        barrier.dstAccessMask = vk.VK_ACCESS_HOST_READ_BIT
+        self._keep.append(barrier)
+        self._barrier = address(barrier)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check(self, command: str, result: int) -> None:
+        if result < 0:
+            raise VulkanCallFailed(command, result)
+
+    def _create(self, command: str, info: Any) -> int:
+        out = vkffi.new("uint64_t[1]")
+        self._check(
+            command, getattr(self.next, command)(self.device, address(info), 0, address(out))
+        )
+        return int(out[0])
+
+    # -- descriptor set layouts -----------------------------------------------------------------
+
+    def create_descriptor_set_layout(self, dynamic_storage_buffer_stages: int | None) -> int:
+        info = vkffi.new("VkDescriptorSetLayoutCreateInfo *")
+        info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
+        binding = vkffi.new("VkDescriptorSetLayoutBinding *")
+        if dynamic_storage_buffer_stages is not None:
+            binding.binding = 0
+            binding.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+            binding.descriptorCount = 1
+            binding.stageFlags = dynamic_storage_buffer_stages
+            info.bindingCount = 1
+            info.pBindings = binding
+        return self._create("vkCreateDescriptorSetLayout", info)
+
+    def destroy_descriptor_set_layout(self, layout: int) -> None:
+        self.next.vkDestroyDescriptorSetLayout(self.device, layout, 0)
+
+    def destroy_pipeline_layout(self, layout: int) -> None:
+        self.next.vkDestroyPipelineLayout(self.device, layout, 0)
+
+    # -- output chunks --------------------------------------------------------------------------
+
+    def create_output_chunk(
+        self, size: int, memory_type_flags: tuple[int, ...], set_layout: int, block_range: int
+    ) -> OutputChunkHandles:
+        made: dict[str, int] = {}
+        try:
+            return self._create_output_chunk(size, memory_type_flags, set_layout, block_range, made)
+        except Exception:
+            self._destroy_parts(made)
+            raise
+
+    def _create_output_chunk(
+        self,
+        size: int,
+        memory_type_flags: tuple[int, ...],
+        set_layout: int,
+        block_range: int,
+        made: dict[str, int],
+    ) -> OutputChunkHandles:
+        buffer_info = vkffi.new("VkBufferCreateInfo *")
+        buffer_info.sType = vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO
+        buffer_info.size = size
+        buffer_info.usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+        buffer_info.sharingMode = vk.VK_SHARING_MODE_EXCLUSIVE
+        made["buffer"] = self._create("vkCreateBuffer", buffer_info)
+
+        requirements = vkffi.new("VkMemoryRequirements *")
+        self.next.vkGetBufferMemoryRequirements(self.device, made["buffer"], address(requirements))
+        allocate = vkffi.new("VkMemoryAllocateInfo *")
+        allocate.sType = vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
+        allocate.allocationSize = requirements.size
+        allocate.memoryTypeIndex = choose_memory_type(
+            requirements.memoryTypeBits, memory_type_flags
+        )
+        made["memory"] = self._create("vkAllocateMemory", allocate)
+        self._check(
+            "vkBindBufferMemory",
+            self.next.vkBindBufferMemory(self.device, made["buffer"], made["memory"], 0),
+        )
+        mapped = vkffi.new("void **")
+        self._check(
+            "vkMapMemory",
+            self.next.vkMapMemory(self.device, made["memory"], 0, WHOLE_SIZE, 0, address(mapped)),
+        )
+        vkffi.memmove(mapped[0], bytes(size), size)
+        words = memoryview(vkffi.buffer(mapped[0], size)).cast("B").cast("I")
+
+        pool_size = vkffi.new("VkDescriptorPoolSize *")
+        pool_size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+        pool_size.descriptorCount = 1
+        pool_info = vkffi.new("VkDescriptorPoolCreateInfo *")
+        pool_info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
+        pool_info.maxSets = 1
+        pool_info.poolSizeCount = 1
+        pool_info.pPoolSizes = pool_size
+        made["pool"] = self._create("vkCreateDescriptorPool", pool_info)
+
+        layouts = vkffi.new("uint64_t[1]", [set_layout])
+        set_info = vkffi.new("VkDescriptorSetAllocateInfo *")
+        set_info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
+        set_info.descriptorPool = vkffi.cast("VkDescriptorPool", made["pool"])
+        set_info.descriptorSetCount = 1
+        set_info.pSetLayouts = vkffi.cast("VkDescriptorSetLayout *", layouts)
+        sets = vkffi.new("uint64_t[1]")
+        self._check(
+            "vkAllocateDescriptorSets",
+            self.next.vkAllocateDescriptorSets(self.device, address(set_info), address(sets)),
+        )
+        descriptor_set = int(sets[0])
+
+        buffer_desc = vkffi.new("VkDescriptorBufferInfo *")
+        buffer_desc.buffer = vkffi.cast("VkBuffer", made["buffer"])
+        buffer_desc.offset = 0
+        buffer_desc.range = block_range
+        write = vkffi.new("VkWriteDescriptorSet *")
+        write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
+        write.dstSet = vkffi.cast("VkDescriptorSet", descriptor_set)
+        write.dstBinding = 0
+        write.descriptorCount = 1
+        write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+        write.pBufferInfo = buffer_desc
+        self.next.vkUpdateDescriptorSets(self.device, 1, address(write), 0, 0)
+        return OutputChunkHandles(
+            made["buffer"], made["memory"], made["pool"], descriptor_set, words
+        )
+
+    def _destroy_parts(self, made: dict[str, int]) -> None:
+        if made.get("pool"):
+            self.next.vkDestroyDescriptorPool(self.device, made["pool"], 0)
+        if made.get("buffer"):
+            self.next.vkDestroyBuffer(self.device, made["buffer"], 0)
+        if made.get("memory"):
+            self.next.vkFreeMemory(self.device, made["memory"], 0)
+
+    def destroy_output_chunk(self, chunk: OutputChunkHandles) -> None:
+        chunk.words.release()
+        self.next.vkUnmapMemory(self.device, chunk.memory)
+        self._destroy_parts(
+            {"pool": chunk.descriptor_pool, "buffer": chunk.buffer, "memory": chunk.memory}
+        )
+
+    # -- shader modules -------------------------------------------------------------------------
+
+    def create_shader_module(self, words: list[int]) -> int:
+        code = vkffi.new("uint32_t[]", words)
+        info = vkffi.new("VkShaderModuleCreateInfo *")
+        info.sType = vk.VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO
+        info.codeSize = 4 * len(words)
+        info.pCode = code
+        return self._create("vkCreateShaderModule", info)
+
+    def destroy_shader_module(self, module: int) -> None:
+        self.next.vkDestroyShaderModule(self.device, module, 0)
+
+    # -- recording (the per-draw path) ----------------------------------------------------------
+
+    def cmd_bind_output_block(
+        self,
+        command_buffer: int,
+        bind_point: int,
+        layout: int,
+        set_index: int,
+        descriptor_set: int,
+        dynamic_offset: int,
+    ) -> None:
+        sets = self._set_arrays.get(descriptor_set)
+        if sets is None:
+            sets = self._set_arrays[descriptor_set] = self._array("uint64_t[1]", descriptor_set)
+        offsets = self._offset_arrays.get(dynamic_offset)
+        if offsets is None:
+            offsets = self._offset_arrays[dynamic_offset] = self._array(
+                "uint32_t[1]", dynamic_offset
+            )
+        self.next.vkCmdBindDescriptorSets(
+            command_buffer, bind_point, layout, set_index, 1, sets, 1, offsets
+        )
+
+    def _array(self, type_name: str, value: int) -> int:
+        array = vkffi.new(type_name, [value])
+        self._keep.append(array)
+        return address(array)
+
+    def cmd_host_read_barrier(self, command_buffer: int) -> None:
+        self.next.vkCmdPipelineBarrier(
+            command_buffer,
+            vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+            vk.VK_PIPELINE_STAGE_HOST_BIT,
+            0,
+            1,
+            self._barrier,
+            0,
+            0,
+            0,
+            0,
+        )
+
+    # -- queues and fences ----------------------------------------------------------------------
+
+    def queue_wait_idle(self, queue: int) -> None:
+        self._check("vkQueueWaitIdle", self.next.vkQueueWaitIdle(queue))
+
+    def queue_signal_fence(self, queue: int) -> int:
+        info = vkffi.new("VkFenceCreateInfo *")
+        info.sType = vk.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
+        fence = self._create("vkCreateFence", info)
+        result = self.next.vkQueueSubmit(queue, 0, 0, fence)
+        if result < 0:
+            self.destroy_fence(fence)
+            raise VulkanCallFailed("vkQueueSubmit", result)
+        return fence
+
+    def fence_signaled(self, fence: int) -> bool:
+        return int(self.next.vkGetFenceStatus(self.device, fence)) == 0
+
+    def destroy_fence(self, fence: int) -> None:
+        self.next.vkDestroyFence(self.device, fence, 0)

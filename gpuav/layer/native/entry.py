@@ -1,0 +1,159 @@
+"""The Python side of the native layer: GetProcAddr and the binding of every C entry point.
+
+``attach`` runs once per process from the embedding init code. It gives each extern "Python"
+entry point its implementation, wrapped so that anything escaping is reported (cffi then
+returns the declared error value; the implementations themselves already catch their engine
+work and call down regardless).
+
+GetProcAddr hands out our entry points only where GPU-AV is on and the next layer has the
+command; everything else is the next layer's own pointer, so it costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpuav.layer.native import (
+    hooks_commands,
+    hooks_debug,
+    hooks_instance,
+    hooks_pipelines,
+    hooks_queue,
+    prototypes,
+)
+from gpuav.layer.native.dispatch import (
+    DEVICE_HOOKS,
+    INSTANCE_HOOKS,
+    REGISTRY,
+    Native,
+    stub_address,
+)
+from gpuav.layer.native.errors import report_error
+
+ERROR_INITIALIZATION_FAILED = -3
+
+IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
+    "vkCreateInstance": hooks_instance.create_instance,
+    "vkDestroyInstance": hooks_instance.destroy_instance,
+    "vkGetPhysicalDeviceProperties": hooks_instance.get_physical_device_properties,
+    "vkGetPhysicalDeviceProperties2": hooks_instance.get_physical_device_properties2,
+    "vkCreateDevice": hooks_instance.create_device,
+    "vkDestroyDevice": hooks_instance.destroy_device,
+    "vkCreateDebugUtilsMessengerEXT": hooks_debug.create_debug_utils_messenger,
+    "vkDestroyDebugUtilsMessengerEXT": hooks_debug.destroy_debug_utils_messenger,
+    "vkCreateDebugReportCallbackEXT": hooks_debug.create_debug_report_callback,
+    "vkDestroyDebugReportCallbackEXT": hooks_debug.destroy_debug_report_callback,
+    "vkSetDebugUtilsObjectNameEXT": hooks_debug.set_debug_utils_object_name,
+    "vkCreateShaderModule": hooks_pipelines.create_shader_module,
+    "vkDestroyShaderModule": hooks_pipelines.destroy_shader_module,
+    "vkCreatePipelineLayout": hooks_pipelines.create_pipeline_layout,
+    "vkDestroyPipelineLayout": hooks_pipelines.destroy_pipeline_layout,
+    "vkCreateGraphicsPipelines": hooks_pipelines.create_graphics_pipelines,
+    "vkCreateComputePipelines": hooks_pipelines.create_compute_pipelines,
+    "vkDestroyPipeline": hooks_pipelines.destroy_pipeline,
+    "vkAllocateCommandBuffers": hooks_commands.allocate_command_buffers,
+    "vkFreeCommandBuffers": hooks_commands.free_command_buffers,
+    "vkResetCommandPool": hooks_commands.reset_command_pool,
+    "vkDestroyCommandPool": hooks_commands.destroy_command_pool,
+    "vkBeginCommandBuffer": hooks_commands.begin_command_buffer,
+    "vkEndCommandBuffer": hooks_commands.end_command_buffer,
+    "vkResetCommandBuffer": hooks_commands.reset_command_buffer,
+    "vkCmdBindPipeline": hooks_commands.cmd_bind_pipeline,
+    "vkCmdDraw": hooks_commands.cmd_draw,
+    "vkCmdDrawIndexed": hooks_commands.cmd_draw_indexed,
+    "vkCmdDrawIndirect": hooks_commands.cmd_draw_indirect,
+    "vkCmdDrawIndexedIndirect": hooks_commands.cmd_draw_indexed_indirect,
+    "vkCmdDrawIndirectCount": hooks_commands.cmd_draw_indirect_count,
+    "vkCmdDrawIndexedIndirectCount": hooks_commands.cmd_draw_indexed_indirect_count,
+    "vkCmdDispatch": hooks_commands.cmd_dispatch,
+    "vkCmdDispatchIndirect": hooks_commands.cmd_dispatch_indirect,
+    "vkCmdDispatchBase": hooks_commands.cmd_dispatch_base,
+    "vkCmdExecuteCommands": hooks_commands.cmd_execute_commands,
+    "vkCmdWaitEvents": hooks_commands.cmd_wait_events,
+    "vkCmdWaitEvents2": hooks_commands.cmd_wait_events2,
+    "vkQueueSubmit": hooks_queue.queue_submit_hook,
+    "vkQueueSubmit2": hooks_queue.queue_submit2_hook,
+}
+
+# Entry points handed out whatever the settings: they carry the chain and clean up.
+_ALWAYS_INSTANCE = frozenset({"vkCreateInstance", "vkDestroyInstance", "vkCreateDevice"})
+_RESERVE_ONLY = frozenset(
+    {
+        "vkGetPhysicalDeviceProperties",
+        "vkGetPhysicalDeviceProperties2",
+        "vkGetPhysicalDeviceProperties2KHR",
+    }
+)
+
+
+def _own_address(name: str) -> int:
+    return int(Native.ffi.cast("uintptr_t", Native.ffi.addressof(Native.lib, name)))
+
+
+def _name(pointer: int) -> str:
+    return Native.ffi.string(Native.ffi.cast("char *", pointer)).decode("ascii", "replace")
+
+
+def get_instance_proc_addr(instance: int, name_pointer: int) -> int:
+    name = _name(name_pointer)
+    if name in ("vkGetInstanceProcAddr", "vkGetDeviceProcAddr"):
+        return _own_address(name)
+    if name in _ALWAYS_INSTANCE:
+        return stub_address(name)
+    record = REGISTRY.instance_of(instance)
+    if record is None:
+        return 0
+    settings = record.state.settings
+    following = int(record.get_proc_addr(instance, name.encode()))
+    if not following or not settings.enabled:
+        return following
+    if name in _RESERVE_ONLY and not settings.reserve_binding_slot:
+        return following
+    if name in INSTANCE_HOOKS or name in DEVICE_HOOKS:
+        return stub_address(name)
+    return following
+
+
+def get_device_proc_addr(device: int, name_pointer: int) -> int:
+    name = _name(name_pointer)
+    if name == "vkGetDeviceProcAddr":
+        return _own_address(name)
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return 0
+    following = int(record.get_proc_addr(device, name.encode()))
+    if not following:
+        return 0
+    if name == "vkDestroyDevice":
+        return stub_address(name)
+    if record.state is None or not record.state.enabled or name not in DEVICE_HOOKS:
+        return following
+    return stub_address(name)
+
+
+def _on_error(name: str) -> Callable[[Any, Any, Any], None]:
+    def handler(exception_type: Any, value: Any, traceback: Any) -> None:
+        if value is not None:
+            report_error(name, value)
+
+    return handler
+
+
+def attach(ffi: Any, lib: Any) -> None:
+    """Bind every C entry point of the embedded module to its Python implementation."""
+    Native.ffi = ffi
+    Native.lib = lib
+    ffi.def_extern(name="vkGetInstanceProcAddr", onerror=_on_error("vkGetInstanceProcAddr"))(
+        get_instance_proc_addr
+    )
+    ffi.def_extern(name="vkGetDeviceProcAddr", onerror=_on_error("vkGetDeviceProcAddr"))(
+        get_device_proc_addr
+    )
+    for name in prototypes.HOOKED:
+        result, _ = prototypes.signature(name)
+        error = ERROR_INITIALIZATION_FAILED if result == "int32_t" else 0
+        options: dict[str, Any] = {"name": prototypes.stub_name(name), "onerror": _on_error(name)}
+        if result != "void":
+            options["error"] = error
+        ffi.def_extern(**options)(IMPLEMENTATIONS[name])

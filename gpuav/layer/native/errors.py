@@ -1,0 +1,18 @@
+"""Reporting an exception caught at an entry point, without ever raising from here."""
+
+from __future__ import annotations
+
+from gpuav.layer.reporting import internal_error_message, write_stderr
+from gpuav.layer.state import InstanceState
+
+
+def report_error(where: str, error: BaseException, instance: InstanceState | None = None) -> None:
+    """Tell the app (its messengers, else stderr) that the layer failed in ``where``."""
+    try:
+        message = internal_error_message(where, error)
+        if instance is not None:
+            instance.reporter.emit(message)
+        else:
+            write_stderr(message.message_id, "error", 0, message.text)
+    except BaseException:
+        pass

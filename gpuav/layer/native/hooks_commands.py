@@ -1,0 +1,291 @@
+"""Command buffer entry points. The draw and dispatch ones run per action, so they are written
+out flat: find the command buffer's state, let the engine bind the output block, call down."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import command_buffers as engine
+from gpuav.layer.calls import (
+    COMMAND_BUFFER_LEVEL_PRIMARY,
+    PIPELINE_BIND_POINT_COMPUTE,
+    PIPELINE_BIND_POINT_GRAPHICS,
+)
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.vk import at, handles_at
+from gpuav.layer.state import CommandBufferState
+
+ERROR_INITIALIZATION_FAILED = -3
+_devices = REGISTRY.devices
+
+
+def _device(handle: int) -> DeviceRecord | None:
+    return _devices.get(Native.lib.gpuav_dispatch_key(handle))
+
+
+def _lookup(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
+    record = _devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+    if record is None or record.state is None:
+        return record, None
+    return record, record.state.command_buffers.get(command_buffer)
+
+
+# -- life cycle -------------------------------------------------------------------------------
+
+
+def allocate_command_buffers(device: int, allocate_info: int, command_buffers_out: int) -> int:
+    record = _device(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkAllocateCommandBuffers(device, allocate_info, command_buffers_out))
+    if result == 0 and record.state is not None and record.state.enabled:
+        try:
+            info = at(allocate_info, "VkCommandBufferAllocateInfo")
+            handles = handles_at(command_buffers_out, int(info.commandBufferCount))
+            engine.post_call_record_allocate_command_buffers(
+                record.state,
+                int(vkffi.cast("uintptr_t", info.commandPool)),
+                int(info.level) == COMMAND_BUFFER_LEVEL_PRIMARY,
+                handles,
+            )
+        except BaseException as error:
+            report_error("vkAllocateCommandBuffers", error, record.instance.state)
+    return result
+
+
+def free_command_buffers(device: int, pool: int, count: int, command_buffers: int) -> None:
+    record = _device(device)
+    if record is None:
+        return
+    if record.state is not None:
+        try:
+            engine.pre_call_record_free_command_buffers(
+                record.state, [h for h in handles_at(command_buffers, count) if h]
+            )
+        except BaseException as error:
+            report_error("vkFreeCommandBuffers", error, record.instance.state)
+    record.next.vkFreeCommandBuffers(device, pool, count, command_buffers)
+
+
+def reset_command_pool(device: int, pool: int, flags: int) -> int:
+    record = _device(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    if record.state is not None:
+        try:
+            engine.pre_call_record_reset_command_pool(record.state, pool)
+        except BaseException as error:
+            report_error("vkResetCommandPool", error, record.instance.state)
+    return int(record.next.vkResetCommandPool(device, pool, flags))
+
+
+def destroy_command_pool(device: int, pool: int, allocator: int) -> None:
+    record = _device(device)
+    if record is None:
+        return
+    if record.state is not None and pool:
+        try:
+            engine.pre_call_record_destroy_command_pool(record.state, pool)
+        except BaseException as error:
+            report_error("vkDestroyCommandPool", error, record.instance.state)
+    record.next.vkDestroyCommandPool(device, pool, allocator)
+
+
+def begin_command_buffer(command_buffer: int, begin_info: int) -> int:
+    record, state = _lookup(command_buffer)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    if state is not None:
+        try:
+            engine.pre_call_record_begin_command_buffer(state)
+        except BaseException as error:
+            report_error("vkBeginCommandBuffer", error, record.instance.state)
+    return int(record.next.vkBeginCommandBuffer(command_buffer, begin_info))
+
+
+def end_command_buffer(command_buffer: int) -> int:
+    record, state = _lookup(command_buffer)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    if state is not None:
+        try:
+            engine.pre_call_record_end_command_buffer(state)
+        except BaseException as error:
+            report_error("vkEndCommandBuffer", error, record.instance.state)
+    return int(record.next.vkEndCommandBuffer(command_buffer))
+
+
+def reset_command_buffer(command_buffer: int, flags: int) -> int:
+    record, state = _lookup(command_buffer)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    if state is not None:
+        try:
+            engine.pre_call_record_reset_command_buffer(state)
+        except BaseException as error:
+            report_error("vkResetCommandBuffer", error, record.instance.state)
+    return int(record.next.vkResetCommandBuffer(command_buffer, flags))
+
+
+# -- recording --------------------------------------------------------------------------------
+
+
+def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> None:
+    record, state = _lookup(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindPipeline(command_buffer, bind_point, pipeline)
+    if state is not None:
+        try:
+            engine.post_call_record_cmd_bind_pipeline(state, bind_point, pipeline)
+        except BaseException as error:
+            report_error("vkCmdBindPipeline", error, record.instance.state)
+
+
+def _action(command_buffer: int, bind_point: int, command: str) -> Any:
+    """Engine work of a draw or dispatch; returns the next layer's table."""
+    record = _devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+    if record is None:
+        return None
+    device = record.state
+    if device is not None:
+        state = device.command_buffers.get(command_buffer)
+        if state is not None:
+            try:
+                engine.pre_call_record_action(state, bind_point, command)
+            except BaseException as error:
+                report_error(command, error, record.instance.state)
+    return record.next
+
+
+def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
+    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDraw")
+    if table is not None:
+        table.vkCmdDraw(command_buffer, a, b, c, d)
+
+
+def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
+    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndexed")
+    if table is not None:
+        table.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
+
+
+def cmd_draw_indirect(
+    command_buffer: int, buffer: int, offset: int, count: int, stride: int
+) -> None:
+    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndirect")
+    if table is not None:
+        table.vkCmdDrawIndirect(command_buffer, buffer, offset, count, stride)
+
+
+def cmd_draw_indexed_indirect(
+    command_buffer: int, buffer: int, offset: int, count: int, stride: int
+) -> None:
+    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndexedIndirect")
+    if table is not None:
+        table.vkCmdDrawIndexedIndirect(command_buffer, buffer, offset, count, stride)
+
+
+def cmd_draw_indirect_count(
+    command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
+    max_count: int, stride: int,
+) -> None:  # fmt: skip
+    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndirectCount")
+    if table is not None:
+        table.vkCmdDrawIndirectCount(
+            command_buffer, buffer, offset, count_buffer, count_offset, max_count, stride
+        )
+
+
+def cmd_draw_indexed_indirect_count(
+    command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
+    max_count: int, stride: int,
+) -> None:  # fmt: skip
+    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndexedIndirectCount")
+    if table is not None:
+        table.vkCmdDrawIndexedIndirectCount(
+            command_buffer, buffer, offset, count_buffer, count_offset, max_count, stride
+        )
+
+
+def cmd_dispatch(command_buffer: int, x: int, y: int, z: int) -> None:
+    table = _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch")
+    if table is not None:
+        table.vkCmdDispatch(command_buffer, x, y, z)
+
+
+def cmd_dispatch_indirect(command_buffer: int, buffer: int, offset: int) -> None:
+    table = _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchIndirect")
+    if table is not None:
+        table.vkCmdDispatchIndirect(command_buffer, buffer, offset)
+
+
+def cmd_dispatch_base(
+    command_buffer: int, bx: int, by: int, bz: int, x: int, y: int, z: int
+) -> None:
+    table = _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchBase")
+    if table is not None:
+        table.vkCmdDispatchBase(command_buffer, bx, by, bz, x, y, z)
+
+
+def cmd_execute_commands(command_buffer: int, count: int, command_buffers: int) -> None:
+    record, state = _lookup(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdExecuteCommands(command_buffer, count, command_buffers)
+    if state is not None:
+        try:
+            engine.post_call_record_cmd_execute_commands(state, handles_at(command_buffers, count))
+        except BaseException as error:
+            report_error("vkCmdExecuteCommands", error, record.instance.state)
+
+
+def cmd_wait_events(
+    command_buffer: int, event_count: int, events: int, source_stages: int,
+    destination_stages: int, memory_count: int, memory: int, buffer_count: int,
+    buffers: int, image_count: int, images: int,
+) -> None:  # fmt: skip
+    record, state = _lookup(command_buffer)
+    if record is None:
+        return
+    if state is not None:
+        try:
+            engine.pre_call_record_cmd_wait_events(state, source_stages)
+        except BaseException as error:
+            report_error("vkCmdWaitEvents", error, record.instance.state)
+    record.next.vkCmdWaitEvents(
+        command_buffer, event_count, events, source_stages, destination_stages,
+        memory_count, memory, buffer_count, buffers, image_count, images,
+    )  # fmt: skip
+
+
+def _dependency_source_stages(event_count: int, dependency_infos: int) -> int:
+    infos = vkffi.cast("VkDependencyInfo *", dependency_infos)
+    stages = 0
+    for i in range(event_count):
+        info = infos[i]
+        for j in range(info.memoryBarrierCount):
+            stages |= int(info.pMemoryBarriers[j].srcStageMask)
+        for j in range(info.bufferMemoryBarrierCount):
+            stages |= int(info.pBufferMemoryBarriers[j].srcStageMask)
+        for j in range(info.imageMemoryBarrierCount):
+            stages |= int(info.pImageMemoryBarriers[j].srcStageMask)
+    return stages
+
+
+def cmd_wait_events2(
+    command_buffer: int, event_count: int, events: int, dependency_infos: int
+) -> None:
+    record, state = _lookup(command_buffer)
+    if record is None:
+        return
+    if state is not None:
+        try:
+            stages = _dependency_source_stages(event_count, dependency_infos)
+            engine.pre_call_record_cmd_wait_events(state, stages)
+        except BaseException as error:
+            report_error("vkCmdWaitEvents2", error, record.instance.state)
+    record.next.vkCmdWaitEvents2(command_buffer, event_count, events, dependency_infos)

@@ -1,0 +1,271 @@
+"""Instance- and device-creation entry points: link-chain walking, settings, features.
+
+Each entry point calls down the chain exactly once. Engine work before the call may only
+change what is passed down; engine work after it may only record. Either failing is reported
+and the app's call proceeds as if the layer were absent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import vulkan._vulkan as vk
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import device_setup
+from gpuav.layer.calls import FeatureRequest, PhysicalDeviceFacts
+from gpuav.layer.native import callbacks
+from gpuav.layer.native.device_calls import NativeDeviceCalls
+from gpuav.layer.native.dispatch import (
+    DEVICE_COMMANDS,
+    INSTANCE_COMMANDS,
+    REGISTRY,
+    DeviceRecord,
+    InstanceRecord,
+    Native,
+    NextFunctions,
+    dispatch_key,
+)
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.vk import (
+    STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
+    STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
+    address,
+    at,
+    copy_struct,
+    find,
+    handles_at,
+    replace_in_chain,
+)
+from gpuav.layer.reporting import Reporter
+from gpuav.layer.settings import Settings, resolve_settings
+
+LAYER_LINK_INFO = 0
+ERROR_INITIALIZATION_FAILED = -3
+
+
+def _take_link(create_info: int, structure_type: int, link_type: str) -> Any:
+    """Find our VK_LAYER_LINK_INFO element and advance it for the next layer."""
+    ffi = Native.ffi
+    node = ffi.cast("struct gpuav_base_structure *", create_info).pNext
+    while node != ffi.NULL:
+        if node.sType == structure_type:
+            head = ffi.cast("struct gpuav_layer_create_info *", node)
+            if head.function == LAYER_LINK_INFO and head.pLayerInfo != ffi.NULL:
+                link = ffi.cast(link_type, head.pLayerInfo)
+                head.pLayerInfo = link.pNext
+                return link
+        node = node.pNext
+    return None
+
+
+def _instance_settings(create_info: int) -> tuple[Settings, int]:
+    info = at(create_info, "VkInstanceCreateInfo")
+    api_version = 0
+    if info.pApplicationInfo != vkffi.NULL:
+        api_version = int(info.pApplicationInfo.apiVersion)
+    enables: list[int] = []
+    features = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT)
+    if features:
+        chained = at(features, "VkValidationFeaturesEXT")
+        enables = [
+            int(chained.pEnabledValidationFeatures[index])
+            for index in range(chained.enabledValidationFeatureCount)
+        ]
+    return resolve_settings(enables), api_version
+
+
+def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
+    link = _take_link(
+        create_info,
+        STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
+        "struct gpuav_layer_instance_link *",
+    )
+    if link is None:
+        return ERROR_INITIALIZATION_FAILED
+    get_proc_addr = Native.ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetInstanceProcAddr)
+    create = Native.ffi.cast("gpuav_PFN_vkCreateInstance", get_proc_addr(0, b"vkCreateInstance"))
+    settings, api_version = Settings(), 0
+    try:
+        settings, api_version = _instance_settings(create_info)
+    except BaseException as error:
+        report_error("vkCreateInstance (settings)", error)
+    result = int(create(create_info, allocator, instance_out))
+    if result != 0:
+        return result
+    instance = handles_at(instance_out, 1)[0]
+    reporter = Reporter(
+        deliver_utils=callbacks.safe(callbacks.deliver_utils),
+        deliver_report=callbacks.safe(callbacks.deliver_report),
+    )
+    state = device_setup.post_call_record_create_instance(
+        instance, Settings(), api_version, reporter
+    )
+    record = InstanceRecord(
+        instance, state, get_proc_addr, NextFunctions(get_proc_addr, instance, INSTANCE_COMMANDS)
+    )
+    REGISTRY.instances[dispatch_key(instance)] = record
+    try:
+        record.state = device_setup.post_call_record_create_instance(
+            instance, settings, api_version, reporter
+        )
+    except BaseException as error:
+        report_error("vkCreateInstance", error, record.state)
+    return result
+
+
+def destroy_instance(instance: int, allocator: int) -> None:
+    record = REGISTRY.instances.pop(dispatch_key(instance), None)
+    if record is not None:
+        record.next.vkDestroyInstance(instance, allocator)
+
+
+def _adjust_limits(physical_device: int, limits: Any) -> None:
+    record = REGISTRY.instance_of(physical_device)
+    if record is None:
+        return
+    limits.maxBoundDescriptorSets = device_setup.post_call_record_get_physical_device_properties(
+        record.state, int(limits.maxBoundDescriptorSets)
+    )
+
+
+def get_physical_device_properties(physical_device: int, properties: int) -> None:
+    record = REGISTRY.instance_of(physical_device)
+    if record is None:
+        return
+    record.next.vkGetPhysicalDeviceProperties(physical_device, properties)
+    try:
+        _adjust_limits(physical_device, at(properties, "VkPhysicalDeviceProperties").limits)
+    except BaseException as error:
+        report_error("vkGetPhysicalDeviceProperties", error, record.state)
+
+
+def get_physical_device_properties2(physical_device: int, properties: int) -> None:
+    record = REGISTRY.instance_of(physical_device)
+    if record is None:
+        return
+    record.next.vkGetPhysicalDeviceProperties2(physical_device, properties)
+    try:
+        chained = at(properties, "VkPhysicalDeviceProperties2")
+        _adjust_limits(physical_device, chained.properties.limits)
+    except BaseException as error:
+        report_error("vkGetPhysicalDeviceProperties2", error, record.state)
+
+
+def _physical_device_facts(record: InstanceRecord, physical_device: int) -> PhysicalDeviceFacts:
+    properties = vkffi.new("VkPhysicalDeviceProperties *")
+    record.next.vkGetPhysicalDeviceProperties(physical_device, address(properties))
+    features = vkffi.new("VkPhysicalDeviceFeatures *")
+    record.next.vkGetPhysicalDeviceFeatures(physical_device, address(features))
+    memory = vkffi.new("VkPhysicalDeviceMemoryProperties *")
+    record.next.vkGetPhysicalDeviceMemoryProperties(physical_device, address(memory))
+    limits = properties.limits
+    return PhysicalDeviceFacts(
+        api_version=int(properties.apiVersion),
+        max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
+        min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
+        max_storage_buffer_range=int(limits.maxStorageBufferRange),
+        memory_type_flags=tuple(
+            int(memory.memoryTypes[index].propertyFlags) for index in range(memory.memoryTypeCount)
+        ),
+        fragment_stores_and_atomics=bool(features.fragmentStoresAndAtomics),
+        vertex_pipeline_stores_and_atomics=bool(features.vertexPipelineStoresAndAtomics),
+    )
+
+
+def _turn_on(features: Any, request: FeatureRequest) -> None:
+    if request.fragment_stores_and_atomics:
+        features.fragmentStoresAndAtomics = 1
+    if request.vertex_pipeline_stores_and_atomics:
+        features.vertexPipelineStoresAndAtomics = 1
+
+
+def _with_features(create_info: int, request: FeatureRequest, keep: list[Any]) -> int | None:
+    """A copy of the VkDeviceCreateInfo with the two features on; None if nothing to change.
+
+    Seed 000 (GpuPreCallRecordCreateDevice) modifies pEnabledFeatures; apps may instead chain
+    VkPhysicalDeviceFeatures2, which then gets a modified copy in a copied chain.
+    """
+    info = at(create_info, "VkDeviceCreateInfo")
+    if info.pEnabledFeatures != vkffi.NULL:
+        current = info.pEnabledFeatures
+        if (current.fragmentStoresAndAtomics or not request.fragment_stores_and_atomics) and (
+            current.vertexPipelineStoresAndAtomics or not request.vertex_pipeline_stores_and_atomics
+        ):
+            return None
+        copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
+        features = copy_struct(address(info.pEnabledFeatures), "VkPhysicalDeviceFeatures", keep)
+        _turn_on(features, request)
+        copy.pEnabledFeatures = features
+        return address(copy)
+    first = address(info.pNext)
+    chained = find(first, vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)
+    copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
+    if not chained:
+        features = vkffi.new("VkPhysicalDeviceFeatures *")
+        keep.append(features)
+        _turn_on(features, request)
+        copy.pEnabledFeatures = features
+        return address(copy)
+    features2 = copy_struct(chained, "VkPhysicalDeviceFeatures2", keep)
+    _turn_on(features2.features, request)
+    head = replace_in_chain(first, chained, address(features2), keep)
+    if head is None:
+        return None
+    copy.pNext = vkffi.cast("void *", head)
+    return address(copy)
+
+
+def create_device(physical_device: int, create_info: int, allocator: int, device_out: int) -> int:
+    link = _take_link(
+        create_info, STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO, "struct gpuav_layer_device_link *"
+    )
+    if link is None:
+        return ERROR_INITIALIZATION_FAILED
+    ffi = Native.ffi
+    instance_gpa = ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetInstanceProcAddr)
+    device_gpa = ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetDeviceProcAddr)
+    instance = REGISTRY.instance_of(physical_device)
+    instance_handle = instance.handle if instance is not None else 0
+    create = ffi.cast("gpuav_PFN_vkCreateDevice", instance_gpa(instance_handle, b"vkCreateDevice"))
+
+    keep: list[Any] = []
+    facts: PhysicalDeviceFacts | None = None
+    passed_info = create_info
+    if instance is not None and instance.state.settings.enabled:
+        try:
+            facts = _physical_device_facts(instance, physical_device)
+            request = device_setup.pre_call_record_create_device(instance.state, facts)
+            if request is not None:
+                passed_info = _with_features(create_info, request, keep) or create_info
+        except BaseException as error:
+            report_error("vkCreateDevice (features)", error, instance.state)
+            passed_info = create_info
+    result = int(create(physical_device, passed_info, allocator, device_out))
+    if result != 0 or instance is None:
+        return result
+    device = handles_at(device_out, 1)[0]
+    next_functions = NextFunctions(device_gpa, device, DEVICE_COMMANDS)
+    record = DeviceRecord(device, instance, device_gpa, next_functions)
+    REGISTRY.devices[dispatch_key(device)] = record
+    try:
+        if facts is None:
+            facts = _physical_device_facts(instance, physical_device)
+        record.state = device_setup.post_call_record_create_device(
+            instance.state, device, NativeDeviceCalls(device, next_functions), facts
+        )
+    except BaseException as error:
+        report_error("vkCreateDevice", error, instance.state)
+    return result
+
+
+def destroy_device(device: int, allocator: int) -> None:
+    record = REGISTRY.devices.pop(dispatch_key(device), None)
+    if record is None:
+        return
+    if record.state is not None:
+        try:
+            device_setup.pre_call_record_destroy_device(record.state)
+        except BaseException as error:
+            report_error("vkDestroyDevice", error, record.instance.state)
+    record.next.vkDestroyDevice(device, allocator)

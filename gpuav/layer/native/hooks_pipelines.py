@@ -1,0 +1,310 @@
+"""Shader module, pipeline layout and pipeline entry points: translate, ask the engine, build
+modified copies of the create infos, call down once, record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import vulkan._vulkan as vk
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import pipeline_layouts, pipelines, shader_modules
+from gpuav.layer.calls import (
+    PIPELINE_BIND_POINT_COMPUTE,
+    PIPELINE_BIND_POINT_GRAPHICS,
+    PipelineInfo,
+    StageInfo,
+)
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.vk import (
+    address,
+    at,
+    copy_struct,
+    find,
+    handles_at,
+    replace_in_chain,
+    words_at,
+)
+from gpuav.layer.pipelines import PipelinePlan
+from gpuav.layer.state import DeviceState
+
+PIPELINE_CREATE_LIBRARY = 0x800
+ERROR_INITIALIZATION_FAILED = -3
+
+
+def _enabled(record: DeviceRecord | None) -> DeviceState | None:
+    if record is None or record.state is None or not record.state.enabled:
+        return None
+    return record.state
+
+
+# -- shader modules ---------------------------------------------------------------------------
+
+
+def create_shader_module(device: int, create_info: int, allocator: int, module_out: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    state = _enabled(record)
+    prepared: tuple[list[int], int, list[int] | None] | None = None
+    if state is not None:
+        try:
+            info = at(create_info, "VkShaderModuleCreateInfo")
+            words = words_at(address(info.pCode), int(info.codeSize) // 4)
+            shader_id, instrumented = shader_modules.pre_call_record_create_shader_module(
+                state, words
+            )
+            prepared = (words, shader_id, instrumented)
+        except BaseException as error:
+            report_error("vkCreateShaderModule", error, record.instance.state)
+    result = int(record.next.vkCreateShaderModule(device, create_info, allocator, module_out))
+    if result == 0 and state is not None and prepared is not None:
+        try:
+            words, shader_id, instrumented = prepared
+            handle = handles_at(module_out, 1)[0]
+            shader_modules.post_call_record_create_shader_module(
+                state, handle, shader_id, words, instrumented
+            )
+        except BaseException as error:
+            report_error("vkCreateShaderModule", error, record.instance.state)
+    return result
+
+
+def destroy_shader_module(device: int, module: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    if record.state is not None and module:
+        try:
+            shader_modules.pre_call_record_destroy_shader_module(record.state, module)
+        except BaseException as error:
+            report_error("vkDestroyShaderModule", error, record.instance.state)
+    record.next.vkDestroyShaderModule(device, module, allocator)
+
+
+# -- pipeline layouts -------------------------------------------------------------------------
+
+
+def create_pipeline_layout(device: int, create_info: int, allocator: int, layout_out: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    state = _enabled(record)
+    create = record.next.vkCreatePipelineLayout
+    patched_info = 0
+    set_count = 0
+    keep: list[Any] = []
+    if state is not None:
+        try:
+            info = at(create_info, "VkPipelineLayoutCreateInfo")
+            set_count = int(info.setLayoutCount)
+            set_layouts = handles_at(address(info.pSetLayouts), set_count)
+            wanted = pipeline_layouts.pre_call_record_create_pipeline_layout(state, set_layouts)
+            if wanted is not None:
+                copy = copy_struct(create_info, "VkPipelineLayoutCreateInfo", keep)
+                array = vkffi.new("uint64_t[]", wanted)
+                keep.append(array)
+                copy.setLayoutCount = len(wanted)
+                copy.pSetLayouts = vkffi.cast("VkDescriptorSetLayout *", array)
+                patched_info = address(copy)
+        except BaseException as error:
+            report_error("vkCreatePipelineLayout", error, record.instance.state)
+            patched_info = 0
+    result = int(create(device, patched_info or create_info, allocator, layout_out))
+    patched = bool(patched_info) and result == 0
+    if patched_info and result < 0:
+        # Our set pushed a limit over the edge: make the app's layout as it asked.
+        result = int(create(device, create_info, allocator, layout_out))
+    if result == 0 and state is not None:
+        try:
+            handle = handles_at(layout_out, 1)[0]
+            pipeline_layouts.post_call_record_create_pipeline_layout(
+                state, handle, set_count, patched
+            )
+        except BaseException as error:
+            report_error("vkCreatePipelineLayout", error, record.instance.state)
+    return result
+
+
+def destroy_pipeline_layout(device: int, layout: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    destroy_now = True
+    if record.state is not None and layout:
+        try:
+            destroy_now = pipeline_layouts.pre_call_record_destroy_pipeline_layout(
+                record.state, layout
+            )
+        except BaseException as error:
+            report_error("vkDestroyPipelineLayout", error, record.instance.state)
+            destroy_now = True
+    if destroy_now:
+        record.next.vkDestroyPipelineLayout(device, layout, allocator)
+
+
+# -- pipelines --------------------------------------------------------------------------------
+
+
+def _stage_info(stage: Any) -> StageInfo:
+    module = address(stage.module)
+    inline_words = None
+    if not module:
+        chained = find(address(stage.pNext), vk.VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO)
+        if chained:
+            code = at(chained, "VkShaderModuleCreateInfo")
+            inline_words = tuple(words_at(address(code.pCode), int(code.codeSize) // 4))
+    return StageInfo(int(stage.stage), module, inline_words)
+
+
+def _uses_libraries(info: Any) -> bool:
+    if int(info.flags) & PIPELINE_CREATE_LIBRARY:
+        return True
+    return bool(find(address(info.pNext), vk.VK_STRUCTURE_TYPE_PIPELINE_LIBRARY_CREATE_INFO_KHR))
+
+
+def _apply_to_stage(stage: Any, index: int, plan: PipelinePlan, keep: list[Any]) -> None:
+    """Point a copied stage at the shadow module or at instrumented inline code."""
+    if index in plan.modules:
+        stage.module = vkffi.cast("VkShaderModule", plan.modules[index])
+    if index in plan.inline_words:
+        words = plan.inline_words[index]
+        first = address(stage.pNext)
+        original = find(first, vk.VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO)
+        code_copy = copy_struct(original, "VkShaderModuleCreateInfo", keep)
+        code = vkffi.new("uint32_t[]", words)
+        keep.append(code)
+        code_copy.codeSize = 4 * len(words)
+        code_copy.pCode = code
+        head = replace_in_chain(first, original, address(code_copy), keep)
+        if head is not None:
+            stage.pNext = vkffi.cast("void *", head)
+
+
+def _graphics_infos(create_infos: int, count: int) -> list[PipelineInfo]:
+    infos = vkffi.cast("VkGraphicsPipelineCreateInfo *", create_infos)
+    return [
+        PipelineInfo(
+            address(infos[i].layout),
+            tuple(_stage_info(infos[i].pStages[s]) for s in range(infos[i].stageCount)),
+            _uses_libraries(infos[i]),
+        )
+        for i in range(count)
+    ]
+
+
+def _compute_infos(create_infos: int, count: int) -> list[PipelineInfo]:
+    infos = vkffi.cast("VkComputePipelineCreateInfo *", create_infos)
+    return [
+        PipelineInfo(
+            address(infos[i].layout), (_stage_info(infos[i].stage),), _uses_libraries(infos[i])
+        )
+        for i in range(count)
+    ]
+
+
+def _patched_graphics(
+    create_infos: int, count: int, plans: list[PipelinePlan], keep: list[Any]
+) -> int:
+    copies = vkffi.new("VkGraphicsPipelineCreateInfo[]", count)
+    keep.append(copies)
+    vkffi.memmove(
+        copies, vkffi.cast("VkGraphicsPipelineCreateInfo *", create_infos), vkffi.sizeof(copies)
+    )
+    for i, plan in enumerate(plans):
+        if not plan.changes_create_info:
+            continue
+        stage_count = copies[i].stageCount
+        stages = vkffi.new("VkPipelineShaderStageCreateInfo[]", stage_count)
+        keep.append(stages)
+        vkffi.memmove(stages, copies[i].pStages, vkffi.sizeof(stages))
+        for index in range(stage_count):
+            _apply_to_stage(stages[index], index, plan, keep)
+        copies[i].pStages = stages
+    return address(copies)
+
+
+def _patched_compute(
+    create_infos: int, count: int, plans: list[PipelinePlan], keep: list[Any]
+) -> int:
+    copies = vkffi.new("VkComputePipelineCreateInfo[]", count)
+    keep.append(copies)
+    vkffi.memmove(
+        copies, vkffi.cast("VkComputePipelineCreateInfo *", create_infos), vkffi.sizeof(copies)
+    )
+    for i, plan in enumerate(plans):
+        if plan.changes_create_info:
+            _apply_to_stage(copies[i].stage, 0, plan, keep)
+    return address(copies)
+
+
+def _create_pipelines(
+    command: str,
+    bind_point: int,
+    read: Callable[[int, int], list[PipelineInfo]],
+    patch: Callable[[int, int, list[PipelinePlan], list[Any]], int],
+    device: int,
+    cache: int,
+    count: int,
+    create_infos: int,
+    allocator: int,
+    pipelines_out: int,
+) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    state = _enabled(record)
+    create = getattr(record.next, command)
+    infos: list[PipelineInfo] | None = None
+    plans: list[PipelinePlan] | None = None
+    passed = create_infos
+    keep: list[Any] = []
+    if state is not None:
+        try:
+            infos = read(create_infos, count)
+            plans = pipelines.pre_call_record_create_pipelines(state, bind_point, infos)
+            if plans is not None:
+                passed = patch(create_infos, count, plans, keep)
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+            infos, plans, passed = None, None, create_infos
+    result = int(create(device, cache, count, passed, allocator, pipelines_out))
+    if state is not None and infos is not None and result >= 0:
+        try:
+            handles = handles_at(pipelines_out, count)
+            pipelines.post_call_record_create_pipelines(state, bind_point, infos, plans, handles)
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    return result
+
+
+def create_graphics_pipelines(
+    device: int, cache: int, count: int, create_infos: int, allocator: int, pipelines_out: int
+) -> int:
+    return _create_pipelines(
+        "vkCreateGraphicsPipelines", PIPELINE_BIND_POINT_GRAPHICS, _graphics_infos,
+        _patched_graphics, device, cache, count, create_infos, allocator, pipelines_out,
+    )  # fmt: skip
+
+
+def create_compute_pipelines(
+    device: int, cache: int, count: int, create_infos: int, allocator: int, pipelines_out: int
+) -> int:
+    return _create_pipelines(
+        "vkCreateComputePipelines", PIPELINE_BIND_POINT_COMPUTE, _compute_infos,
+        _patched_compute, device, cache, count, create_infos, allocator, pipelines_out,
+    )  # fmt: skip
+
+
+def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    if record.state is not None and pipeline:
+        try:
+            pipelines.pre_call_record_destroy_pipeline(record.state, pipeline)
+        except BaseException as error:
+            report_error("vkDestroyPipeline", error, record.instance.state)
+    record.next.vkDestroyPipeline(device, pipeline, allocator)

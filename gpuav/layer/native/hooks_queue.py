@@ -1,0 +1,65 @@
+"""vkQueueSubmit / vkQueueSubmit2: submit, then let the engine wait and read the blocks.
+
+A submission without instrumented actions costs one look at its command buffers' states."""
+
+from __future__ import annotations
+
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import queue_submit
+from gpuav.layer.native.dispatch import REGISTRY
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.vk import address, handles_at
+
+ERROR_INITIALIZATION_FAILED = -3
+
+
+def _submit_info_handles(count: int, submits: int) -> list[int]:
+    infos = vkffi.cast("VkSubmitInfo *", submits)
+    handles: list[int] = []
+    for i in range(count):
+        info = infos[i]
+        handles.extend(handles_at(address(info.pCommandBuffers), int(info.commandBufferCount)))
+    return handles
+
+
+def _submit_info2_handles(count: int, submits: int) -> list[int]:
+    infos = vkffi.cast("VkSubmitInfo2 *", submits)
+    handles: list[int] = []
+    for i in range(count):
+        info = infos[i]
+        for j in range(info.commandBufferInfoCount):
+            handles.append(address(info.pCommandBufferInfos[j].commandBuffer))
+    return handles
+
+
+def _submit(
+    command: str, read_handles: object, queue: int, count: int, submits: int, fence: int
+) -> int:
+    record = REGISTRY.device_of(queue)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    state = record.state
+    to_read = None
+    if state is not None and state.enabled:
+        try:
+            handles = read_handles(count, submits)  # type: ignore[operator]
+            to_read = queue_submit.command_buffers_to_read(state, handles)
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+            to_read = None
+    result = int(getattr(record.next, command)(queue, count, submits, fence))
+    if result == 0 and state is not None and (to_read or (to_read is not None and state.pending)):
+        try:
+            queue_submit.post_call_record_queue_submit(state, queue, to_read)
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    return result
+
+
+def queue_submit_hook(queue: int, count: int, submits: int, fence: int) -> int:
+    return _submit("vkQueueSubmit", _submit_info_handles, queue, count, submits, fence)
+
+
+def queue_submit2_hook(queue: int, count: int, submits: int, fence: int) -> int:
+    return _submit("vkQueueSubmit2", _submit_info2_handles, queue, count, submits, fence)

@@ -1,0 +1,135 @@
+"""Reading and copying Vulkan structures at raw addresses, through the ``vulkan`` package's ffi.
+
+Entry points receive every pointer as an int; this module turns them into typed cdata of the
+``vulkan`` package (whose C declarations cover every Vulkan type) and builds the modified
+copies the layer passes down. The app's memory is never written: a changed structure in a
+pNext chain is replaced by a copy, together with copies of the structures that precede it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from vulkan._vulkan import ffi as vkffi
+
+CData = Any
+
+# Loader structures (vk_layer.h), which the vulkan package does not declare; the size is that
+# of VkLayerDeviceCreateInfo, the only one we may have to copy.
+STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO = 47
+STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO = 48
+_LOADER_STRUCTURE_SIZE = 32
+
+
+def address(cdata: CData) -> int:
+    return int(vkffi.cast("uintptr_t", cdata))
+
+
+def at(address_value: int, type_name: str) -> CData:
+    """The structure of type ``type_name`` at an address."""
+    return vkffi.cast(f"{type_name} *", address_value)
+
+
+def words_at(address_value: int, count: int) -> list[int]:
+    return vkffi.unpack(vkffi.cast("uint32_t *", address_value), count)
+
+
+def handles_at(address_value: int, count: int) -> list[int]:
+    if not address_value or not count:
+        return []
+    return vkffi.unpack(vkffi.cast("uintptr_t *", address_value), count)
+
+
+def string_at(address_value: int) -> str:
+    if not address_value:
+        return ""
+    return vkffi.string(vkffi.cast("char *", address_value)).decode("utf-8", "replace")
+
+
+def chain(first: int) -> Iterator[tuple[int, int]]:
+    """(sType, address) of each structure of a pNext chain starting at ``first``."""
+    node = first
+    while node:
+        header = vkffi.cast("VkBaseInStructure *", node)
+        yield int(header.sType), node
+        node = address(header.pNext)
+
+
+def find(first: int, structure_type: int) -> int:
+    """Address of the first structure of that type in the chain, or 0."""
+    for found_type, node in chain(first):
+        if found_type == structure_type:
+            return node
+    return 0
+
+
+@cache
+def _structure_names() -> dict[int, str]:
+    """sType value -> structure name, from the defaults of the package's constructors."""
+    import vulkan._vulkan as package
+
+    with open(package.__file__, encoding="utf-8") as source:
+        text = source.read()
+    names: dict[int, str] = {}
+    for struct_name, enum_name in re.findall(
+        r"^def (Vk\w+)\(sType=(VK_STRUCTURE_TYPE_\w+)", text, re.M
+    ):
+        value = getattr(package, enum_name, None)
+        if isinstance(value, int):
+            names.setdefault(value, struct_name)
+    return names
+
+
+def structure_size(structure_type: int) -> int | None:
+    if structure_type in (
+        STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
+        STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
+    ):
+        return _LOADER_STRUCTURE_SIZE if structure_type == 48 else None
+    name = _structure_names().get(structure_type)
+    return vkffi.sizeof(name) if name else None
+
+
+def copy_bytes(source: int, size: int, keep: list[CData]) -> int:
+    """A heap copy of ``size`` bytes at ``source``; ``keep`` holds it alive."""
+    buffer = vkffi.new("char[]", size)
+    vkffi.memmove(buffer, vkffi.cast("char *", source), size)
+    keep.append(buffer)
+    return address(buffer)
+
+
+def replace_in_chain(first: int, target: int, replacement: int, keep: list[CData]) -> int | None:
+    """A new chain head where ``target`` is replaced by ``replacement``.
+
+    The structures before the target are copied (their pNext must change); those after are
+    shared with the app. None when a preceding structure is of a type we cannot size.
+    """
+    before: list[tuple[int, int]] = []
+    for structure_type, node in chain(first):
+        if node == target:
+            break
+        before.append((structure_type, node))
+    else:
+        return None
+    following = replacement
+    for structure_type, node in reversed(before):
+        size = structure_size(structure_type)
+        if size is None:
+            return None
+        copy = copy_bytes(node, size, keep)
+        vkffi.cast("VkBaseOutStructure *", copy).pNext = vkffi.cast(
+            "VkBaseOutStructure *", following
+        )
+        following = copy
+    return following
+
+
+def copy_struct(source: int, type_name: str, keep: list[CData]) -> CData:
+    """A typed heap copy of one structure."""
+    copy = vkffi.new(f"{type_name} *")
+    vkffi.memmove(copy, vkffi.cast(f"{type_name} *", source), vkffi.sizeof(type_name))
+    keep.append(copy)
+    return copy

@@ -1,0 +1,88 @@
+"""The layer's own messages: set-up conditions, fallbacks and warnings of seed 000's
+"Limitations". Shader errors are composed by ``gpuav.report.messages`` instead."""
+
+from __future__ import annotations
+
+from gpuav.layer.reporting import LayerMessage
+
+PREFIX = "GPUAV"
+
+
+def _message(name: str, severity: str, text: str) -> LayerMessage:
+    return LayerMessage(message_id=f"{PREFIX}-{name}", severity=severity, text=text)
+
+
+def vulkan_version_too_old(version: int) -> LayerMessage:
+    major, minor = version >> 22, (version >> 12) & 0x3FF
+    return _message(
+        "setup-vulkan-version",
+        "error",
+        f"GPU-assisted validation is disabled: it needs Vulkan 1.1 (SPIR-V 1.3) and this "
+        f"instance/device pair runs Vulkan {major}.{minor}.",
+    )
+
+
+def graphics_stores_unsupported() -> LayerMessage:
+    return _message(
+        "setup-features",
+        "warning",
+        "The device lacks vertexPipelineStoresAndAtomics or fragmentStoresAndAtomics: graphics "
+        "pipelines keep their original shaders; only compute shaders are checked.",
+    )
+
+
+def setup_failed(reason: str) -> LayerMessage:
+    return _message(
+        "setup-failed",
+        "error",
+        f"GPU-assisted validation is disabled for this device: {reason}",
+    )
+
+
+def instrumentation_failed(reason: str) -> LayerMessage:
+    return _message(
+        "instrumentation-skipped",
+        "warning",
+        f"A shader could not be instrumented and runs unchecked: {reason}. "
+        "Further shaders failing for the same reason are not reported.",
+    )
+
+
+def layout_uses_reserved_set(set_index: int, set_count: int) -> LayerMessage:
+    return _message(
+        "pipeline-layout-conflict",
+        "error",
+        f"A pipeline layout uses {set_count} descriptor sets, including set {set_index} which "
+        f"GPU-assisted validation needs; the layout is left unchanged and pipelines made with "
+        f"it run their original, unchecked shaders. Enable reserve_binding_slot to have "
+        f"maxBoundDescriptorSets reported one lower. Said once per device.",
+    )
+
+
+def pipeline_uses_original_shaders(pipeline_kind: str, set_index: int) -> LayerMessage:
+    return _message(
+        "pipeline-original-shaders",
+        "warning",
+        f"A {pipeline_kind} pipeline was created with its original shaders because its layout "
+        f"occupies descriptor set {set_index}; it is not checked. Said once per device.",
+    )
+
+
+def resources_exhausted(reason: str) -> LayerMessage:
+    return _message(
+        "resources-exhausted",
+        "error",
+        f"GPU-assisted validation ran out of resources ({reason}); new shaders and pipelines are "
+        f"no longer instrumented and errors of running ones may go unreported.",
+    )
+
+
+def wait_events_host_stage(command_buffer: int) -> LayerMessage:
+    return _message(
+        "wait-events-host-stage",
+        "warning",
+        f"vkCmdWaitEvents in command buffer 0x{command_buffer:x} waits on "
+        f"VK_PIPELINE_STAGE_HOST_BIT: GPU-assisted validation waits for each submission to "
+        f"finish, which could deadlock if the host sets the event after submitting; "
+        f"its results are read later instead.",
+    )

@@ -1,0 +1,118 @@
+"""Graphics and compute pipeline creation and destruction (seed 000:
+GpuPreCallRecordCreateGraphicsPipelines, GpuPostCallRecordCreateGraphicsPipelines,
+GpuPreCallRecordDestroyPipeline, applied to compute pipelines too).
+
+A stage gets its instrumented shadow module only when the pipeline's layout carries our set;
+otherwise (layout conflict, pipeline libraries, degraded device) it keeps the app's module,
+which holds the original words. Each pipeline keeps shader trackers with the original words
+until it is destroyed, so a module destroyed before submit still gets a full report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gpuav.layer import notices
+from gpuav.layer.calls import (
+    PIPELINE_BIND_POINT_GRAPHICS,
+    SHADER_STAGES_GRAPHICS,
+    SHADER_STAGES_INSTRUMENTED,
+    PipelineInfo,
+)
+from gpuav.layer.pipeline_layouts import release_pipeline_layout
+from gpuav.layer.shader_modules import instrument_words
+from gpuav.layer.state import DeviceState, PipelineState, ShaderTracker
+
+
+@dataclass
+class PipelinePlan:
+    """What to change in one create info: stage index -> shadow module or inline words."""
+
+    modules: dict[int, int] = field(default_factory=dict)
+    inline_words: dict[int, list[int]] = field(default_factory=dict)
+    shaders: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
+
+    @property
+    def instrumented(self) -> bool:
+        return bool(self.shaders)
+
+    @property
+    def changes_create_info(self) -> bool:
+        return bool(self.modules or self.inline_words)
+
+
+def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelinePlan:
+    plan = PipelinePlan()
+    layout = device.pipeline_layouts.get(info.layout)
+    usable = (
+        layout is not None and layout.patched and not device.degraded and not info.uses_libraries
+    )
+    for index, stage in enumerate(info.stages):
+        if not stage.stage & SHADER_STAGES_INSTRUMENTED:
+            continue
+        if stage.stage & SHADER_STAGES_GRAPHICS and not device.graphics_stages:
+            continue
+        if stage.module:
+            module = device.shader_modules.get(stage.module)
+            if module is None or not module.shadow:
+                continue
+            if not usable:
+                if layout is not None and not layout.patched:
+                    kind = "graphics" if bind_point == PIPELINE_BIND_POINT_GRAPHICS else "compute"
+                    device.reporter.emit_once(
+                        f"original-shaders:{kind}",
+                        notices.pipeline_uses_original_shaders(kind, device.set_index),
+                    )
+                continue
+            plan.modules[index] = module.shadow
+            plan.shaders.append((module.shader_id, stage.module, module.words))
+        elif stage.inline_words is not None and usable:
+            shader_id = next(device.shader_ids)
+            instrumented = instrument_words(device, list(stage.inline_words), shader_id)
+            if instrumented is not None:
+                plan.inline_words[index] = instrumented
+                plan.shaders.append((shader_id, 0, stage.inline_words))
+    return plan
+
+
+def pre_call_record_create_pipelines(
+    device: DeviceState, bind_point: int, infos: Sequence[PipelineInfo]
+) -> list[PipelinePlan] | None:
+    """One plan per create info, or None when nothing changes."""
+    if not device.enabled:
+        return None
+    plans = [_plan(device, bind_point, info) for info in infos]
+    return plans if any(plan.changes_create_info for plan in plans) else None
+
+
+def post_call_record_create_pipelines(
+    device: DeviceState,
+    bind_point: int,
+    infos: Sequence[PipelineInfo],
+    plans: Sequence[PipelinePlan] | None,
+    handles: Sequence[int],
+) -> None:
+    """Track the pipelines that were created (some handles may be 0 on partial failure)."""
+    for index, (info, handle) in enumerate(zip(infos, handles, strict=True)):
+        if not handle:
+            continue
+        plan = plans[index] if plans is not None else PipelinePlan()
+        shaders = {
+            shader_id: ShaderTracker(shader_id, module, handle, words)
+            for shader_id, module, words in plan.shaders
+        }
+        if plan.instrumented:
+            layout = device.pipeline_layouts.get(info.layout)
+            if layout is not None:
+                layout.pipelines += 1
+        device.pipelines[handle] = PipelineState(
+            handle, bind_point, info.layout, plan.instrumented, shaders
+        )
+
+
+def pre_call_record_destroy_pipeline(device: DeviceState, handle: int) -> None:
+    """Free the trackers and their words; the pipeline is never used again."""
+    state = device.pipelines.pop(handle, None)
+    if state is not None and state.instrumented:
+        release_pipeline_layout(device, state.layout)

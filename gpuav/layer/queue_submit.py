@@ -1,0 +1,76 @@
+"""QueueSubmit read-back (seed 000: GpuPostCallQueueSubmit).
+
+After the app's submission went down: wait for the queue, then look at each action's block of
+every submitted command buffer and of the secondaries they executed. Only the header word of
+a block is read unless a shader wrote something; written blocks are decoded, reported, and
+zeroed. The host-visibility barrier was recorded at vkEndCommandBuffer, so no extra submission
+is needed. Submissions that wait on a host-set event are not waited for (that could deadlock):
+they get a fence and are read back at a later hook once it has signaled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from gpuav.layer import faults
+from gpuav.layer.action_reports import report_action
+from gpuav.layer.state import CommandBufferState, DeviceState, PendingSubmission
+
+
+def command_buffers_to_read(
+    device: DeviceState, handles: Iterable[int]
+) -> list[CommandBufferState]:
+    """The submitted command buffers whose execution can leave records."""
+    states = device.command_buffers
+    found: list[CommandBufferState] = []
+    for handle in handles:
+        state = states.get(handle)
+        if state is not None and (state.actions or state.executed) and state.has_output():
+            found.append(state)
+    return found
+
+
+def post_call_record_queue_submit(
+    device: DeviceState, queue: int, command_buffers: Sequence[CommandBufferState]
+) -> None:
+    """Wait (or defer), then read and report; call only when the submit succeeded."""
+    if device.pending:
+        read_back_finished(device)
+    if not command_buffers:
+        return
+    faults.check("queue_submit")
+    if any(state.waits_for_host_event for state in command_buffers):
+        fence = device.calls.queue_signal_fence(queue)
+        device.pending.append(PendingSubmission(fence, list(command_buffers)))
+        return
+    device.calls.queue_wait_idle(queue)
+    read_back(device, command_buffers)
+
+
+def read_back(device: DeviceState, command_buffers: Sequence[CommandBufferState]) -> None:
+    for state in command_buffers:
+        _read_command_buffer(device, state)
+        for secondary in state.executed:
+            _read_command_buffer(device, secondary)
+
+
+def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None:
+    output = device.output
+    if output is None:
+        return
+    for action in state.actions:
+        words = output.take_words(action.block)
+        if words is not None:
+            report_action(device, state, action, words)
+
+
+def read_back_finished(device: DeviceState) -> None:
+    """Read deferred submissions whose fence has signaled."""
+    still_pending: list[PendingSubmission] = []
+    for pending in device.pending:
+        if device.calls.fence_signaled(pending.fence):
+            device.calls.destroy_fence(pending.fence)
+            read_back(device, pending.command_buffers)
+        else:
+            still_pending.append(pending)
+    device.pending[:] = still_pending

@@ -1,0 +1,120 @@
+"""Whether GPU-AV is on for an instance, and with which options.
+
+GPU-AV is off by default (seed 000, "Options"). It is turned on by any of:
+
+- ``VK_EXT_validation_features`` in the instance create info
+  (``VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT``, ``..._RESERVE_BINDING_SLOT_EXT``);
+- the layer settings file ``vk_layer_settings.txt``, found through ``VK_LAYER_SETTINGS_PATH``
+  (a file, or a folder holding it) or else in the working directory, with keys under our
+  layer's prefix: ``gpuav_gpu_assisted.gpu_validation = all,reserve_binding_slot``;
+- environment variables: ``GPUAV_ENABLE=1``, ``GPUAV_RESERVE_BINDING_SLOT=1``.
+
+``GPUAV_ENABLE=0`` turns it off whatever else asks for it. ``GPUAV_MESSAGE_LOG`` names a file
+that receives every message as a JSON line (what ``gpuav run`` reads).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+SETTINGS_PREFIX = "gpuav_gpu_assisted"
+SETTINGS_FILE_NAME = "vk_layer_settings.txt"
+
+# VkValidationFeatureEnableEXT values (VK_EXT_validation_features).
+VALIDATION_FEATURE_ENABLE_GPU_ASSISTED = 0
+VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT = 1
+
+_TRUE = {"1", "true", "yes", "on", "all"}
+_FALSE = {"0", "false", "no", "off", "none"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: bool = False
+    reserve_binding_slot: bool = False
+    message_log: str | None = None
+
+
+def find_settings_file(environ: Mapping[str, str], cwd: Path) -> Path | None:
+    """The settings file the Khronos convention points at, if it exists."""
+    explicit = environ.get("VK_LAYER_SETTINGS_PATH")
+    if explicit:
+        path = Path(explicit)
+        candidate = path / SETTINGS_FILE_NAME if path.is_dir() else path
+        return candidate if candidate.is_file() else None
+    candidate = cwd / SETTINGS_FILE_NAME
+    return candidate if candidate.is_file() else None
+
+
+def parse_settings_text(text: str) -> dict[str, str]:
+    """Our layer's ``key = value`` lines, keys without the prefix; other layers' are ignored."""
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if "=" not in line:
+            continue
+        key, value = (part.strip() for part in line.split("=", 1))
+        prefix, dot, name = key.partition(".")
+        if dot and prefix.lower() == SETTINGS_PREFIX:
+            values[name.lower()] = value
+    return values
+
+
+def parse_gpu_validation(value: str) -> tuple[bool, bool]:
+    """(enabled, reserve binding slot) from ``all``, ``reserve_binding_slot``, ``none``..."""
+    words = {word.strip().lower() for word in value.replace(",", " ").split() if word.strip()}
+    reserve = "reserve_binding_slot" in words
+    enabled = bool(words & _TRUE) or reserve
+    if words & _FALSE and not enabled:
+        return False, False
+    return enabled, reserve
+
+
+def _flag(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    return None
+
+
+def resolve_settings(
+    validation_feature_enables: Iterable[int] = (),
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Settings:
+    """Combine the programmatic, file and environment sources into one answer."""
+    environ = os.environ if environ is None else environ
+    enables = set(validation_feature_enables)
+    enabled = VALIDATION_FEATURE_ENABLE_GPU_ASSISTED in enables
+    reserve = VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT in enables
+
+    path = find_settings_file(environ, cwd or Path.cwd())
+    file_values: dict[str, str] = {}
+    if path is not None:
+        try:
+            file_values = parse_settings_text(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            file_values = {}
+    if "gpu_validation" in file_values:
+        file_enabled, file_reserve = parse_gpu_validation(file_values["gpu_validation"])
+        enabled = enabled or file_enabled
+        reserve = reserve or file_reserve
+    if _flag(file_values.get("reserve_binding_slot")):
+        reserve = True
+
+    env_enable = _flag(environ.get("GPUAV_ENABLE"))
+    if env_enable is not None:
+        enabled = env_enable
+    if _flag(environ.get("GPUAV_RESERVE_BINDING_SLOT")):
+        reserve = True
+    message_log = environ.get("GPUAV_MESSAGE_LOG") or file_values.get("message_log") or None
+    return Settings(
+        enabled=enabled, reserve_binding_slot=enabled and reserve, message_log=message_log
+    )

@@ -1,0 +1,132 @@
+"""What the engine tracks per instance, device, shader, pipeline and command buffer.
+
+Plain Python objects keyed by handle (ints). Records that the per-draw path touches use
+``__slots__`` so that recording an action costs a few attribute reads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gpuav.layer.reporting import Reporter
+from gpuav.layer.settings import Settings
+
+if TYPE_CHECKING:
+    from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
+    from gpuav.layer.output_buffers import Block, OutputBuffers
+
+
+@dataclass
+class InstanceState:
+    handle: int
+    settings: Settings
+    api_version: int
+    reporter: Reporter
+
+
+@dataclass
+class ShaderModuleState:
+    """A module the app created; ``shadow`` is our instrumented twin (0 when there is none)."""
+
+    handle: int
+    shader_id: int
+    words: tuple[int, ...]
+    shadow: int = 0
+
+
+@dataclass
+class PipelineLayoutState:
+    handle: int
+    set_count: int
+    patched: bool
+    pipelines: int = 0  # live pipelines that bind our set through this layout
+    destroyed_by_app: bool = False
+
+
+@dataclass(frozen=True)
+class ShaderTracker:
+    """Seed 000's shader tracker: lives as long as the pipeline, keeps the original words so
+    that destroying the module before submit still yields a full report."""
+
+    shader_id: int
+    module: int
+    pipeline: int
+    words: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class PipelineState:
+    handle: int
+    bind_point: int
+    layout: int
+    instrumented: bool
+    shaders: dict[int, ShaderTracker]
+
+
+@dataclass(slots=True)
+class Action:
+    """One draw or dispatch that received an output block."""
+
+    number: int
+    command: str
+    pipeline: PipelineState
+    block: Block
+
+
+@dataclass(slots=True)
+class CommandBufferState:
+    handle: int
+    device: DeviceState
+    pool: int
+    primary: bool
+    bound: dict[int, PipelineState] = field(default_factory=dict)
+    action_count: int = 0
+    actions: list[Action] = field(default_factory=list)
+    executed: list[CommandBufferState] = field(default_factory=list)
+    waits_for_host_event: bool = False
+
+    def has_output(self) -> bool:
+        """Whether a submit of this command buffer needs a read-back."""
+        return bool(self.actions) or any(secondary.actions for secondary in self.executed)
+
+
+@dataclass
+class PendingSubmission:
+    """A submission read back later because waiting now could deadlock (host events)."""
+
+    fence: int
+    command_buffers: list[CommandBufferState]
+
+
+@dataclass
+class DeviceState:
+    handle: int
+    instance: InstanceState
+    calls: DeviceCalls
+    facts: PhysicalDeviceFacts
+    enabled: bool
+    set_index: int = 0
+    graphics_stages: bool = True
+    output: OutputBuffers | None = None
+    set_layout: int = 0
+    padding_set_layout: int = 0
+    degraded: bool = False
+    shader_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    shader_modules: dict[int, ShaderModuleState] = field(default_factory=dict)
+    pipeline_layouts: dict[int, PipelineLayoutState] = field(default_factory=dict)
+    pipelines: dict[int, PipelineState] = field(default_factory=dict)
+    command_buffers: dict[int, CommandBufferState] = field(default_factory=dict)
+    command_pools: dict[int, set[int]] = field(default_factory=dict)
+    object_names: dict[int, str] = field(default_factory=dict)
+    pending: list[PendingSubmission] = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @property
+    def reporter(self) -> Reporter:
+        return self.instance.reporter
+
+    def name_of(self, handle: int) -> str | None:
+        return self.object_names.get(handle)

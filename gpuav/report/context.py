@@ -1,0 +1,41 @@
+"""What the layer knows about the action whose output block held error records.
+
+The layer builds one ``ActionContext`` per draw or dispatch that reported something and hands
+it, with the decoded records, to ``gpuav.report.messages.compose_messages``. Handles are ints;
+names are the app's ``vkSetDebugUtilsObjectNameEXT`` names, or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ShaderContext:
+    """One shader of the action's pipeline, found through the record's shader id."""
+
+    shader_id: int
+    shader_module: int  # 0 when the code was given inline (VkShaderModuleCreateInfo in pNext)
+    shader_module_name: str | None
+    pipeline: int
+    words: tuple[int, ...]  # the original (uninstrumented) SPIR-V
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    """A draw or dispatch: where it was recorded and what it ran."""
+
+    command_buffer: int
+    command_buffer_name: str | None
+    action_number: int  # 1-based, counting every draw and dispatch in the command buffer
+    command: str  # the Vulkan command, e.g. "vkCmdDispatch"
+    pipeline: int
+    pipeline_name: str | None
+    shaders: tuple[ShaderContext, ...]
+
+    def shader(self, shader_id: int) -> ShaderContext | None:
+        """The shader a record names, or None for an unknown id (corrupt record)."""
+        for shader in self.shaders:
+            if shader.shader_id == shader_id:
+                return shader
+        return None

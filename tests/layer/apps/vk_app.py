@@ -1,0 +1,437 @@
+"""A small Vulkan app (Python, ``vulkan`` package) that the layer tests run as a subprocess.
+
+It knows nothing of gpuav: the layer is loaded by the loader from the environment. One
+compute mode (one region of a storage buffer per dispatch) and one offscreen graphics mode
+(draws into a 16x16 image). Prints one JSON object: the reported maxBoundDescriptorSets,
+the result data, the messages its debug messenger received and, with --timing, timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import vulkan as vk
+
+ffi = vk.ffi
+WIDTH = HEIGHT = 16
+LOCAL_SIZE = 64
+FENCE_TIMEOUT = 60_000_000_000
+HOST_MEMORY = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+
+messages: list[dict[str, Any]] = []
+
+
+def on_message(severity: int, types: int, data: Any, user_data: Any) -> int:
+    objects = []
+    for index in range(data.objectCount):
+        item = data.pObjects[index]
+        name = ffi.string(item.pObjectName).decode() if item.pObjectName != ffi.NULL else None
+        objects.append(
+            {"type": int(item.objectType), "handle": int(item.objectHandle), "name": name}
+        )
+    messages.append(
+        {
+            "severity": int(severity),
+            "id": ffi.string(data.pMessageIdName).decode() if data.pMessageIdName else "",
+            "text": ffi.string(data.pMessage).decode(),
+            "objects": objects,
+        }
+    )
+    return 0
+
+
+def handle_int(handle: Any) -> int:
+    return int(ffi.cast("uintptr_t", handle))
+
+
+class App:
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.options = options
+        self.destroy: list[Any] = []
+        self._create_instance()
+        self._create_device()
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def _create_instance(self) -> None:
+        options = self.options
+        major, minor = (int(part) for part in options.api.split("."))
+        app_info = vk.VkApplicationInfo(
+            pApplicationName="gpuav-test-app", apiVersion=vk.VK_MAKE_VERSION(major, minor, 0)
+        )
+        available = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
+        extensions = []
+        if options.messenger and "VK_EXT_debug_utils" in available:
+            extensions.append("VK_EXT_debug_utils")
+        next_struct = None
+        if options.validation_features:
+            enables = [vk.VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT]
+            if "reserve" in options.validation_features:
+                enables.append(
+                    vk.VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT_EXT
+                )
+            next_struct = vk.VkValidationFeaturesEXT(
+                enabledValidationFeatureCount=len(enables), pEnabledValidationFeatures=enables
+            )
+            extensions.append("VK_EXT_validation_features")
+        info = vk.VkInstanceCreateInfo(
+            pNext=next_struct,
+            pApplicationInfo=app_info,
+            enabledExtensionCount=len(extensions),
+            ppEnabledExtensionNames=extensions,
+            enabledLayerCount=len(options.layer),
+            ppEnabledLayerNames=options.layer,
+        )
+        self.instance = vk.vkCreateInstance(info, None)
+        self.messenger = None
+        if "VK_EXT_debug_utils" in extensions:
+            create = vk.vkGetInstanceProcAddr(self.instance, "vkCreateDebugUtilsMessengerEXT")
+            self.messenger = create(
+                self.instance,
+                vk.VkDebugUtilsMessengerCreateInfoEXT(
+                    messageSeverity=vk.VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT
+                    | vk.VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT
+                    | vk.VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT,
+                    messageType=vk.VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT
+                    | vk.VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+                    pfnUserCallback=on_message,
+                ),
+                None,
+            )
+
+    def _create_device(self) -> None:
+        devices = vk.vkEnumeratePhysicalDevices(self.instance)
+        self.physical = next(
+            (d for d in devices if "llvmpipe" in vk.vkGetPhysicalDeviceProperties(d).deviceName),
+            devices[0],
+        )
+        properties = vk.vkGetPhysicalDeviceProperties(self.physical)
+        self.max_bound_sets = int(properties.limits.maxBoundDescriptorSets)
+        properties2 = vk.vkGetPhysicalDeviceProperties2(self.physical)
+        self.max_bound_sets2 = int(properties2.properties.limits.maxBoundDescriptorSets)
+        self.memory = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        queue_info = vk.VkDeviceQueueCreateInfo(
+            queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0]
+        )
+        # Features are requested either the 1.0 way or through VkPhysicalDeviceFeatures2; the
+        # layer must add its two features to either without touching this memory.
+        self.features = vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE)
+        if self.options.features2:
+            self.features2 = vk.VkPhysicalDeviceFeatures2(features=self.features)
+            info = vk.VkDeviceCreateInfo(
+                pNext=self.features2, queueCreateInfoCount=1, pQueueCreateInfos=[queue_info]
+            )
+        else:
+            info = vk.VkDeviceCreateInfo(
+                queueCreateInfoCount=1,
+                pQueueCreateInfos=[queue_info],
+                pEnabledFeatures=self.features,
+            )
+        self.device = vk.vkCreateDevice(self.physical, info, None)
+        self.queue = vk.vkGetDeviceQueue(self.device, 0, 0)
+        self.pool = vk.vkCreateCommandPool(
+            self.device,
+            vk.VkCommandPoolCreateInfo(
+                queueFamilyIndex=0, flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT
+            ),
+            None,
+        )
+        self.set_name = None
+        if self.messenger is not None and self.options.names:
+            self.set_name = vk.vkGetInstanceProcAddr(self.instance, "vkSetDebugUtilsObjectNameEXT")
+
+    def name(self, object_type: int, handle: Any, name: str) -> None:
+        if self.set_name is not None:
+            self.set_name(
+                self.device,
+                vk.VkDebugUtilsObjectNameInfoEXT(
+                    objectType=object_type, objectHandle=handle_int(handle), pObjectName=name
+                ),
+            )
+
+    def memory_type(self, bits: int, flags: int) -> int:
+        for index in range(self.memory.memoryTypeCount):
+            if (
+                bits & (1 << index)
+                and self.memory.memoryTypes[index].propertyFlags & flags == flags
+            ):
+                return index
+        raise RuntimeError("no memory type")
+
+    def buffer(self, size: int, usage: int) -> tuple[Any, Any]:
+        buffer = vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(size=size, usage=usage), None)
+        requirements = vk.vkGetBufferMemoryRequirements(self.device, buffer)
+        memory = vk.vkAllocateMemory(
+            self.device,
+            vk.VkMemoryAllocateInfo(
+                allocationSize=requirements.size,
+                memoryTypeIndex=self.memory_type(requirements.memoryTypeBits, HOST_MEMORY),
+            ),
+            None,
+        )
+        vk.vkBindBufferMemory(self.device, buffer, memory, 0)
+        return buffer, memory
+
+    def module(self, path: str) -> Any:
+        code = Path(path).read_bytes()
+        return vk.vkCreateShaderModule(
+            self.device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None
+        )
+
+    def set_layouts(self, own: Any) -> list[Any]:
+        """The app's set 0, plus empty sets up to every slot with --fill-sets."""
+        layouts = [own]
+        if self.options.fill_sets:
+            empty = vk.vkCreateDescriptorSetLayout(
+                self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=0), None
+            )
+            layouts += [empty] * (self.max_bound_sets - 1)
+        return layouts
+
+    def command_buffers(self, count: int, level: int) -> list[Any]:
+        return vk.vkAllocateCommandBuffers(
+            self.device,
+            vk.VkCommandBufferAllocateInfo(
+                commandPool=self.pool, level=level, commandBufferCount=count
+            ),
+        )
+
+    def submit(self, command_buffer: Any) -> float:
+        fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
+        start = time.perf_counter()
+        if self.options.submit2:
+            info = vk.VkSubmitInfo2(
+                commandBufferInfoCount=1,
+                pCommandBufferInfos=[vk.VkCommandBufferSubmitInfo(commandBuffer=command_buffer)],
+            )
+            vk.vkQueueSubmit2(self.queue, 1, [info], fence)
+        else:
+            vk.vkQueueSubmit(
+                self.queue,
+                1,
+                [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[command_buffer])],
+                fence,
+            )
+        vk.vkWaitForFences(self.device, 1, [fence], vk.VK_TRUE, FENCE_TIMEOUT)
+        elapsed = time.perf_counter() - start
+        vk.vkDestroyFence(self.device, fence, None)
+        return elapsed
+
+    # -- compute -----------------------------------------------------------------------------
+
+    def run_compute(self) -> dict[str, Any]:
+        options = self.options
+        count = options.dispatches
+        size = count * LOCAL_SIZE * 4
+        buffer, memory = self.buffer(size, vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
+        mapped = vk.vkMapMemory(self.device, memory, 0, size, 0)
+        initial = bytes(
+            b for i in range(count * LOCAL_SIZE) for b in (i * 7 + 3).to_bytes(4, "little")
+        )
+        mapped[:] = initial
+        binding = vk.VkDescriptorSetLayoutBinding(
+            binding=0,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            descriptorCount=1,
+            stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+        )
+        set_layout = vk.vkCreateDescriptorSetLayout(
+            self.device,
+            vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1, pBindings=[binding]),
+            None,
+        )
+        layouts = self.set_layouts(set_layout)
+        push = vk.VkPushConstantRange(stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0, size=8)
+        layout = vk.vkCreatePipelineLayout(
+            self.device,
+            vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=len(layouts), pSetLayouts=layouts,
+                pushConstantRangeCount=1, pPushConstantRanges=[push],
+            ),
+            None,
+        )  # fmt: skip
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        module = self.module(options.shader)
+        timings["create_shader_module_ms"] = (time.perf_counter() - start) * 1e3
+        stage = vk.VkPipelineShaderStageCreateInfo(
+            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
+        )
+        start = time.perf_counter()
+        pipeline = vk.vkCreateComputePipelines(
+            self.device, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None
+        )[0]
+        timings["create_pipeline_ms"] = (time.perf_counter() - start) * 1e3
+        if options.destroy_module_early:
+            vk.vkDestroyShaderModule(self.device, module, None)
+        if options.destroy_layout_early:
+            vk.vkDestroyPipelineLayout(self.device, layout, None)
+            layout = vk.vkCreatePipelineLayout(
+                self.device,
+                vk.VkPipelineLayoutCreateInfo(
+                    setLayoutCount=len(layouts), pSetLayouts=layouts,
+                    pushConstantRangeCount=1, pPushConstantRanges=[push],
+                ),
+                None,
+            )  # fmt: skip
+        pool = vk.vkCreateDescriptorPool(
+            self.device,
+            vk.VkDescriptorPoolCreateInfo(
+                maxSets=1,
+                poolSizeCount=1,
+                pPoolSizes=[
+                    vk.VkDescriptorPoolSize(
+                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1
+                    )
+                ],
+            ),
+            None,
+        )
+        descriptor_set = vk.vkAllocateDescriptorSets(
+            self.device,
+            vk.VkDescriptorSetAllocateInfo(
+                descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[set_layout]
+            ),
+        )[0]
+        vk.vkUpdateDescriptorSets(
+            self.device,
+            1,
+            [
+                vk.VkWriteDescriptorSet(
+                    dstSet=descriptor_set, dstBinding=0, descriptorCount=1,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                    pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=buffer, offset=0, range=size)],
+                )
+            ],
+            0,
+            None,
+        )  # fmt: skip
+        primary = self.command_buffers(1, vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY)[0]
+        self.name(vk.VK_OBJECT_TYPE_COMMAND_BUFFER, primary, "ComputeCommandBuffer")
+        self.name(vk.VK_OBJECT_TYPE_PIPELINE, pipeline, "ComputePipeline")
+        if not options.destroy_module_early:
+            self.name(vk.VK_OBJECT_TYPE_SHADER_MODULE, module, "ComputeShader")
+        recorder = primary
+        if options.secondary:
+            recorder = self.command_buffers(1, vk.VK_COMMAND_BUFFER_LEVEL_SECONDARY)[0]
+            self.name(vk.VK_OBJECT_TYPE_COMMAND_BUFFER, recorder, "SecondaryCommandBuffer")
+        for _ in range(2 if options.rerecord else 1):
+            self._record_compute(
+                primary, recorder, pipeline, layout, descriptor_set, count, timings
+            )
+        submit_times = [self.submit(primary) for _ in range(options.repeat)]
+        timings["submit_ms"] = min(submit_times) * 1e3
+        timings["submit_all_ms"] = [t * 1e3 for t in submit_times]
+        data = bytes(mapped[:size])
+        vk.vkUnmapMemory(self.device, memory)
+        if not options.leak:
+            vk.vkFreeCommandBuffers(self.device, self.pool, 1, [primary])
+            vk.vkDestroyPipeline(self.device, pipeline, None)
+            if not options.destroy_module_early:
+                vk.vkDestroyShaderModule(self.device, module, None)
+            vk.vkDestroyDescriptorPool(self.device, pool, None)
+            vk.vkDestroyPipelineLayout(self.device, layout, None)
+            vk.vkDestroyDescriptorSetLayout(self.device, set_layout, None)
+            vk.vkDestroyBuffer(self.device, buffer, None)
+            vk.vkFreeMemory(self.device, memory, None)
+        return {"data_sha256": hashlib.sha256(data).hexdigest(), "first_words": list(
+            int.from_bytes(data[i : i + 4], "little") for i in range(0, min(len(data), 64), 4)
+        ), "timings": timings}  # fmt: skip
+
+    def _record_compute(
+        self, primary: Any, recorder: Any, pipeline: Any, layout: Any, descriptor_set: Any,
+        count: int, timings: dict[str, float],
+    ) -> None:  # fmt: skip
+        options = self.options
+        secondary = recorder is not primary
+        begin = vk.VkCommandBufferBeginInfo()
+        if secondary:
+            begin = vk.VkCommandBufferBeginInfo(
+                pInheritanceInfo=vk.VkCommandBufferInheritanceInfo()
+            )
+        vk.vkBeginCommandBuffer(recorder, begin)
+        vk.vkCmdBindPipeline(recorder, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
+        vk.vkCmdBindDescriptorSets(
+            recorder, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, [descriptor_set], 0, None
+        )
+        push_data = ffi.new("uint32_t[2]")
+        start = time.perf_counter()
+        for index in range(count):
+            push_data[0] = index * LOCAL_SIZE
+            push_data[1] = options.bad_index if index == options.bad_dispatch else 0xFFFFFFFF
+            vk.vkCmdPushConstants(recorder, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, push_data)
+            vk.vkCmdDispatch(recorder, 1, 1, 1)
+        timings["record_per_dispatch_us"] = (time.perf_counter() - start) * 1e6 / max(count, 1)
+        vk.vkEndCommandBuffer(recorder)
+        if secondary:
+            vk.vkBeginCommandBuffer(primary, vk.VkCommandBufferBeginInfo())
+            vk.vkCmdExecuteCommands(primary, 1, [recorder])
+            vk.vkEndCommandBuffer(primary)
+
+    # -- graphics ----------------------------------------------------------------------------
+
+    def run_graphics(self) -> dict[str, Any]:
+        from graphics import run_graphics  # same folder
+
+        return run_graphics(self)
+
+    def close(self) -> None:
+        vk.vkDestroyCommandPool(self.device, self.pool, None)
+        vk.vkDestroyDevice(self.device, None)
+        if self.messenger is not None:
+            destroy = vk.vkGetInstanceProcAddr(self.instance, "vkDestroyDebugUtilsMessengerEXT")
+            destroy(self.instance, self.messenger, None)
+        vk.vkDestroyInstance(self.instance, None)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=["compute", "graphics"], default="compute")
+    parser.add_argument("--shader", help="compute shader .spv")
+    parser.add_argument("--vert")
+    parser.add_argument("--frag")
+    parser.add_argument("--dispatches", type=int, default=4)
+    parser.add_argument("--draws", type=int, default=2)
+    parser.add_argument("--bad-dispatch", type=int, default=-1)
+    parser.add_argument("--bad-index", type=int, default=5)
+    parser.add_argument("--bad-draw", type=int, default=-1)
+    parser.add_argument("--api", default="1.3")
+    parser.add_argument("--layer", action="append", default=[])
+    parser.add_argument("--validation-features", default="")
+    parser.add_argument("--messenger", action="store_true")
+    parser.add_argument("--names", action="store_true")
+    parser.add_argument("--fill-sets", action="store_true")
+    parser.add_argument("--features2", action="store_true")
+    parser.add_argument("--destroy-module-early", action="store_true")
+    parser.add_argument("--destroy-layout-early", action="store_true")
+    parser.add_argument("--secondary", action="store_true")
+    parser.add_argument("--submit2", action="store_true")
+    parser.add_argument("--rerecord", action="store_true")
+    parser.add_argument("--leak", action="store_true")
+    parser.add_argument("--repeat", type=int, default=1)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    options = parse(argv)
+    sys.path.insert(0, str(Path(__file__).parent))
+    app = App(options)
+    result: dict[str, Any] = {
+        "max_bound_descriptor_sets": app.max_bound_sets,
+        "max_bound_descriptor_sets2": app.max_bound_sets2,
+    }
+    result.update(app.run_compute() if options.mode == "compute" else app.run_graphics())
+    app.close()
+    result["messages"] = messages
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
