@@ -152,7 +152,7 @@ def render(grammar_dir: Path) -> str:
         "",
         "# Older spellings the grammar keeps as aliases: kind -> {alias: canonical name}",
         "# (opcodes under 'Op'). Tools built on an older grammar may print the alias.",
-        "ALIASES = {",
+        "ALIASES: dict[str, dict[str, str]] = {",
         *(f"    {kind!r}: {names!r}," for kind, names in aliases.items() if names),
         "}",
         "",
@@ -169,7 +169,7 @@ def render(grammar_dir: Path) -> str:
     out += ["}", "", *_generators(grammar_dir.parent / "spir-v.xml"), ""]
     names = [line.split()[1].rstrip(":") for line in out if line.startswith("class ")]
     names += ["MAGIC_NUMBER", "GRAMMAR_VERSION", "INSTRUCTIONS", "OPERAND_KINDS"]
-    names += ["EXTENDED_INSTRUCTION_SETS", "GENERATORS"]
+    names += ["ALIASES", "EXTENDED_INSTRUCTION_SETS", "GENERATORS"]
     out += ["__all__ = [", *(f"    {name!r}," for name in names), "]", ""]
     return "\n".join(out)
 

@@ -96,3 +96,27 @@ def string_at(operands: Sequence[int], start: int) -> tuple[str, int]:
 def quote_string(text: str) -> str:
     """Double-quoted with ``"`` and ``\\`` escaped; newlines and tabs stay as they are."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class NumericTypes:
+    """Integer and float types seen so far, to spell constants and switch literals."""
+
+    def __init__(self) -> None:
+        self.integers: dict[int, tuple[int, bool]] = {}  # type id -> (width, signed)
+        self.floats: dict[int, int] = {}  # type id -> width
+
+    def note_integer(self, type_id: int, width: int, signedness: int) -> None:
+        self.integers[type_id] = (width, signedness != 0)
+
+    def note_float(self, type_id: int, width: int) -> None:
+        self.floats[type_id] = width
+
+    def format(self, type_id: int | None, words: Sequence[int]) -> str:
+        """A literal of type ``type_id``; unknown types print their bits unsigned."""
+        integer = self.integers.get(type_id) if type_id is not None else None
+        if integer is not None:
+            return format_integer(words, integer[0], integer[1])
+        width = self.floats.get(type_id) if type_id is not None else None
+        if width is not None:
+            return format_float(words, width)
+        return str(combine_words(words))
