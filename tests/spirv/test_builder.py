@@ -55,13 +55,17 @@ def _guardable(def_use: DefUse, types: Types, instruction: Instruction) -> bool:
     if any(getattr(def_use.definition(i), "opcode", None) == Op.SampledImage for i in used):
         return False
     type_opcode = types.opcode(instruction.type_id)
-    return type_opcode not in (
-        Op.TypePointer,
-        Op.TypeImage,
-        Op.TypeSampler,
-        Op.TypeSampledImage,
-        Op.TypeVoid,
-    ) and instruction.opcode != Op.ExtInst
+    return (
+        type_opcode
+        not in (
+            Op.TypePointer,
+            Op.TypeImage,
+            Op.TypeSampler,
+            Op.TypeSampledImage,
+            Op.TypeVoid,
+        )
+        and instruction.opcode != Op.ExtInst
+    )
 
 
 def guard_every_value(module: Module) -> int:
