@@ -26,7 +26,7 @@ from gpuav.spirv.grammar import (
 from gpuav.spirv.grammar_tables import GENERATORS
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Module
-from gpuav.spirv.operand_walker import WalkContext, walk_operands
+from gpuav.spirv.operand_walker import OperandError, WalkContext, walk_operands
 from gpuav.spirv.reader import read
 
 # spirv-dis right-aligns "%id = " so that every opcode starts in this column.
@@ -106,12 +106,21 @@ class _Printer:
         operands = instruction.operands
         result_at = RESULT_INDEX.get(instruction.opcode)
         parts = [OPCODE_NAMES[instruction.opcode]]
+        printed = 0  # operand words printed so far
 
         def visit(kind: str, first: int, count: int) -> None:
-            if first != result_at:
+            nonlocal printed
+            if first != result_at and count:
                 parts.append(self.operand(instruction, kind, first, count))
+            printed = first + count
 
-        walk_operands(instruction.opcode, operands, self.context, visit)
+        try:
+            walk_operands(instruction.opcode, operands, self.context, visit)
+        except OperandError:
+            # The reader does not check one-word enumerants (their value cannot change the
+            # operand shape), so a value our grammar does not know can get here: print the
+            # rest as numbers rather than refuse a module the reader accepted.
+            parts.extend(str(word) for word in operands[printed:])
         text = " ".join(parts)
         if result_at is None:
             return " " * OPCODE_COLUMN + text
