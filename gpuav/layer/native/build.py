@@ -97,6 +97,7 @@ def build_inputs() -> dict[str, str]:
     )
     return {
         "c_source": _read_resource("layer.c"),
+        "builder": _read_resource("build.py"),
         "cdef": prototypes.cdef() + HELPER_CDEF,
         "embedding_api": EMBEDDING_API,
         "init_code": init_code,
@@ -167,7 +168,9 @@ def _build(inputs: dict[str, str], target: Path) -> None:
         builder.set_source(
             MODULE_NAME,
             inputs["c_source"],
-            extra_link_args=[f"-Wl,-rpath,{libdir}"] if libdir else [],
+            # -Bsymbolic: our own vkGetInstanceProcAddr must not resolve to the loader's
+            # exported function of the same name in apps linked against libvulkan.
+            extra_link_args=["-Wl,-Bsymbolic", *([f"-Wl,-rpath,{libdir}"] if libdir else [])],
             extra_compile_args=["-O2"],
             define_macros=macros,
         )

@@ -53,7 +53,7 @@ def handle_int(handle: Any) -> int:
 class App:
     def __init__(self, options: argparse.Namespace) -> None:
         self.options = options
-        self.destroy: list[Any] = []
+        self.extra_set_layouts: list[Any] = []
         self._create_instance()
         self._create_device()
 
@@ -113,7 +113,9 @@ class App:
         )
         properties = vk.vkGetPhysicalDeviceProperties(self.physical)
         self.max_bound_sets = int(properties.limits.maxBoundDescriptorSets)
-        properties2 = vk.vkGetPhysicalDeviceProperties2(self.physical)
+        properties2 = ffi.new("VkPhysicalDeviceProperties2 *")
+        properties2.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+        vk.vkGetPhysicalDeviceProperties2(self.physical, properties2)
         self.max_bound_sets2 = int(properties2.properties.limits.maxBoundDescriptorSets)
         self.memory = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         queue_info = vk.VkDeviceQueueCreateInfo(
@@ -122,13 +124,17 @@ class App:
         # Features are requested either the 1.0 way or through VkPhysicalDeviceFeatures2; the
         # layer must add its two features to either without touching this memory.
         self.features = vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE)
+        chained = None
+        if self.options.submit2:
+            chained = vk.VkPhysicalDeviceSynchronization2Features(synchronization2=vk.VK_TRUE)
         if self.options.features2:
-            self.features2 = vk.VkPhysicalDeviceFeatures2(features=self.features)
+            self.features2 = vk.VkPhysicalDeviceFeatures2(pNext=chained, features=self.features)
             info = vk.VkDeviceCreateInfo(
                 pNext=self.features2, queueCreateInfoCount=1, pQueueCreateInfos=[queue_info]
             )
         else:
             info = vk.VkDeviceCreateInfo(
+                pNext=chained,
                 queueCreateInfoCount=1,
                 pQueueCreateInfos=[queue_info],
                 pEnabledFeatures=self.features,
@@ -191,6 +197,7 @@ class App:
             empty = vk.vkCreateDescriptorSetLayout(
                 self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=0), None
             )
+            self.extra_set_layouts.append(empty)
             layouts += [empty] * (self.max_bound_sets - 1)
         return layouts
 
@@ -312,6 +319,12 @@ class App:
             0,
             None,
         )  # fmt: skip
+        self.indirect_buffer, indirect_memory = self.buffer(
+            16, vk.VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT
+        )
+        indirect_words = vk.vkMapMemory(self.device, indirect_memory, 0, 16, 0)
+        indirect_words[:12] = b"\x01\x00\x00\x00" * 3
+        vk.vkUnmapMemory(self.device, indirect_memory)
         primary = self.command_buffers(1, vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY)[0]
         self.name(vk.VK_OBJECT_TYPE_COMMAND_BUFFER, primary, "ComputeCommandBuffer")
         self.name(vk.VK_OBJECT_TYPE_PIPELINE, pipeline, "ComputePipeline")
@@ -338,8 +351,9 @@ class App:
             vk.vkDestroyDescriptorPool(self.device, pool, None)
             vk.vkDestroyPipelineLayout(self.device, layout, None)
             vk.vkDestroyDescriptorSetLayout(self.device, set_layout, None)
-            vk.vkDestroyBuffer(self.device, buffer, None)
-            vk.vkFreeMemory(self.device, memory, None)
+            for handle, allocation in ((buffer, memory), (self.indirect_buffer, indirect_memory)):
+                vk.vkDestroyBuffer(self.device, handle, None)
+                vk.vkFreeMemory(self.device, allocation, None)
         return {"data_sha256": hashlib.sha256(data).hexdigest(), "first_words": list(
             int.from_bytes(data[i : i + 4], "little") for i in range(0, min(len(data), 64), 4)
         ), "timings": timings}  # fmt: skip
@@ -366,7 +380,12 @@ class App:
             push_data[0] = index * LOCAL_SIZE
             push_data[1] = options.bad_index if index == options.bad_dispatch else 0xFFFFFFFF
             vk.vkCmdPushConstants(recorder, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, push_data)
-            vk.vkCmdDispatch(recorder, 1, 1, 1)
+            if options.dispatch_command == "indirect":
+                vk.vkCmdDispatchIndirect(recorder, self.indirect_buffer, 0)
+            elif options.dispatch_command == "base":
+                vk.vkCmdDispatchBase(recorder, 0, 0, 0, 1, 1, 1)
+            else:
+                vk.vkCmdDispatch(recorder, 1, 1, 1)
         timings["record_per_dispatch_us"] = (time.perf_counter() - start) * 1e6 / max(count, 1)
         vk.vkEndCommandBuffer(recorder)
         if secondary:
@@ -382,6 +401,8 @@ class App:
         return run_graphics(self)
 
     def close(self) -> None:
+        for layout in self.extra_set_layouts:
+            vk.vkDestroyDescriptorSetLayout(self.device, layout, None)
         vk.vkDestroyCommandPool(self.device, self.pool, None)
         vk.vkDestroyDevice(self.device, None)
         if self.messenger is not None:
@@ -398,6 +419,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--frag")
     parser.add_argument("--dispatches", type=int, default=4)
     parser.add_argument("--draws", type=int, default=2)
+    parser.add_argument(
+        "--draw-command", choices=["draw", "indexed", "indirect", "indexed_indirect"], default="draw"
+    )
+    parser.add_argument("--dispatch-command", choices=["dispatch", "indirect", "base"], default="dispatch")
     parser.add_argument("--bad-dispatch", type=int, default=-1)
     parser.add_argument("--bad-index", type=int, default=5)
     parser.add_argument("--bad-draw", type=int, default=-1)

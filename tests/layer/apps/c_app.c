@@ -1,0 +1,447 @@
+/* A small Vulkan app in C for the layer tests: compute dispatches over regions of a buffer,
+ * then an offscreen draw of N stripes into a 16x16 image. It knows nothing of gpuav.
+ *
+ * usage: c_app COMPUTE.spv VERT.spv FRAG.spv [--bad-dispatch N] [--bad-draw N]
+ *              [--dispatches N] [--draws N] [--messenger] [--validation-features]
+ * Prints "compute <fnv1a hex>", "pixels <fnv1a hex>", "maxBoundDescriptorSets <n>" and one
+ * "message <severity>|<id>|<text>" line per message its debug messenger received.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#define CHECK(call)                                                              \
+    do {                                                                         \
+        VkResult result_ = (call);                                               \
+        if (result_ != VK_SUCCESS) {                                             \
+            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, result_); \
+            exit(2);                                                             \
+        }                                                                        \
+    } while (0)
+
+enum { SIZE = 16, LOCAL = 64 };
+
+static VkDevice device;
+static VkPhysicalDeviceMemoryProperties memory_properties;
+
+static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                     VkDebugUtilsMessageTypeFlagsEXT types,
+                                     const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                     void *user) {
+    (void)types;
+    (void)user;
+    printf("message %d|%s|", (int)severity, data->pMessageIdName ? data->pMessageIdName : "");
+    for (const char *c = data->pMessage; *c; ++c) putchar(*c == '\n' ? ' ' : *c);
+    printf("\n");
+    return VK_FALSE;
+}
+
+static uint32_t fnv1a(const uint8_t *bytes, size_t count) {
+    uint32_t hash = 2166136261u;
+    for (size_t i = 0; i < count; ++i) hash = (hash ^ bytes[i]) * 16777619u;
+    return hash;
+}
+
+static uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags flags) {
+    for (uint32_t i = 0; i < memory_properties.memoryTypeCount; ++i)
+        if ((bits & (1u << i)) && (memory_properties.memoryTypes[i].propertyFlags & flags) == flags)
+            return i;
+    fprintf(stderr, "no memory type\n");
+    exit(2);
+}
+
+static VkShaderModule load_module(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        perror(path);
+        exit(2);
+    }
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    uint32_t *code = malloc((size_t)size);
+    if (fread(code, 1, (size_t)size, file) != (size_t)size) exit(2);
+    fclose(file);
+    VkShaderModuleCreateInfo info = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    info.codeSize = (size_t)size;
+    info.pCode = code;
+    VkShaderModule module;
+    CHECK(vkCreateShaderModule(device, &info, NULL, &module));
+    free(code);
+    return module;
+}
+
+static void make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkBuffer *buffer,
+                        VkDeviceMemory *memory) {
+    VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = size;
+    info.usage = usage;
+    CHECK(vkCreateBuffer(device, &info, NULL, buffer));
+    VkMemoryRequirements requirements;
+    vkGetBufferMemoryRequirements(device, *buffer, &requirements);
+    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex = memory_type(
+        requirements.memoryTypeBits,
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    CHECK(vkAllocateMemory(device, &allocate, NULL, memory));
+    CHECK(vkBindBufferMemory(device, *buffer, *memory, 0));
+}
+
+static void submit_and_wait(VkQueue queue, VkCommandBuffer command_buffer) {
+    VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    CHECK(vkCreateFence(device, &fence_info, NULL, &fence));
+    VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &command_buffer;
+    CHECK(vkQueueSubmit(queue, 1, &submit, fence));
+    CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+    vkDestroyFence(device, fence, NULL);
+}
+
+static uint32_t run_compute(VkQueue queue, VkCommandPool pool, const char *path,
+                            uint32_t dispatches, int bad_dispatch) {
+    VkDeviceSize size = (VkDeviceSize)dispatches * LOCAL * 4;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    make_buffer(size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &buffer, &memory);
+    uint32_t *values;
+    CHECK(vkMapMemory(device, memory, 0, size, 0, (void **)&values));
+    for (uint32_t i = 0; i < dispatches * LOCAL; ++i) values[i] = i * 7u + 3u;
+
+    VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    VkDescriptorSetLayoutCreateInfo set_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = 1;
+    set_info.pBindings = &binding;
+    VkDescriptorSetLayout set_layout;
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
+    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 8};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout layout;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    VkShaderModule module = load_module(path);
+    VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = "main";
+    pipeline_info.layout = layout;
+    VkPipeline pipeline;
+    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+    vkDestroyShaderModule(device, module, NULL); /* before submit, on purpose */
+
+    VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
+    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &pool_size;
+    VkDescriptorPool descriptor_pool;
+    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
+    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    allocate.descriptorPool = descriptor_pool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &set_layout;
+    VkDescriptorSet set;
+    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorBufferInfo buffer_info = {buffer, 0, size};
+    VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    write.dstSet = set;
+    write.descriptorCount = 1;
+    write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    write.pBufferInfo = &buffer_info;
+    vkUpdateDescriptorSets(device, 1, &write, 0, NULL);
+
+    VkCommandBufferAllocateInfo cb_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cb_info.commandPool = pool;
+    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cb_info.commandBufferCount = 1;
+    VkCommandBuffer command_buffer;
+    CHECK(vkAllocateCommandBuffers(device, &cb_info, &command_buffer));
+    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK(vkBeginCommandBuffer(command_buffer, &begin));
+    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
+                            NULL);
+    for (uint32_t i = 0; i < dispatches; ++i) {
+        uint32_t constants[2] = {i * LOCAL, (int)i == bad_dispatch ? 5u : 0xFFFFFFFFu};
+        vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, constants);
+        vkCmdDispatch(command_buffer, 1, 1, 1);
+    }
+    CHECK(vkEndCommandBuffer(command_buffer));
+    submit_and_wait(queue, command_buffer);
+    uint32_t hash = fnv1a((const uint8_t *)values, (size_t)size);
+
+    vkFreeCommandBuffers(device, pool, 1, &command_buffer);
+    vkDestroyDescriptorPool(device, descriptor_pool, NULL);
+    vkDestroyPipeline(device, pipeline, NULL);
+    vkDestroyPipelineLayout(device, layout, NULL);
+    vkDestroyDescriptorSetLayout(device, set_layout, NULL);
+    vkUnmapMemory(device, memory);
+    vkDestroyBuffer(device, buffer, NULL);
+    vkFreeMemory(device, memory, NULL);
+    return hash;
+}
+
+static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert_path,
+                             const char *frag_path, uint32_t draws, int bad_draw) {
+    VkImageCreateInfo image_info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    image_info.imageType = VK_IMAGE_TYPE_2D;
+    image_info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    image_info.extent = (VkExtent3D){SIZE, SIZE, 1};
+    image_info.mipLevels = 1;
+    image_info.arrayLayers = 1;
+    image_info.samples = VK_SAMPLE_COUNT_1_BIT;
+    image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    image_info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    VkImage image;
+    CHECK(vkCreateImage(device, &image_info, NULL, &image));
+    VkMemoryRequirements requirements;
+    vkGetImageMemoryRequirements(device, image, &requirements);
+    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex = memory_type(requirements.memoryTypeBits, 0);
+    VkDeviceMemory image_memory;
+    CHECK(vkAllocateMemory(device, &allocate, NULL, &image_memory));
+    CHECK(vkBindImageMemory(device, image, image_memory, 0));
+    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view_info.image = image;
+    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view_info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkImageView view;
+    CHECK(vkCreateImageView(device, &view_info, NULL, &view));
+
+    VkAttachmentDescription attachment = {0, VK_FORMAT_R8G8B8A8_UNORM, VK_SAMPLE_COUNT_1_BIT,
+                                          VK_ATTACHMENT_LOAD_OP_CLEAR, VK_ATTACHMENT_STORE_OP_STORE,
+                                          VK_ATTACHMENT_LOAD_OP_DONT_CARE,
+                                          VK_ATTACHMENT_STORE_OP_DONT_CARE,
+                                          VK_IMAGE_LAYOUT_UNDEFINED,
+                                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
+    VkAttachmentReference reference = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+    VkSubpassDescription subpass = {0};
+    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
+    subpass.colorAttachmentCount = 1;
+    subpass.pColorAttachments = &reference;
+    VkSubpassDependency dependency = {0, VK_SUBPASS_EXTERNAL,
+                                      VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                                      VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                      VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+                                      VK_ACCESS_TRANSFER_READ_BIT, 0};
+    VkRenderPassCreateInfo pass_info = {VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
+    pass_info.attachmentCount = 1;
+    pass_info.pAttachments = &attachment;
+    pass_info.subpassCount = 1;
+    pass_info.pSubpasses = &subpass;
+    pass_info.dependencyCount = 1;
+    pass_info.pDependencies = &dependency;
+    VkRenderPass render_pass;
+    CHECK(vkCreateRenderPass(device, &pass_info, NULL, &render_pass));
+    VkFramebufferCreateInfo framebuffer_info = {VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
+    framebuffer_info.renderPass = render_pass;
+    framebuffer_info.attachmentCount = 1;
+    framebuffer_info.pAttachments = &view;
+    framebuffer_info.width = SIZE;
+    framebuffer_info.height = SIZE;
+    framebuffer_info.layers = 1;
+    VkFramebuffer framebuffer;
+    CHECK(vkCreateFramebuffer(device, &framebuffer_info, NULL, &framebuffer));
+
+    VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+    VkPushConstantRange push = {stages, 0, 12};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout layout;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    VkShaderModule vert = load_module(vert_path), frag = load_module(frag_path);
+    VkPipelineShaderStageCreateInfo shader_stages[2] = {
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_VERTEX_BIT,
+         vert, "main", NULL},
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
+         VK_SHADER_STAGE_FRAGMENT_BIT, frag, "main", NULL}};
+    VkPipelineVertexInputStateCreateInfo vertex_input = {
+        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+    VkPipelineInputAssemblyStateCreateInfo assembly = {
+        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+    VkViewport viewport = {0, 0, SIZE, SIZE, 0, 1};
+    VkRect2D scissor = {{0, 0}, {SIZE, SIZE}};
+    VkPipelineViewportStateCreateInfo viewport_state = {
+        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+    viewport_state.viewportCount = 1;
+    viewport_state.pViewports = &viewport;
+    viewport_state.scissorCount = 1;
+    viewport_state.pScissors = &scissor;
+    VkPipelineRasterizationStateCreateInfo raster = {
+        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+    raster.polygonMode = VK_POLYGON_MODE_FILL;
+    raster.cullMode = VK_CULL_MODE_NONE;
+    raster.lineWidth = 1.0f;
+    VkPipelineMultisampleStateCreateInfo multisample = {
+        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+    VkPipelineColorBlendAttachmentState blend_attachment = {0};
+    blend_attachment.colorWriteMask = 0xF;
+    VkPipelineColorBlendStateCreateInfo blend = {
+        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+    blend.attachmentCount = 1;
+    blend.pAttachments = &blend_attachment;
+    VkGraphicsPipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
+    pipeline_info.stageCount = 2;
+    pipeline_info.pStages = shader_stages;
+    pipeline_info.pVertexInputState = &vertex_input;
+    pipeline_info.pInputAssemblyState = &assembly;
+    pipeline_info.pViewportState = &viewport_state;
+    pipeline_info.pRasterizationState = &raster;
+    pipeline_info.pMultisampleState = &multisample;
+    pipeline_info.pColorBlendState = &blend;
+    pipeline_info.layout = layout;
+    pipeline_info.renderPass = render_pass;
+    VkPipeline pipeline;
+    CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+
+    VkBuffer readback;
+    VkDeviceMemory readback_memory;
+    make_buffer(SIZE * SIZE * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, &readback, &readback_memory);
+    VkCommandBufferAllocateInfo cb_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cb_info.commandPool = pool;
+    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cb_info.commandBufferCount = 1;
+    VkCommandBuffer command_buffer;
+    CHECK(vkAllocateCommandBuffers(device, &cb_info, &command_buffer));
+    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK(vkBeginCommandBuffer(command_buffer, &begin));
+    VkClearValue clear = {{{0.0f, 0.0f, 0.0f, 1.0f}}};
+    VkRenderPassBeginInfo pass_begin = {VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+    pass_begin.renderPass = render_pass;
+    pass_begin.framebuffer = framebuffer;
+    pass_begin.renderArea = scissor;
+    pass_begin.clearValueCount = 1;
+    pass_begin.pClearValues = &clear;
+    vkCmdBeginRenderPass(command_buffer, &pass_begin, VK_SUBPASS_CONTENTS_INLINE);
+    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
+    for (uint32_t i = 0; i < draws; ++i) {
+        uint32_t constants[3] = {i, draws, (uint32_t)bad_draw};
+        vkCmdPushConstants(command_buffer, layout, stages, 0, 12, constants);
+        vkCmdDraw(command_buffer, 6, 1, 0, 0);
+    }
+    vkCmdEndRenderPass(command_buffer);
+    VkBufferImageCopy copy = {0};
+    copy.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    copy.imageExtent = (VkExtent3D){SIZE, SIZE, 1};
+    vkCmdCopyImageToBuffer(command_buffer, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback,
+                           1, &copy);
+    VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+    CHECK(vkEndCommandBuffer(command_buffer));
+    submit_and_wait(queue, command_buffer);
+    uint8_t *pixels;
+    CHECK(vkMapMemory(device, readback_memory, 0, SIZE * SIZE * 4, 0, (void **)&pixels));
+    uint32_t hash = fnv1a(pixels, SIZE * SIZE * 4);
+    vkUnmapMemory(device, readback_memory);
+
+    vkFreeCommandBuffers(device, pool, 1, &command_buffer);
+    vkDestroyPipeline(device, pipeline, NULL);
+    vkDestroyShaderModule(device, vert, NULL);
+    vkDestroyShaderModule(device, frag, NULL);
+    vkDestroyPipelineLayout(device, layout, NULL);
+    vkDestroyFramebuffer(device, framebuffer, NULL);
+    vkDestroyRenderPass(device, render_pass, NULL);
+    vkDestroyImageView(device, view, NULL);
+    vkDestroyImage(device, image, NULL);
+    vkFreeMemory(device, image_memory, NULL);
+    vkDestroyBuffer(device, readback, NULL);
+    vkFreeMemory(device, readback_memory, NULL);
+    return hash;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s COMPUTE.spv VERT.spv FRAG.spv [options]\n", argv[0]);
+        return 2;
+    }
+    int bad_dispatch = -1, bad_draw = -1, messenger_wanted = 0, features_wanted = 0;
+    uint32_t dispatches = 4, draws = 2;
+    for (int i = 4; i < argc; ++i) {
+        if (!strcmp(argv[i], "--bad-dispatch") && i + 1 < argc) bad_dispatch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--bad-draw") && i + 1 < argc) bad_draw = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dispatches") && i + 1 < argc) dispatches = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--draws") && i + 1 < argc) draws = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--messenger")) messenger_wanted = 1;
+        else if (!strcmp(argv[i], "--validation-features")) features_wanted = 1;
+    }
+    VkApplicationInfo app_info = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app_info.pApplicationName = "gpuav-c-test-app";
+    app_info.apiVersion = VK_API_VERSION_1_1;
+    const char *extensions[2];
+    uint32_t extension_count = 0;
+    if (messenger_wanted) extensions[extension_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    VkValidationFeatureEnableEXT enables[1] = {VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT};
+    VkValidationFeaturesEXT features = {VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = enables;
+    if (features_wanted) extensions[extension_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
+    VkInstanceCreateInfo instance_info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    instance_info.pNext = features_wanted ? &features : NULL;
+    instance_info.pApplicationInfo = &app_info;
+    instance_info.enabledExtensionCount = extension_count;
+    instance_info.ppEnabledExtensionNames = extensions;
+    VkInstance instance;
+    CHECK(vkCreateInstance(&instance_info, NULL, &instance));
+    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger = NULL;
+    if (messenger_wanted) {
+        PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
+            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+                instance, "vkCreateDebugUtilsMessengerEXT");
+        destroy_messenger = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            instance, "vkDestroyDebugUtilsMessengerEXT");
+        VkDebugUtilsMessengerCreateInfoEXT info = {
+            VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+        info.pfnUserCallback = on_message;
+        CHECK(create_messenger(instance, &info, NULL, &messenger));
+    }
+    uint32_t count = 1;
+    VkPhysicalDevice physical;
+    VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
+    if (enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) return 2;
+    VkPhysicalDeviceProperties properties;
+    vkGetPhysicalDeviceProperties(physical, &properties);
+    printf("maxBoundDescriptorSets %u\n", properties.limits.maxBoundDescriptorSets);
+    vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    VkDeviceCreateInfo device_info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    device_info.queueCreateInfoCount = 1;
+    device_info.pQueueCreateInfos = &queue_info;
+    CHECK(vkCreateDevice(physical, &device_info, NULL, &device));
+    VkQueue queue;
+    vkGetDeviceQueue(device, 0, 0, &queue);
+    VkCommandPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    VkCommandPool pool;
+    CHECK(vkCreateCommandPool(device, &pool_info, NULL, &pool));
+
+    printf("compute %08x\n", run_compute(queue, pool, argv[1], dispatches, bad_dispatch));
+    printf("pixels %08x\n", run_graphics(queue, pool, argv[2], argv[3], draws, bad_draw));
+
+    vkDestroyCommandPool(device, pool, NULL);
+    vkDestroyDevice(device, NULL);
+    if (messenger) destroy_messenger(instance, messenger, NULL);
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}
