@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpuav.errors import DecodeError
+from gpuav.layer.cli import add_layer_commands
 
 # Exit status for input gpuav cannot use (malformed SPIR-V, unreadable file), as argparse
 # uses for bad arguments.
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpuav", description=__doc__)
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_dis(subparsers)
+    add_layer_commands(subparsers)
     args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)
