@@ -99,16 +99,17 @@ class PipelineInfo:
 class DeviceCalls(Protocol):
     """Vulkan calls down the chain on one device, made on the engine's behalf."""
 
-    def create_descriptor_set_layout(self, dynamic_storage_buffer_stages: int | None) -> int:
-        """Our layout (one dynamic storage buffer at binding 0) or, with None, an empty one."""
+    def create_descriptor_set_layout(self, storage_buffer_stages: int | None) -> int:
+        """Our layout (one storage buffer at binding 0) or, with None, an empty one."""
 
     def destroy_descriptor_set_layout(self, layout: int) -> None: ...
 
     def create_output_chunk(
         self, size: int, memory_type_flags: tuple[int, ...], set_layout: int, block_range: int
     ) -> OutputChunkHandles:
-        """A host-coherent storage buffer of ``size`` bytes, mapped, with one descriptor set
-        whose binding 0 (dynamic storage buffer) covers ``block_range`` bytes at offset 0."""
+        """A host-coherent storage buffer of ``size`` bytes, mapped, cut into blocks of
+        ``block_range`` bytes, with one descriptor set per block whose binding 0 (a storage
+        buffer) covers that block."""
 
     def destroy_output_chunk(self, chunk: OutputChunkHandles) -> None: ...
 
@@ -125,7 +126,6 @@ class DeviceCalls(Protocol):
         layout: int,
         set_index: int,
         descriptor_set: int,
-        dynamic_offset: int,
     ) -> None: ...
 
     def cmd_host_read_barrier(self, command_buffer: int) -> None:
@@ -148,5 +148,5 @@ class OutputChunkHandles:
     buffer: int
     memory: int
     descriptor_pool: int
-    descriptor_set: int
+    descriptor_sets: tuple[int, ...]
     words: memoryview

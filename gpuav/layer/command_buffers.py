@@ -2,8 +2,8 @@
 
 Seed 000's GpuAllocateValidationResources runs for every draw and dispatch; here it hands the
 action a block (no allocation, see ``output_buffers``) and records one extra
-``vkCmdBindDescriptorSets`` of our set at the reserved index through the bound pipeline's
-layout, with the block's dynamic offset. Actions of pipelines without instrumented shaders
+``vkCmdBindDescriptorSets`` of the block's set at the reserved index through the bound
+pipeline's layout. Actions of pipelines without instrumented shaders
 cost a counter increment. Blocks go back to the pool when the command buffer is reset, begun
 again, freed, or its pool is reset or destroyed (seed 000: GpuPreCallRecordFreeCommandBuffers).
 """
@@ -119,7 +119,6 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
         pipeline.layout,
         device.set_index,
         block.descriptor_set,
-        block.dynamic_offset,
     )
     state.actions.append(Action(state.action_count, command, pipeline, block))
 

@@ -48,7 +48,6 @@ class NativeDeviceCalls:
         self.next = next_functions
         self._keep: list[Any] = []
         self._set_arrays: dict[int, int] = {}
-        self._offset_arrays: dict[int, int] = {}
         barrier = vkffi.new("VkMemoryBarrier *")
         barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
         barrier.srcAccessMask = vk.VK_ACCESS_SHADER_WRITE_BIT
@@ -71,15 +70,15 @@ class NativeDeviceCalls:
 
     # -- descriptor set layouts -----------------------------------------------------------------
 
-    def create_descriptor_set_layout(self, dynamic_storage_buffer_stages: int | None) -> int:
+    def create_descriptor_set_layout(self, storage_buffer_stages: int | None) -> int:
         info = vkffi.new("VkDescriptorSetLayoutCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
         binding = vkffi.new("VkDescriptorSetLayoutBinding *")
-        if dynamic_storage_buffer_stages is not None:
+        if storage_buffer_stages is not None:
             binding.binding = 0
-            binding.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+            binding.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
             binding.descriptorCount = 1
-            binding.stageFlags = dynamic_storage_buffer_stages
+            binding.stageFlags = storage_buffer_stages
             info.bindingCount = 1
             info.pBindings = binding
         return self._create("vkCreateDescriptorSetLayout", info)
@@ -138,44 +137,54 @@ class NativeDeviceCalls:
         vkffi.memmove(mapped[0], bytes(size), size)
         words = memoryview(vkffi.buffer(mapped[0], size)).cast("B").cast("I")
 
+        descriptor_sets = self._block_descriptor_sets(
+            made, made["buffer"], size // block_range, set_layout, block_range
+        )
+        return OutputChunkHandles(
+            made["buffer"], made["memory"], made["pool"], descriptor_sets, words
+        )
+
+    def _block_descriptor_sets(
+        self, made: dict[str, int], buffer: int, count: int, set_layout: int, block_range: int
+    ) -> tuple[int, ...]:
+        """One pool, and in it one set per block written once (seed 000 wrote one per draw)."""
         pool_size = vkffi.new("VkDescriptorPoolSize *")
-        pool_size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
-        pool_size.descriptorCount = 1
+        pool_size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+        pool_size.descriptorCount = count
         pool_info = vkffi.new("VkDescriptorPoolCreateInfo *")
         pool_info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
-        pool_info.maxSets = 1
+        pool_info.maxSets = count
         pool_info.poolSizeCount = 1
         pool_info.pPoolSizes = pool_size
         made["pool"] = self._create("vkCreateDescriptorPool", pool_info)
 
-        layouts = vkffi.new("uint64_t[1]", [set_layout])
+        layouts = vkffi.new("uint64_t[]", [set_layout] * count)
         set_info = vkffi.new("VkDescriptorSetAllocateInfo *")
         set_info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
         set_info.descriptorPool = vkffi.cast("VkDescriptorPool", made["pool"])
-        set_info.descriptorSetCount = 1
+        set_info.descriptorSetCount = count
         set_info.pSetLayouts = vkffi.cast("VkDescriptorSetLayout *", layouts)
-        sets = vkffi.new("uint64_t[1]")
+        sets = vkffi.new("uint64_t[]", count)
         self._check(
             "vkAllocateDescriptorSets",
             self.next.vkAllocateDescriptorSets(self.device, address(set_info), address(sets)),
         )
-        descriptor_set = int(sets[0])
-
-        buffer_desc = vkffi.new("VkDescriptorBufferInfo *")
-        buffer_desc.buffer = vkffi.cast("VkBuffer", made["buffer"])
-        buffer_desc.offset = 0
-        buffer_desc.range = block_range
-        write = vkffi.new("VkWriteDescriptorSet *")
-        write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
-        write.dstSet = vkffi.cast("VkDescriptorSet", descriptor_set)
-        write.dstBinding = 0
-        write.descriptorCount = 1
-        write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
-        write.pBufferInfo = buffer_desc
-        self.next.vkUpdateDescriptorSets(self.device, 1, address(write), 0, 0)
-        return OutputChunkHandles(
-            made["buffer"], made["memory"], made["pool"], descriptor_set, words
-        )
+        infos = vkffi.new("VkDescriptorBufferInfo[]", count)
+        writes = vkffi.new("VkWriteDescriptorSet[]", count)
+        buffer_handle = vkffi.cast("VkBuffer", buffer)
+        for index in range(count):
+            infos[index].buffer = buffer_handle
+            infos[index].offset = index * block_range
+            infos[index].range = block_range
+            write = writes[index]
+            write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
+            write.dstSet = vkffi.cast("VkDescriptorSet", sets[index])
+            write.dstBinding = 0
+            write.descriptorCount = 1
+            write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+            write.pBufferInfo = infos + index
+        self.next.vkUpdateDescriptorSets(self.device, count, address(writes), 0, 0)
+        return tuple(int(handle) for handle in sets)
 
     def _destroy_parts(self, made: dict[str, int]) -> None:
         if made.get("pool"):
@@ -214,18 +223,12 @@ class NativeDeviceCalls:
         layout: int,
         set_index: int,
         descriptor_set: int,
-        dynamic_offset: int,
     ) -> None:
         sets = self._set_arrays.get(descriptor_set)
         if sets is None:
             sets = self._set_arrays[descriptor_set] = self._array("uint64_t[1]", descriptor_set)
-        offsets = self._offset_arrays.get(dynamic_offset)
-        if offsets is None:
-            offsets = self._offset_arrays[dynamic_offset] = self._array(
-                "uint32_t[1]", dynamic_offset
-            )
         self.next.vkCmdBindDescriptorSets(
-            command_buffer, bind_point, layout, set_index, 1, sets, 1, offsets
+            command_buffer, bind_point, layout, set_index, 1, sets, 0, 0
         )
 
     def _array(self, type_name: str, value: int) -> int:
