@@ -13,6 +13,10 @@ def test_round_trip_is_word_exact(name: str, debug: str) -> None:
     words = list(corpus_words(name, debug))  # type: ignore[arg-type]
     module = read(words)
     assert write(module) == words
+    # The writer walks the sections itself: it must agree with Module.instructions().
+    assert words[5:] == [
+        word for instruction in module.instructions() for word in instruction.words()
+    ]
     # Every instruction remembers its index in the input, in order.
     assert [instruction.origin for instruction in module.instructions()] == list(
         range(sum(1 for _ in module.instructions()))
