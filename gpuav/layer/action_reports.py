@@ -11,6 +11,8 @@ from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_messag
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
 from gpuav.report.context import ActionContext, ShaderContext
 
+SPILLED_COMMAND = "unknown action (output blocks ran out)"
+
 
 def action_context(device: DeviceState, state: CommandBufferState, action: Action) -> ActionContext:
     pipeline = action.pipeline
@@ -24,11 +26,14 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         )
         for tracker in pipeline.shaders.values()
     )
+    # The spill block is shared by every action recorded after output memory ran out, so its
+    # records cannot be pinned on one of them.
+    spilled = action.block.spill
     return ActionContext(
         command_buffer=state.handle,
         command_buffer_name=device.name_of(state.handle),
-        action_number=action.number,
-        command=action.command,
+        action_number=0 if spilled else action.number,
+        command=SPILLED_COMMAND if spilled else action.command,
         pipeline=pipeline.handle,
         pipeline_name=device.name_of(pipeline.handle),
         shaders=shaders,

@@ -136,7 +136,8 @@ class DeviceCalls(Protocol):
     def queue_signal_fence(self, queue: int) -> int:
         """Submit nothing but a new fence on ``queue``; returns the fence."""
 
-    def fence_signaled(self, fence: int) -> bool: ...
+    def fence_signaled(self, fence: int, timeout_ns: int = 0) -> bool:
+        """Whether the fence signaled, waiting at most ``timeout_ns``."""
 
     def destroy_fence(self, fence: int) -> None: ...
 

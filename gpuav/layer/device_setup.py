@@ -3,6 +3,8 @@ reserve-binding-slot property change."""
 
 from __future__ import annotations
 
+import os
+
 from gpuav.layer import notices
 from gpuav.layer.calls import (
     API_VERSION_1_1,
@@ -58,6 +60,12 @@ def pre_call_record_create_device(
     )
 
 
+def blocks_per_chunk_setting() -> int | None:
+    """``GPUAV_BLOCKS_PER_CHUNK``: output blocks per memory allocation (tuning and tests)."""
+    value = os.environ.get("GPUAV_BLOCKS_PER_CHUNK", "")
+    return int(value) if value.isdigit() and int(value) >= 2 else None
+
+
 def post_call_record_create_device(
     instance: InstanceState,
     handle: int,
@@ -86,6 +94,7 @@ def post_call_record_create_device(
     try:
         device.set_layout = calls.create_descriptor_set_layout(SHADER_STAGES_INSTRUMENTED)
         device.padding_set_layout = calls.create_descriptor_set_layout(None)
+        blocks_per_chunk = blocks_per_chunk or blocks_per_chunk_setting()
         kwargs = {} if blocks_per_chunk is None else {"blocks_per_chunk": blocks_per_chunk}
         device.output = OutputBuffers(calls, facts, device.set_layout, **kwargs)
     except Exception as error:
@@ -106,9 +115,10 @@ def _destroy_layouts(device: DeviceState) -> None:
 def pre_call_record_destroy_device(device: DeviceState) -> None:
     """Free everything the layer made (seed 000: GpuPreCallRecordDestroyDevice)."""
     calls = device.calls
-    for pending in device.pending:
-        calls.destroy_fence(pending.fence)
-    device.pending.clear()
+    if device.pending:
+        from gpuav.layer.queue_submit import read_back_finished
+
+        read_back_finished(device, settle_all=True)
     for module in device.shader_modules.values():
         if module.shadow:
             calls.destroy_shader_module(module.shadow)

@@ -24,6 +24,7 @@ from array import array
 from dataclasses import dataclass
 
 from gpuav.instrument.record import DATA_FIRST_WORD, MAX_RECORD_WORDS, WRITTEN_LENGTH_WORD
+from gpuav.layer import faults
 from gpuav.layer.calls import DeviceCalls, OutputChunkHandles, PhysicalDeviceFacts
 
 RECORDS_PER_BLOCK = 16
@@ -84,6 +85,8 @@ class OutputBuffers:
         self.spill.spill = True
 
     def _add_chunk(self) -> Chunk:
+        if self._chunks:
+            faults.check("output_chunk")
         size = self.block_bytes * self._blocks_per_chunk
         handles = self._calls.create_output_chunk(
             size, self._facts.memory_type_flags, self._set_layout, self.block_bytes

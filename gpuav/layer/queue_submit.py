@@ -64,13 +64,34 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
             report_action(device, state, action, words)
 
 
-def read_back_finished(device: DeviceState) -> None:
-    """Read deferred submissions whose fence has signaled."""
+# A command buffer being reset, or a device being destroyed, has finished by the app's own
+# synchronization; our fence (signaled after it) may trail by a moment, so wait a little.
+SETTLE_TIMEOUT_NS = 1_000_000_000
+
+
+def read_back_finished(
+    device: DeviceState, settle: CommandBufferState | None = None, settle_all: bool = False
+) -> None:
+    """Read deferred submissions whose fence has signaled.
+
+    ``settle``: a command buffer the app is about to reset; its submission is waited for
+    (briefly). ``settle_all``: the device is going away; every submission is waited for.
+    """
     still_pending: list[PendingSubmission] = []
     for pending in device.pending:
-        if device.calls.fence_signaled(pending.fence):
+        wait = settle_all or (settle is not None and settle in pending.command_buffers)
+        timeout = SETTLE_TIMEOUT_NS if wait else 0
+        if device.calls.fence_signaled(pending.fence, timeout):
             device.calls.destroy_fence(pending.fence)
             read_back(device, pending.command_buffers)
+        elif settle_all:
+            device.calls.destroy_fence(pending.fence)
         else:
             still_pending.append(pending)
     device.pending[:] = still_pending
+
+
+def post_call_record_wait(device: DeviceState) -> None:
+    """After the app waited for a fence or a queue: read what has finished."""
+    if device.pending:
+        read_back_finished(device)

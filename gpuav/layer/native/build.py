@@ -78,12 +78,22 @@ except BaseException as _error:
 
 
 def _python_paths() -> list[str]:
-    """Import locations of the building interpreter, baked in for C hosts (venvs included)."""
-    paths = [path for path in sys.path if path and Path(path).is_dir()]
-    for extra in (*site.getsitepackages(), site.getusersitepackages()):
-        if extra not in paths and Path(extra).is_dir():
-            paths.append(extra)
-    return paths
+    """Where the embedded interpreter must find gpuav and its dependencies (C hosts, venvs).
+
+    Only locations that do not depend on the working directory or PYTHONPATH, so that the
+    same environment always gets the same build: the site-packages folders of the building
+    interpreter and the folders holding the packages the layer imports.
+    """
+    import cffi
+    import vulkan
+
+    import gpuav
+
+    paths: list[str] = []
+    for module in (gpuav, vulkan, cffi):
+        paths.append(str(Path(module.__file__ or "").resolve().parent.parent))
+    paths += [*site.getsitepackages(), site.getusersitepackages()]
+    return [path for path in dict.fromkeys(paths) if Path(path).is_dir()]
 
 
 def _read_resource(name: str) -> str:

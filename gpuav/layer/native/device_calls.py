@@ -265,8 +265,11 @@ class NativeDeviceCalls:
             raise VulkanCallFailed("vkQueueSubmit", result)
         return fence
 
-    def fence_signaled(self, fence: int) -> bool:
-        return int(self.next.vkGetFenceStatus(self.device, fence)) == 0
+    def fence_signaled(self, fence: int, timeout_ns: int = 0) -> bool:
+        if not timeout_ns:
+            return int(self.next.vkGetFenceStatus(self.device, fence)) == 0
+        fences = vkffi.new("uint64_t[1]", [fence])
+        return int(self.next.vkWaitForFences(self.device, 1, address(fences), 1, timeout_ns)) == 0
 
     def destroy_fence(self, fence: int) -> None:
         self.next.vkDestroyFence(self.device, fence, 0)

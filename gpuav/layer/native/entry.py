@@ -74,6 +74,9 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkCmdWaitEvents2": hooks_commands.cmd_wait_events2,
     "vkQueueSubmit": hooks_queue.queue_submit_hook,
     "vkQueueSubmit2": hooks_queue.queue_submit2_hook,
+    "vkQueueWaitIdle": hooks_queue.queue_wait_idle_hook,
+    "vkDeviceWaitIdle": hooks_queue.device_wait_idle_hook,
+    "vkWaitForFences": hooks_queue.wait_for_fences_hook,
 }
 
 # Entry points handed out whatever the settings: they carry the chain and clean up.

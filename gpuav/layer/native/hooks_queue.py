@@ -63,3 +63,39 @@ def queue_submit_hook(queue: int, count: int, submits: int, fence: int) -> int:
 
 def queue_submit2_hook(queue: int, count: int, submits: int, fence: int) -> int:
     return _submit("vkQueueSubmit2", _submit_info2_handles, queue, count, submits, fence)
+
+
+def _after_wait(record_device: object, command: str) -> None:
+    state = getattr(record_device, "state", None)
+    if state is not None and state.pending:
+        try:
+            queue_submit.post_call_record_wait(state)
+        except BaseException as error:
+            report_error(command, error, record_device.instance.state)  # type: ignore[attr-defined]
+
+
+def queue_wait_idle_hook(queue: int) -> int:
+    record = REGISTRY.device_of(queue)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkQueueWaitIdle(queue))
+    _after_wait(record, "vkQueueWaitIdle")
+    return result
+
+
+def device_wait_idle_hook(device: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkDeviceWaitIdle(device))
+    _after_wait(record, "vkDeviceWaitIdle")
+    return result
+
+
+def wait_for_fences_hook(device: int, count: int, fences: int, wait_all: int, timeout: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkWaitForFences(device, count, fences, wait_all, timeout))
+    _after_wait(record, "vkWaitForFences")
+    return result

@@ -55,6 +55,9 @@ HOOKED: tuple[str, ...] = (
     "vkCmdWaitEvents2",
     "vkQueueSubmit",
     "vkQueueSubmit2",
+    "vkQueueWaitIdle",
+    "vkDeviceWaitIdle",
+    "vkWaitForFences",
 )
 
 # Extension names that reach the same hook as a core command (same signature).
@@ -90,12 +93,9 @@ CALLED: tuple[str, ...] = (
     "vkUnmapMemory",
     "vkCmdBindDescriptorSets",
     "vkCmdPipelineBarrier",
-    "vkQueueWaitIdle",
-    "vkDeviceWaitIdle",
     "vkCreateFence",
     "vkDestroyFence",
     "vkGetFenceStatus",
-    "vkWaitForFences",
     "vkGetSemaphoreCounterValue",
 )
 
@@ -132,7 +132,7 @@ def stub_name(name: str) -> str:
 def cdef() -> str:
     """Declarations for the embedded module: call typedefs and extern "Python" entry points."""
     lines: list[str] = []
-    for name in (*HOOKED, *CALLED):
+    for name in dict.fromkeys((*HOOKED, *CALLED)):
         result, params = signature(name)
         lines.append(f"typedef {result} (*{typedef_name(name)})({', '.join(params)});")
     for name in HOOKED:

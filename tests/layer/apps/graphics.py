@@ -206,7 +206,9 @@ def run_graphics(app: Any) -> dict[str, Any]:
         vk.VkRenderPassBeginInfo(
             renderPass=render_pass,
             framebuffer=framebuffer,
-            renderArea=vk.VkRect2D(offset=vk.VkOffset2D(x=0, y=0), extent=vk.VkExtent2D(SIZE, SIZE)),
+            renderArea=vk.VkRect2D(
+                offset=vk.VkOffset2D(x=0, y=0), extent=vk.VkExtent2D(SIZE, SIZE)
+            ),
             clearValueCount=1,
             pClearValues=[clear],
         ),

@@ -113,10 +113,12 @@ class App:
         )
         properties = vk.vkGetPhysicalDeviceProperties(self.physical)
         self.max_bound_sets = int(properties.limits.maxBoundDescriptorSets)
-        properties2 = ffi.new("VkPhysicalDeviceProperties2 *")
-        properties2.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
-        vk.vkGetPhysicalDeviceProperties2(self.physical, properties2)
-        self.max_bound_sets2 = int(properties2.properties.limits.maxBoundDescriptorSets)
+        self.max_bound_sets2 = None
+        if self.options.api != "1.0":
+            properties2 = ffi.new("VkPhysicalDeviceProperties2 *")
+            properties2.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+            vk.vkGetPhysicalDeviceProperties2(self.physical, properties2)
+            self.max_bound_sets2 = int(properties2.properties.limits.maxBoundDescriptorSets)
         self.memory = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         queue_info = vk.VkDeviceQueueCreateInfo(
             queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0]
@@ -148,6 +150,7 @@ class App:
             ),
             None,
         )
+        self.event = vk.vkCreateEvent(self.device, vk.VkEventCreateInfo(), None)
         self.set_name = None
         if self.messenger is not None and self.options.names:
             self.set_name = vk.vkGetInstanceProcAddr(self.instance, "vkSetDebugUtilsObjectNameEXT")
@@ -225,6 +228,8 @@ class App:
                 [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[command_buffer])],
                 fence,
             )
+        if self.options.host_event:
+            vk.vkSetEvent(self.device, self.event)
         vk.vkWaitForFences(self.device, 1, [fence], vk.VK_TRUE, FENCE_TIMEOUT)
         elapsed = time.perf_counter() - start
         vk.vkDestroyFence(self.device, fence, None)
@@ -374,6 +379,13 @@ class App:
         vk.vkCmdBindDescriptorSets(
             recorder, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, [descriptor_set], 0, None
         )
+        if options.host_event:
+            # Waits for an event the host sets only after vkQueueSubmit returned: a layer that
+            # waits inside vkQueueSubmit would deadlock here (seed 000, CmdWaitEvents).
+            vk.vkCmdWaitEvents(
+                recorder, 1, [self.event], vk.VK_PIPELINE_STAGE_HOST_BIT,
+                vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, None, 0, None, 0, None,
+            )  # fmt: skip
         push_data = ffi.new("uint32_t[2]")
         start = time.perf_counter()
         for index in range(count):
@@ -401,6 +413,7 @@ class App:
         return run_graphics(self)
 
     def close(self) -> None:
+        vk.vkDestroyEvent(self.device, self.event, None)
         for layout in self.extra_set_layouts:
             vk.vkDestroyDescriptorSetLayout(self.device, layout, None)
         vk.vkDestroyCommandPool(self.device, self.pool, None)
@@ -420,9 +433,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--dispatches", type=int, default=4)
     parser.add_argument("--draws", type=int, default=2)
     parser.add_argument(
-        "--draw-command", choices=["draw", "indexed", "indirect", "indexed_indirect"], default="draw"
+        "--draw-command",
+        choices=["draw", "indexed", "indirect", "indexed_indirect"],
+        default="draw",
     )
-    parser.add_argument("--dispatch-command", choices=["dispatch", "indirect", "base"], default="dispatch")
+    parser.add_argument(
+        "--dispatch-command", choices=["dispatch", "indirect", "base"], default="dispatch"
+    )
     parser.add_argument("--bad-dispatch", type=int, default=-1)
     parser.add_argument("--bad-index", type=int, default=5)
     parser.add_argument("--bad-draw", type=int, default=-1)
@@ -439,6 +456,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--submit2", action="store_true")
     parser.add_argument("--rerecord", action="store_true")
     parser.add_argument("--leak", action="store_true")
+    parser.add_argument("--host-event", action="store_true")
     parser.add_argument("--repeat", type=int, default=1)
     return parser.parse_args(argv)
 
