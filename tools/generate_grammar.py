@@ -25,6 +25,13 @@ EXTENDED_SETS = {
     "GLSL.std.450": "extinst.glsl.std.450.grammar.json",
     "NonSemantic.Shader.DebugInfo.100": "extinst.nonsemantic.shader.debuginfo.100.grammar.json",
     "NonSemantic.DebugPrintf": "extinst.nonsemantic.debugprintf.grammar.json",
+    # glslang emits these for GLSL's AMD extensions (min3, cubeFaceIndexAMD, timeAMD, ...).
+    "SPV_AMD_gcn_shader": "extinst.spv-amd-gcn-shader.grammar.json",
+    "SPV_AMD_shader_ballot": "extinst.spv-amd-shader-ballot.grammar.json",
+    "SPV_AMD_shader_explicit_vertex_parameter": (
+        "extinst.spv-amd-shader-explicit-vertex-parameter.grammar.json"
+    ),
+    "SPV_AMD_shader_trinary_minmax": "extinst.spv-amd-shader-trinary-minmax.grammar.json",
 }
 
 

@@ -3425,6 +3425,31 @@ EXTENDED_INSTRUCTION_SETS: dict[str, dict[int, tuple[str, Operands]]] = {
     'NonSemantic.DebugPrintf': {
         1: ('DebugPrintf', (('IdRef', ''), ('IdRef', '*'))),
     },
+    'SPV_AMD_gcn_shader': {
+        1: ('CubeFaceIndexAMD', (('IdRef', ''),)),
+        2: ('CubeFaceCoordAMD', (('IdRef', ''),)),
+        3: ('TimeAMD', ()),
+    },
+    'SPV_AMD_shader_ballot': {
+        1: ('SwizzleInvocationsAMD', (('IdRef', ''), ('IdRef', ''))),
+        2: ('SwizzleInvocationsMaskedAMD', (('IdRef', ''), ('IdRef', ''))),
+        3: ('WriteInvocationAMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        4: ('MbcntAMD', (('IdRef', ''),)),
+    },
+    'SPV_AMD_shader_explicit_vertex_parameter': {
+        1: ('InterpolateAtVertexAMD', (('IdRef', ''), ('IdRef', ''))),
+    },
+    'SPV_AMD_shader_trinary_minmax': {
+        1: ('FMin3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        2: ('UMin3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        3: ('SMin3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        4: ('FMax3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        5: ('UMax3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        6: ('SMax3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        7: ('FMid3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        8: ('UMid3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+        9: ('SMid3AMD', (('IdRef', ''), ('IdRef', ''), ('IdRef', ''))),
+    },
 }
 
 # generator id -> (vendor, tool)

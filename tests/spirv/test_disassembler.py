@@ -21,6 +21,7 @@ from gpuav.spirv.disassembler_literals import format_float, hex_float
 from gpuav.spirv.friendly_names import friendly_names, sanitize
 from gpuav.spirv.grammar import OPCODE_NAMES, OPERAND_KINDS
 from gpuav.spirv.grammar_tables import ALIASES
+from tests.shaders.glsl import DebugMode, compile_glsl
 from tests.spirv.corpus import CASE_IDS, CASES, assemble, corpus_words, run_tool
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -91,6 +92,18 @@ def test_hand_written_modules_match_spirv_dis(source: Path) -> None:
     for options, kwargs in (((), {}), (("--raw-id",), {"friendly_names": False})):
         ours = disassemble(words, **kwargs)  # type: ignore[arg-type]
         assert normalize(ours) == normalize(run_tool("spirv-dis", words, *options))
+
+
+@pytest.mark.parametrize(
+    "source", [*sorted(DATA.glob("*.frag")), *sorted(DATA.glob("*.comp"))], ids=lambda p: p.name
+)
+@pytest.mark.parametrize("debug", ["none", "g"])
+def test_hand_written_shaders_match_spirv_dis(source: Path, debug: DebugMode) -> None:
+    """GLSL features outside the corpus's reach (see each file's first line)."""
+    words = compile_glsl(source, debug=debug)
+    assert normalize(disassemble(words)) == normalize(run_tool("spirv-dis", words))
+    raw = disassemble(words, friendly_names=False)
+    assert normalize(raw) == normalize(run_tool("spirv-dis", words, "--raw-id"))
 
 
 def test_normalize_maps_only_aliases() -> None:
