@@ -84,8 +84,8 @@ def _python_paths() -> list[str]:
     same environment always gets the same build: the site-packages folders of the building
     interpreter and the folders holding the packages the layer imports.
     """
-    import cffi
-    import vulkan
+    import cffi  # type: ignore[import-untyped]
+    import vulkan  # type: ignore[import-untyped]
 
     import gpuav
 
@@ -164,7 +164,7 @@ def layer_dir(build: bool = True) -> Path:
 
 
 def _build(inputs: dict[str, str], target: Path) -> None:
-    import cffi  # build-time only
+    import cffi  # build time only
 
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))

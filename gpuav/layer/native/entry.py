@@ -95,7 +95,7 @@ def _own_address(name: str) -> int:
 
 
 def _name(pointer: int) -> str:
-    return Native.ffi.string(Native.ffi.cast("char *", pointer)).decode("ascii", "replace")
+    return str(Native.ffi.string(Native.ffi.cast("char *", pointer)).decode("ascii", "replace"))
 
 
 def get_instance_proc_addr(instance: int, name_pointer: int) -> int:

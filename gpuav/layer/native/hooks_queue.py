@@ -4,7 +4,7 @@ A submission without instrumented actions costs one look at its command buffers'
 
 from __future__ import annotations
 
-from vulkan._vulkan import ffi as vkffi
+from vulkan._vulkan import ffi as vkffi  # type: ignore[import-untyped]
 
 from gpuav.layer import queue_submit
 from gpuav.layer.native.dispatch import REGISTRY

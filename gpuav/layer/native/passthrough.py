@@ -1,4 +1,6 @@
-# ruff: noqa: F821  (``ffi`` and ``lib`` are injected by the init code that runs this file)
+# ruff: noqa: F821
+# mypy: ignore-errors
+# (``ffi`` and ``lib`` are injected by the init code that executes this file.)
 """Last-resort layer body used when gpuav itself cannot be imported in the host process.
 
 Executed by the embedding init code with ``ffi`` and ``lib`` of the native module in its

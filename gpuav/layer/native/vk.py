@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from vulkan._vulkan import ffi as vkffi
+from vulkan._vulkan import ffi as vkffi  # type: ignore[import-untyped]
 
 CData = Any
 
@@ -34,19 +34,19 @@ def at(address_value: int, type_name: str) -> CData:
 
 
 def words_at(address_value: int, count: int) -> list[int]:
-    return vkffi.unpack(vkffi.cast("uint32_t *", address_value), count)
+    return list(vkffi.unpack(vkffi.cast("uint32_t *", address_value), count))
 
 
 def handles_at(address_value: int, count: int) -> list[int]:
     if not address_value or not count:
         return []
-    return vkffi.unpack(vkffi.cast("uintptr_t *", address_value), count)
+    return list(vkffi.unpack(vkffi.cast("uintptr_t *", address_value), count))
 
 
 def string_at(address_value: int) -> str:
     if not address_value:
         return ""
-    return vkffi.string(vkffi.cast("char *", address_value)).decode("utf-8", "replace")
+    return str(vkffi.string(vkffi.cast("char *", address_value)).decode("utf-8", "replace"))
 
 
 def chain(first: int) -> Iterator[tuple[int, int]]:
@@ -69,7 +69,7 @@ def find(first: int, structure_type: int) -> int:
 @cache
 def _structure_names() -> dict[int, str]:
     """sType value -> structure name, from the defaults of the package's constructors."""
-    import vulkan._vulkan as package
+    import vulkan._vulkan as package  # type: ignore[import-untyped]
 
     with open(package.__file__, encoding="utf-8") as source:
         text = source.read()
