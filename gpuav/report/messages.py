@@ -90,7 +90,9 @@ def compose_messages(records: Sequence[ErrorRecord], context: ActionContext) -> 
             f"{action} Index {context.action_number} ({context.command}).",
             _object("Pipeline", context.pipeline_name, context.pipeline) + ".",
         ]
-        if shader is not None:
+        if shader is not None and not shader.shader_module:
+            parts.append("Shader Module (none: code given in the pipeline create info).")
+        elif shader is not None:
             parts.append(
                 _object("Shader Module", shader.shader_module_name, shader.shader_module) + "."
             )

@@ -67,7 +67,17 @@ def test_every_dispatch_command_gets_an_output_block(
     assert f"Dispatch Index 2 ({names[command]})" in message["text"]
 
 
-@pytest.mark.parametrize("command", ["draw", "indexed", "indirect", "indexed_indirect"])
+DRAW_COMMANDS = {
+    "draw": "vkCmdDraw",
+    "indexed": "vkCmdDrawIndexed",
+    "indirect": "vkCmdDrawIndirect",
+    "indexed_indirect": "vkCmdDrawIndexedIndirect",
+    "indirect_count": "vkCmdDrawIndirectCount",
+    "indexed_indirect_count": "vkCmdDrawIndexedIndirectCount",
+}
+
+
+@pytest.mark.parametrize("command", sorted(DRAW_COMMANDS))
 def test_only_the_second_draw_errs_in_vertex_and_fragment_stages(
     run_python_app: RunPython, spirv, layer_folder: Path, command: str
 ) -> None:
@@ -79,10 +89,7 @@ def test_only_the_second_draw_errs_in_vertex_and_fragment_stages(
     clean = run_python_app(graphics_arguments(spirv, "--draws", "2", reporting=False))
     assert run.result["data_sha256"] == clean.result["data_sha256"]
     vertex, fragment = sorted(run.with_id(OUT_OF_BOUNDS), key=lambda m: "Fragment" in m["text"])
-    names = {
-        "draw": "vkCmdDraw", "indexed": "vkCmdDrawIndexed", "indirect": "vkCmdDrawIndirect",
-        "indexed_indirect": "vkCmdDrawIndexedIndirect",
-    }  # fmt: skip
+    names = DRAW_COMMANDS
     for message in (vertex, fragment):
         assert f"Draw Index 2 ({names[command]})" in message["text"]
         assert "(DrawCommandBuffer)" in message["text"]
@@ -184,3 +191,36 @@ def test_host_event_wait_is_not_waited_for_and_is_reported_later(
     )
     assert len(run.with_id("GPUAV-wait-events-host-stage")) == 1
     assert len(run.with_id(OUT_OF_BOUNDS)) == 1
+
+
+def test_stage_with_inline_code_instead_of_a_module(
+    run_python_app: RunPython, spirv, layer_folder: Path
+) -> None:
+    """VK_KHR_maintenance5: module VK_NULL_HANDLE, VkShaderModuleCreateInfo in the stage's pNext;
+    the layer instruments a copy of the chained code."""
+    run = run_python_app(
+        compute_arguments(spirv, "--bad-dispatch", "1", "--inline-module"), layer_folder
+    )
+    clean = run_python_app(["--shader", str(spirv("region.comp")), "--inline-module"])
+    assert run.result["data_sha256"] == clean.result["data_sha256"]
+    (message,) = run.messages
+    assert "Dispatch Index 2 (vkCmdDispatch)" in message["text"]
+    assert "Shader Module (none: code given in the pipeline create info)." in message["text"]
+
+
+def test_debug_report_callbacks_receive_messages(
+    run_python_app: RunPython, spirv, layer_folder: Path
+) -> None:
+    arguments = [
+        "--shader",
+        str(spirv("region_reporting.comp")),
+        "--bad-dispatch",
+        "0",
+        "--report-callback",
+    ]
+    run = run_python_app(arguments, layer_folder)
+    (message,) = run.messages
+    assert message["report_callback"] and message["id"] == OUT_OF_BOUNDS
+    assert message["severity"] == 0x8  # VK_DEBUG_REPORT_ERROR_BIT_EXT
+    assert message["object_type"] == 6  # the command buffer
+    assert "Dispatch Index 1 (vkCmdDispatch)" in message["text"]

@@ -145,6 +145,7 @@ def _indirect_buffer(app: Any, draws: int, indexed: bool) -> tuple[Any, Any, Any
         words[base : base + 5] = [6, 1, 0, 0, 0]  # fits both command layouts
     index_words = 16 * draws
     words[index_words : index_words + 3] = [0 | (1 << 16), 2 | (3 << 16), 4 | (5 << 16)]
+    words[index_words + 8] = 1  # the draw count of the *_count commands, at byte 64*draws+32
     mapped[: len(words) * 4] = b"".join(w.to_bytes(4, "little") for w in words)
     vk.vkUnmapMemory(app.device, memory)
     return buffer, memory, 64 * draws, 20
@@ -194,7 +195,7 @@ def run_graphics(app: Any) -> dict[str, Any]:
         app.name(vk.VK_OBJECT_TYPE_SHADER_MODULE, vert, "VertexShader")
         app.name(vk.VK_OBJECT_TYPE_SHADER_MODULE, frag, "FragmentShader")
     readback, readback_memory = app.buffer(SIZE * SIZE * 4, vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
-    indexed = options.draw_command in ("indexed", "indexed_indirect")
+    indexed = options.draw_command.startswith("indexed")
     indirect = _indirect_buffer(app, draws, indexed)
 
     command_buffer = app.command_buffers(1, vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY)[0]
@@ -228,8 +229,16 @@ def run_graphics(app: Any) -> dict[str, Any]:
             vk.vkCmdDrawIndexed(command_buffer, 6, 1, 0, 0, 0)
         elif command == "indirect":
             vk.vkCmdDrawIndirect(command_buffer, indirect[0], 0, 1, 16)
-        else:
+        elif command == "indexed_indirect":
             vk.vkCmdDrawIndexedIndirect(command_buffer, indirect[0], 0, 1, 20)
+        elif command == "indirect_count":
+            vk.vkCmdDrawIndirectCount(
+                command_buffer, indirect[0], 0, indirect[0], indirect[2] + 32, 1, 16
+            )
+        else:
+            vk.vkCmdDrawIndexedIndirectCount(
+                command_buffer, indirect[0], 0, indirect[0], indirect[2] + 32, 1, 20
+            )
     vk.vkCmdEndRenderPass(command_buffer)
     vk.vkCmdCopyImageToBuffer(
         command_buffer,

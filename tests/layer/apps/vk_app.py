@@ -46,6 +46,19 @@ def on_message(severity: int, types: int, data: Any, user_data: Any) -> int:
     return 0
 
 
+def on_report(
+    flags: int, object_type: int, handle: int, location: int, code: int, prefix: Any,
+    text: Any, user_data: Any,
+) -> int:  # fmt: skip
+    message = text if isinstance(text, str) else ffi.string(text).decode()
+    message_id = message[2 : message.index(" ]")] if message.startswith("[ ") else ""
+    messages.append(
+        {"severity": int(flags), "id": message_id, "text": message, "objects": [],
+         "report_callback": True, "object_type": int(object_type)}
+    )  # fmt: skip
+    return 0
+
+
 def handle_int(handle: Any) -> int:
     return int(ffi.cast("uintptr_t", handle))
 
@@ -69,6 +82,8 @@ class App:
         extensions = []
         if options.messenger and "VK_EXT_debug_utils" in available:
             extensions.append("VK_EXT_debug_utils")
+        if options.report_callback:
+            extensions.append("VK_EXT_debug_report")
         next_struct = None
         if options.validation_features:
             enables = [vk.VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT]
@@ -89,6 +104,17 @@ class App:
             ppEnabledLayerNames=options.layer,
         )
         self.instance = vk.vkCreateInstance(info, None)
+        self.report_callback = None
+        if options.report_callback:
+            create = vk.vkGetInstanceProcAddr(self.instance, "vkCreateDebugReportCallbackEXT")
+            self.report_callback = create(
+                self.instance,
+                vk.VkDebugReportCallbackCreateInfoEXT(
+                    flags=vk.VK_DEBUG_REPORT_ERROR_BIT_EXT | vk.VK_DEBUG_REPORT_WARNING_BIT_EXT,
+                    pfnCallback=on_report,
+                ),
+                None,
+            )
         self.messenger = None
         if "VK_EXT_debug_utils" in extensions:
             create = vk.vkGetInstanceProcAddr(self.instance, "vkCreateDebugUtilsMessengerEXT")
@@ -126,19 +152,39 @@ class App:
         # Features are requested either the 1.0 way or through VkPhysicalDeviceFeatures2; the
         # layer must add its two features to either without touching this memory.
         self.features = vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE)
+        # Optional feature structures, chained innermost first.
         chained = None
+        extensions = []
         if self.options.submit2:
-            chained = vk.VkPhysicalDeviceSynchronization2Features(synchronization2=vk.VK_TRUE)
+            chained = vk.VkPhysicalDeviceSynchronization2Features(
+                pNext=chained, synchronization2=vk.VK_TRUE
+            )
+        if self.options.draw_command.endswith("_count"):
+            chained = vk.VkPhysicalDeviceVulkan12Features(
+                pNext=chained, drawIndirectCount=vk.VK_TRUE
+            )
+        if self.options.inline_module:
+            chained = vk.VkPhysicalDeviceMaintenance5FeaturesKHR(
+                pNext=chained, maintenance5=vk.VK_TRUE
+            )
+            extensions.append("VK_KHR_maintenance5")
+        self.chained = chained
         if self.options.features2:
             self.features2 = vk.VkPhysicalDeviceFeatures2(pNext=chained, features=self.features)
             info = vk.VkDeviceCreateInfo(
-                pNext=self.features2, queueCreateInfoCount=1, pQueueCreateInfos=[queue_info]
+                pNext=self.features2,
+                queueCreateInfoCount=1,
+                pQueueCreateInfos=[queue_info],
+                enabledExtensionCount=len(extensions),
+                ppEnabledExtensionNames=extensions,
             )
         else:
             info = vk.VkDeviceCreateInfo(
                 pNext=chained,
                 queueCreateInfoCount=1,
                 pQueueCreateInfos=[queue_info],
+                enabledExtensionCount=len(extensions),
+                ppEnabledExtensionNames=extensions,
                 pEnabledFeatures=self.features,
             )
         self.device = vk.vkCreateDevice(self.physical, info, None)
@@ -270,17 +316,27 @@ class App:
         )  # fmt: skip
         timings: dict[str, float] = {}
         start = time.perf_counter()
-        module = self.module(options.shader)
+        if options.inline_module:
+            # VK_KHR_maintenance5: no module; the code rides in the stage's pNext chain.
+            module = None
+            code = Path(options.shader).read_bytes()
+            stage = vk.VkPipelineShaderStageCreateInfo(
+                pNext=vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code),
+                stage=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                pName="main",
+            )
+        else:
+            module = self.module(options.shader)
+            stage = vk.VkPipelineShaderStageCreateInfo(
+                stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
+            )
         timings["create_shader_module_ms"] = (time.perf_counter() - start) * 1e3
-        stage = vk.VkPipelineShaderStageCreateInfo(
-            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
-        )
         start = time.perf_counter()
         pipeline = vk.vkCreateComputePipelines(
             self.device, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None
         )[0]
         timings["create_pipeline_ms"] = (time.perf_counter() - start) * 1e3
-        if options.destroy_module_early:
+        if options.destroy_module_early and module is not None:
             vk.vkDestroyShaderModule(self.device, module, None)
         if options.destroy_layout_early:
             vk.vkDestroyPipelineLayout(self.device, layout, None)
@@ -333,7 +389,7 @@ class App:
         primary = self.command_buffers(1, vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY)[0]
         self.name(vk.VK_OBJECT_TYPE_COMMAND_BUFFER, primary, "ComputeCommandBuffer")
         self.name(vk.VK_OBJECT_TYPE_PIPELINE, pipeline, "ComputePipeline")
-        if not options.destroy_module_early:
+        if not options.destroy_module_early and module is not None:
             self.name(vk.VK_OBJECT_TYPE_SHADER_MODULE, module, "ComputeShader")
         recorder = primary
         if options.secondary:
@@ -351,7 +407,7 @@ class App:
         if not options.leak:
             vk.vkFreeCommandBuffers(self.device, self.pool, 1, [primary])
             vk.vkDestroyPipeline(self.device, pipeline, None)
-            if not options.destroy_module_early:
+            if not options.destroy_module_early and module is not None:
                 vk.vkDestroyShaderModule(self.device, module, None)
             vk.vkDestroyDescriptorPool(self.device, pool, None)
             vk.vkDestroyPipelineLayout(self.device, layout, None)
@@ -421,6 +477,9 @@ class App:
         if self.messenger is not None:
             destroy = vk.vkGetInstanceProcAddr(self.instance, "vkDestroyDebugUtilsMessengerEXT")
             destroy(self.instance, self.messenger, None)
+        if self.report_callback is not None:
+            destroy = vk.vkGetInstanceProcAddr(self.instance, "vkDestroyDebugReportCallbackEXT")
+            destroy(self.instance, self.report_callback, None)
         vk.vkDestroyInstance(self.instance, None)
 
 
@@ -434,7 +493,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--draws", type=int, default=2)
     parser.add_argument(
         "--draw-command",
-        choices=["draw", "indexed", "indirect", "indexed_indirect"],
+        choices=[
+            "draw",
+            "indexed",
+            "indirect",
+            "indexed_indirect",
+            "indirect_count",
+            "indexed_indirect_count",
+        ],
         default="draw",
     )
     parser.add_argument(
@@ -457,6 +523,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rerecord", action="store_true")
     parser.add_argument("--leak", action="store_true")
     parser.add_argument("--host-event", action="store_true")
+    parser.add_argument("--inline-module", action="store_true")
+    parser.add_argument("--report-callback", action="store_true")
     parser.add_argument("--repeat", type=int, default=1)
     return parser.parse_args(argv)
 
