@@ -103,13 +103,19 @@ class SpirvOpt:
         self.work = work
         self.repeat = repeat
         minimal = compile_glsl(MINIMAL_GLSL, "comp")
-        self.startup = {
-            validate: self.gross(minimal, validate, max(3 * repeat, 31))
+        startup_runs = {
+            validate: self.runs(minimal, validate, max(3 * repeat, 31))
             for validate in (False, True)
         }
+        self.startup = {validate: min(runs) for validate, runs in startup_runs.items()}
+        # How much start-up alone varies: per-module figures below this are noise.
+        self.jitter = statistics.stdev(startup_runs[False])
 
-    def gross(self, words: list[int], validate: bool, repeat: int | None = None) -> float:
+    def gross(self, words: list[int], validate: bool) -> float:
         """Fastest of the runs: process timings only ever err upwards (scheduling, caches)."""
+        return min(self.runs(words, validate, self.repeat))
+
+    def runs(self, words: list[int], validate: bool, repeat: int) -> list[float]:
         source, output = self.work / "in.spv", self.work / "out.spv"
         source.write_bytes(to_bytes(words))
         command = [self.executable, str(source), "-o", str(output)]
@@ -119,7 +125,7 @@ class SpirvOpt:
         def run() -> None:
             subprocess.run(command, check=True, capture_output=True)
 
-        return min(wall_times(run, repeat or self.repeat))
+        return wall_times(run, repeat)
 
     def net(self, words: list[int], validate: bool = False) -> float:
         return max(0.0, self.gross(words, validate) - self.startup[validate])
@@ -138,7 +144,7 @@ def time_ours(words: list[int], repeat: int) -> tuple[float, float, float]:
 
     def cycle() -> bytes:
         result = write_bytes(read(data))
-        _later_allocations = [[] for _ in range(1000)]
+        _later_allocations: list[list[int]] = [[] for _ in range(1000)]
         return result
 
     cycle_time = median_seconds(cycle, repeat)  # first, while no other module is alive
@@ -234,7 +240,9 @@ def main() -> int:
         opt = SpirvOpt(Path(work), args.repeat)
         print(
             f"spirv-opt start-up (minimal module): {opt.startup[False] * 1e3:.1f} ms, "
-            f"{opt.startup[True] * 1e3:.1f} ms validating; Python {sys.version.split()[0]}"
+            f"{opt.startup[True] * 1e3:.1f} ms validating, varying by {opt.jitter * 1e3:.2f} ms "
+            f"(stdev; spirv-opt figures of single small modules are within it); "
+            f"Python {sys.version.split()[0]}"
         )
         rows = corpus_rows(opt, args.repeat)
         rows += large_rows(opt, args.repeat, args.functions, args.keep)
