@@ -1,13 +1,15 @@
 """What the engine tracks per instance, device, shader, pipeline and command buffer.
 
 Plain Python objects keyed by handle (ints). Records that the per-draw path touches use
-``__slots__`` so that recording an action costs a few attribute reads.
+``__slots__`` so that recording an action costs a few attribute reads. Entry points may run
+on several threads at once (under the GIL): state changes are single dict or list
+operations, and the one compound change, growing the output memory, takes a lock
+(``output_buffers``).
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -122,7 +124,6 @@ class DeviceState:
     command_pools: dict[int, set[int]] = field(default_factory=dict)
     object_names: dict[int, str] = field(default_factory=dict)
     pending: list[PendingSubmission] = field(default_factory=list)
-    lock: threading.RLock = field(default_factory=threading.RLock)
 
     @property
     def reporter(self) -> Reporter:

@@ -11,7 +11,8 @@ def report_error(where: str, error: BaseException, instance: InstanceState | Non
     try:
         message = internal_error_message(where, error)
         if instance is not None:
-            instance.reporter.emit(message)
+            # A failing hook tends to fail on every call (say, per draw): say it once.
+            instance.reporter.emit_once(f"internal:{where}:{type(error).__name__}:{error}", message)
         else:
             write_stderr(message.message_id, "error", 0, message.text)
     except BaseException:

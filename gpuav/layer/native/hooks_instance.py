@@ -98,19 +98,12 @@ def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
         deliver_utils=callbacks.safe(callbacks.deliver_utils),
         deliver_report=callbacks.safe(callbacks.deliver_report),
     )
-    state = device_setup.post_call_record_create_instance(
-        instance, Settings(), api_version, reporter
-    )
-    record = InstanceRecord(
+    state = device_setup.post_call_record_create_instance(instance, settings, api_version, reporter)
+    # Registered before anything else can fail: without it GetProcAddr cannot reach the next
+    # layer for this instance.
+    REGISTRY.instances[dispatch_key(instance)] = InstanceRecord(
         instance, state, get_proc_addr, NextFunctions(get_proc_addr, instance, INSTANCE_COMMANDS)
     )
-    REGISTRY.instances[dispatch_key(instance)] = record
-    try:
-        record.state = device_setup.post_call_record_create_instance(
-            instance, settings, api_version, reporter
-        )
-    except BaseException as error:
-        report_error("vkCreateInstance", error, record.state)
     return result
 
 

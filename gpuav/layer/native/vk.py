@@ -17,11 +17,11 @@ from vulkan._vulkan import ffi as vkffi  # type: ignore[import-untyped]
 
 CData = Any
 
-# Loader structures (vk_layer.h), which the vulkan package does not declare; the size is that
-# of VkLayerDeviceCreateInfo, the only one we may have to copy.
+# Loader structures (vk_layer.h), which the vulkan package does not declare. The device one
+# precedes app structures in a VkDeviceCreateInfo chain, so it may have to be copied.
 STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO = 47
 STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO = 48
-_LOADER_STRUCTURE_SIZE = 32
+_LOADER_DEVICE_CREATE_INFO_SIZE = 32  # sType, pNext, function, one-pointer union
 
 
 def address(cdata: CData) -> int:
@@ -84,13 +84,11 @@ def _structure_names() -> dict[int, str]:
 
 
 def structure_size(structure_type: int) -> int | None:
-    if structure_type in (
-        STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
-        STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
-    ):
-        return _LOADER_STRUCTURE_SIZE if structure_type == 48 else None
+    """Bytes of a chained structure, from its sType (None when unknown)."""
+    if structure_type == STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO:
+        return _LOADER_DEVICE_CREATE_INFO_SIZE
     name = _structure_names().get(structure_type)
-    return vkffi.sizeof(name) if name else None
+    return int(vkffi.sizeof(name)) if name else None
 
 
 def copy_bytes(source: int, size: int, keep: list[CData]) -> int:
