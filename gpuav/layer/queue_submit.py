@@ -4,8 +4,9 @@ After the app's submission went down: wait for the queue, then look at each acti
 every submitted command buffer and of the secondaries they executed. Only the header word of
 a block is read unless a shader wrote something; written blocks are decoded, reported, and
 zeroed. The host-visibility barrier was recorded at vkEndCommandBuffer, so no extra submission
-is needed. Submissions that wait on a host-set event are not waited for (that could deadlock):
-they get a fence and are read back at a later hook once it has signaled.
+is needed. Submissions that wait on a host-set event or on timeline semaphore values are not
+waited for (that could deadlock): they get a fence and are read back at a later hook (the
+app's own waits, the next submit, a reset) once it has signaled.
 """
 
 from __future__ import annotations
@@ -31,15 +32,23 @@ def command_buffers_to_read(
 
 
 def post_call_record_queue_submit(
-    device: DeviceState, queue: int, command_buffers: Sequence[CommandBufferState]
+    device: DeviceState,
+    queue: int,
+    command_buffers: Sequence[CommandBufferState],
+    waits_for_timeline: bool = False,
 ) -> None:
-    """Wait (or defer), then read and report; call only when the submit succeeded."""
+    """Wait (or defer), then read and report; call only when the submit succeeded.
+
+    ``waits_for_timeline``: the submission waits on timeline semaphore values, which the host
+    or a later submission may signal only after vkQueueSubmit returns (wait-before-signal),
+    so waiting here could deadlock just like a host event.
+    """
     if device.pending:
         read_back_finished(device)
     if not command_buffers:
         return
     faults.check("queue_submit")
-    if any(state.waits_for_host_event for state in command_buffers):
+    if waits_for_timeline or any(state.waits_for_host_event for state in command_buffers):
         fence = device.calls.queue_signal_fence(queue)
         device.pending.append(PendingSubmission(fence, list(command_buffers)))
         return

@@ -224,3 +224,13 @@ def test_debug_report_callbacks_receive_messages(
     assert message["severity"] == 0x8  # VK_DEBUG_REPORT_ERROR_BIT_EXT
     assert message["object_type"] == 6  # the command buffer
     assert "Dispatch Index 1 (vkCmdDispatch)" in message["text"]
+
+
+def test_timeline_wait_before_signal_does_not_deadlock(
+    run_python_app: RunPython, spirv, layer_folder: Path
+) -> None:
+    """The batch waits on a timeline value the host signals after vkQueueSubmit returns: the
+    layer must not wait inside vkQueueSubmit; both submissions are still reported."""
+    arguments = compute_arguments(spirv, "--bad-dispatch", "1", "--timeline-wait", "--repeat", "2")
+    run = run_python_app(arguments, layer_folder)
+    assert len(run.with_id(OUT_OF_BOUNDS)) == 2

@@ -39,6 +39,9 @@ SCENARIOS = {
     "compute-host-event": [
         "--shader", "region_reporting.comp", "--bad-dispatch", "1", "--host-event",
     ],
+    "compute-timeline-wait": [
+        "--shader", "region_reporting.comp", "--bad-dispatch", "1", "--timeline-wait",
+    ],
     "compute-every-set": ["--shader", "region.comp", "--fill-sets"],
     "graphics": [
         "--mode", "graphics", "--vert", "quad_reporting.vert", "--frag", "quad_reporting.frag",

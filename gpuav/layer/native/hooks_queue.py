@@ -4,33 +4,45 @@ A submission without instrumented actions costs one look at its command buffers'
 
 from __future__ import annotations
 
-from vulkan._vulkan import ffi as vkffi  # type: ignore[import-untyped]
+import vulkan._vulkan as vk  # type: ignore[import-untyped]
+from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import queue_submit
 from gpuav.layer.native.dispatch import REGISTRY
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.native.vk import address, handles_at
+from gpuav.layer.native.vk import address, at, find, handles_at
 
 ERROR_INITIALIZATION_FAILED = -3
 
 
-def _submit_info_handles(count: int, submits: int) -> list[int]:
+def _submit_info_handles(count: int, submits: int) -> tuple[list[int], bool]:
+    """Command buffers of VkSubmitInfo[], and whether any batch waits on timeline values."""
     infos = vkffi.cast("VkSubmitInfo *", submits)
     handles: list[int] = []
+    timeline = False
     for i in range(count):
         info = infos[i]
         handles.extend(handles_at(address(info.pCommandBuffers), int(info.commandBufferCount)))
-    return handles
+        if info.waitSemaphoreCount and address(info.pNext):
+            chained = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO)
+            if chained and at(chained, "VkTimelineSemaphoreSubmitInfo").waitSemaphoreValueCount:
+                timeline = True
+    return handles, timeline
 
 
-def _submit_info2_handles(count: int, submits: int) -> list[int]:
+def _submit_info2_handles(count: int, submits: int) -> tuple[list[int], bool]:
+    """Command buffers of VkSubmitInfo2[]; a wait with a nonzero value is a timeline wait."""
     infos = vkffi.cast("VkSubmitInfo2 *", submits)
     handles: list[int] = []
+    timeline = False
     for i in range(count):
         info = infos[i]
         for j in range(info.commandBufferInfoCount):
             handles.append(address(info.pCommandBufferInfos[j].commandBuffer))
-    return handles
+        for j in range(info.waitSemaphoreInfoCount):
+            if info.pWaitSemaphoreInfos[j].value:
+                timeline = True
+    return handles, timeline
 
 
 def _submit(
@@ -41,9 +53,10 @@ def _submit(
         return ERROR_INITIALIZATION_FAILED
     state = record.state
     to_read = None
+    timeline = False
     if state is not None and state.enabled:
         try:
-            handles = read_handles(count, submits)  # type: ignore[operator]
+            handles, timeline = read_handles(count, submits)  # type: ignore[operator]
             to_read = queue_submit.command_buffers_to_read(state, handles)
         except BaseException as error:
             report_error(command, error, record.instance.state)
@@ -51,7 +64,7 @@ def _submit(
     result = int(getattr(record.next, command)(queue, count, submits, fence))
     if result == 0 and state is not None and (to_read or (to_read is not None and state.pending)):
         try:
-            queue_submit.post_call_record_queue_submit(state, queue, to_read)
+            queue_submit.post_call_record_queue_submit(state, queue, to_read, timeline)
         except BaseException as error:
             report_error(command, error, record.instance.state)
     return result

@@ -159,9 +159,11 @@ class App:
             chained = vk.VkPhysicalDeviceSynchronization2Features(
                 pNext=chained, synchronization2=vk.VK_TRUE
             )
-        if self.options.draw_command.endswith("_count"):
+        if self.options.draw_command.endswith("_count") or self.options.timeline_wait:
             chained = vk.VkPhysicalDeviceVulkan12Features(
-                pNext=chained, drawIndirectCount=vk.VK_TRUE
+                pNext=chained,
+                drawIndirectCount=vk.VK_TRUE if self.options.draw_command.endswith("_count") else 0,
+                timelineSemaphore=vk.VK_TRUE if self.options.timeline_wait else 0,
             )
         if self.options.inline_module:
             chained = vk.VkPhysicalDeviceMaintenance5FeaturesKHR(
@@ -197,6 +199,18 @@ class App:
             None,
         )
         self.event = vk.vkCreateEvent(self.device, vk.VkEventCreateInfo(), None)
+        self.timeline = None
+        self.timeline_value = 0
+        if self.options.timeline_wait:
+            self.timeline = vk.vkCreateSemaphore(
+                self.device,
+                vk.VkSemaphoreCreateInfo(
+                    pNext=vk.VkSemaphoreTypeCreateInfo(
+                        semaphoreType=vk.VK_SEMAPHORE_TYPE_TIMELINE, initialValue=0
+                    )
+                ),
+                None,
+            )
         self.set_name = None
         if self.messenger is not None and self.options.names:
             self.set_name = vk.vkGetInstanceProcAddr(self.instance, "vkSetDebugUtilsObjectNameEXT")
@@ -267,6 +281,32 @@ class App:
                 pCommandBufferInfos=[vk.VkCommandBufferSubmitInfo(commandBuffer=command_buffer)],
             )
             vk.vkQueueSubmit2(self.queue, 1, [info], fence)
+        elif self.options.timeline_wait:
+            # Wait-before-signal: the batch waits for value 1, which the host signals only
+            # after vkQueueSubmit returned.
+            timeline_info = vk.VkTimelineSemaphoreSubmitInfo(
+                waitSemaphoreValueCount=1, pWaitSemaphoreValues=[self.timeline_value + 1]
+            )
+            vk.vkQueueSubmit(
+                self.queue,
+                1,
+                [
+                    vk.VkSubmitInfo(
+                        pNext=timeline_info,
+                        waitSemaphoreCount=1,
+                        pWaitSemaphores=[self.timeline],
+                        pWaitDstStageMask=[vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT],
+                        commandBufferCount=1,
+                        pCommandBuffers=[command_buffer],
+                    )
+                ],
+                fence,
+            )
+            self.timeline_value += 1
+            vk.vkSignalSemaphore(
+                self.device,
+                vk.VkSemaphoreSignalInfo(semaphore=self.timeline, value=self.timeline_value),
+            )
         else:
             vk.vkQueueSubmit(
                 self.queue,
@@ -470,6 +510,8 @@ class App:
 
     def close(self) -> None:
         vk.vkDestroyEvent(self.device, self.event, None)
+        if self.timeline is not None:
+            vk.vkDestroySemaphore(self.device, self.timeline, None)
         for layout in self.extra_set_layouts:
             vk.vkDestroyDescriptorSetLayout(self.device, layout, None)
         vk.vkDestroyCommandPool(self.device, self.pool, None)
@@ -523,6 +565,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rerecord", action="store_true")
     parser.add_argument("--leak", action="store_true")
     parser.add_argument("--host-event", action="store_true")
+    parser.add_argument("--timeline-wait", action="store_true")
     parser.add_argument("--inline-module", action="store_true")
     parser.add_argument("--report-callback", action="store_true")
     parser.add_argument("--repeat", type=int, default=1)
