@@ -37,7 +37,7 @@ def _reset(state: CommandBufferState) -> None:
     if device.pending:
         from gpuav.layer.queue_submit import read_back_finished
 
-        read_back_finished(device, settle=state)
+        read_back_finished(device, settle=(state,))
     output = device.output
     if output is not None:
         for action in state.actions:

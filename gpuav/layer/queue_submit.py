@@ -11,7 +11,7 @@ app's own waits, the next submit, a reset) once it has signaled.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from gpuav.layer import faults
 from gpuav.layer.action_reports import report_action
@@ -29,6 +29,14 @@ def command_buffers_to_read(
         if state is not None and (state.actions or state.executed) and state.has_output():
             found.append(state)
     return found
+
+
+def pre_call_record_queue_submit(
+    device: DeviceState, command_buffers: Sequence[CommandBufferState]
+) -> None:
+    """Read an earlier, deferred execution of these command buffers before they run again."""
+    if device.pending and command_buffers:
+        read_back_finished(device, settle=command_buffers)
 
 
 def post_call_record_queue_submit(
@@ -79,16 +87,20 @@ SETTLE_TIMEOUT_NS = 1_000_000_000
 
 
 def read_back_finished(
-    device: DeviceState, settle: CommandBufferState | None = None, settle_all: bool = False
+    device: DeviceState,
+    settle: Collection[CommandBufferState] = (),
+    settle_all: bool = False,
 ) -> None:
     """Read deferred submissions whose fence has signaled.
 
-    ``settle``: a command buffer the app is about to reset; its submission is waited for
-    (briefly). ``settle_all``: the device is going away; every submission is waited for.
+    ``settle``: command buffers the app is about to reset or submit again, so by its own
+    synchronization their earlier execution is over; their submissions are waited for
+    (briefly) and read before the blocks are reused. ``settle_all``: the device is going
+    away; every submission is waited for.
     """
     still_pending: list[PendingSubmission] = []
     for pending in device.pending:
-        wait = settle_all or (settle is not None and settle in pending.command_buffers)
+        wait = settle_all or any(state in settle for state in pending.command_buffers)
         timeout = SETTLE_TIMEOUT_NS if wait else 0
         if device.calls.fence_signaled(pending.fence, timeout):
             device.calls.destroy_fence(pending.fence)

@@ -58,6 +58,7 @@ def _submit(
         try:
             handles, timeline = read_handles(count, submits)  # type: ignore[operator]
             to_read = queue_submit.command_buffers_to_read(state, handles)
+            queue_submit.pre_call_record_queue_submit(state, to_read)
         except BaseException as error:
             report_error(command, error, record.instance.state)
             to_read = None
