@@ -184,7 +184,13 @@ class NativeDeviceCalls:
             write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
             write.pBufferInfo = infos + index
         self.next.vkUpdateDescriptorSets(self.device, count, address(writes), 0, 0)
-        return tuple(int(handle) for handle in sets)
+        # Each set's handle stays in ``sets``: the per-draw bind points right at it.
+        self._keep.append(sets)
+        base = address(sets)
+        handles = tuple(int(handle) for handle in sets)
+        for index, handle in enumerate(handles):
+            self._set_arrays[handle] = base + 8 * index
+        return handles
 
     def _destroy_parts(self, made: dict[str, int]) -> None:
         if made.get("pool"):
@@ -225,7 +231,7 @@ class NativeDeviceCalls:
         descriptor_set: int,
     ) -> None:
         sets = self._set_arrays.get(descriptor_set)
-        if sets is None:
+        if sets is None:  # not one of ours; kept for safety
             sets = self._set_arrays[descriptor_set] = self._array("uint64_t[1]", descriptor_set)
         self.next.vkCmdBindDescriptorSets(
             command_buffer, bind_point, layout, set_index, 1, sets, 0, 0

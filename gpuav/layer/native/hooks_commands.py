@@ -22,6 +22,13 @@ ERROR_INITIALIZATION_FAILED = -3
 _devices = REGISTRY.devices
 
 
+def _dispatch_key(handle: int) -> int:
+    """Replaced at first use by the C helper itself (one attribute lookup less per draw)."""
+    global _dispatch_key
+    _dispatch_key = Native.lib.gpuav_dispatch_key
+    return int(_dispatch_key(handle))
+
+
 def _device(handle: int) -> DeviceRecord | None:
     return _devices.get(Native.lib.gpuav_dispatch_key(handle))
 
@@ -147,7 +154,7 @@ def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> No
 
 def _action(command_buffer: int, bind_point: int, command: str) -> Any:
     """Engine work of a draw or dispatch; returns the next layer's table."""
-    record = _devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+    record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return None
     device = record.state
