@@ -48,6 +48,11 @@ def _is_one_word_enum(kind: str) -> bool:
     return all(not info[1] for info in enumerants.values())
 
 
+# Enums none of whose enumerants take parameters: a value newer than our grammar is still
+# one word, so it is kept rather than rejected (the same on the fast and the walked path).
+ONE_WORD_ENUMS: Final = frozenset(kind for kind in OPERAND_KINDS if _is_one_word_enum(kind))
+
+
 def _is_one_word(kind: str) -> bool:
     return kind in ID_KINDS or kind in SINGLE_WORD_LITERALS or _is_one_word_enum(kind)
 

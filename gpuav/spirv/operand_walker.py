@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from gpuav.spirv.grammar import (
     ID_KINDS,
+    ONE_WORD_ENUMS,
     INSTRUCTIONS,
     OPERAND_KINDS,
     SINGLE_WORD_LITERALS,
@@ -135,10 +136,10 @@ class _Walk:
         enumerants = OPERAND_KINDS[kind][1]
         assert isinstance(enumerants, dict)
         info = enumerants.get(value)
-        if info is None:
-            raise OperandError(f"unknown {kind} {value}")
+        if info is None and kind not in ONE_WORD_ENUMS:
+            raise OperandError(f"unknown {kind} {value}: its parameters cannot be decoded")
         self.leaf(kind, 1)
-        for parameter in info[1]:
+        for parameter in info[1] if info is not None else ():
             self.operand(parameter)
 
     def bit_enum(self, kind: str) -> None:
@@ -150,9 +151,9 @@ class _Walk:
         while bit <= mask:
             if mask & bit:
                 info = enumerants.get(bit)
-                if info is None:
-                    raise OperandError(f"unknown {kind} bit {bit:#x}")
-                for parameter in info[1]:
+                if info is None and kind not in ONE_WORD_ENUMS:
+                    raise OperandError(f"unknown {kind} bit {bit:#x}: its parameters are unknown")
+                for parameter in info[1] if info is not None else ():
                     self.operand(parameter)
             bit <<= 1
 

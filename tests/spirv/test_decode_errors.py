@@ -193,14 +193,20 @@ def test_unknown_opcode() -> None:
 
 
 def test_unknown_enumerant_that_decides_the_operand_shape() -> None:
-    # A Decoration may carry parameters, so an unknown one cannot be walked past. (Enumerants
-    # of kinds without parameters, like Capability, are not checked on the reader's fast path.)
+    # A Decoration may carry parameters, so an unknown one cannot be walked past. Enumerants
+    # of kinds without parameters, like Capability, are kept: newer than our grammar is fine.
     module = Words()
     module.add(Op.Capability, 1).add(Op.MemoryModel, 0, 1)
     module.add(Op.Decorate, 1, 0xFFFF)
     error = decode_error(module.words())
-    assert error.reason == "unknown Decoration 65535"
+    assert error.reason == "unknown Decoration 65535: its parameters cannot be decoded"
     assert (error.byte_offset, error.instruction_index) == (module.starts[2], 2)
+
+
+def test_unknown_enumerant_of_a_kind_without_parameters_is_kept() -> None:
+    module = Words()
+    module.add(Op.Capability, 0xFFFF).add(Op.MemoryModel, 0, 1)
+    assert read(module.words()).capabilities[0].operands == [0xFFFF]
 
 
 def test_out_of_order_layout() -> None:
