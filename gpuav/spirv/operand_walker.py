@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from gpuav.spirv.grammar import (
     ID_KINDS,
-    ONE_WORD_ENUMS,
     INSTRUCTIONS,
+    ONE_WORD_ENUMS,
     OPERAND_KINDS,
     SINGLE_WORD_LITERALS,
     Op,
