@@ -84,8 +84,8 @@ def _python_paths() -> list[str]:
     same environment always gets the same build: the site-packages folders of the building
     interpreter and the folders holding the packages the layer imports.
     """
-    import cffi  # type: ignore[import-untyped]
-    import vulkan  # type: ignore[import-untyped]
+    import cffi
+    import vulkan
 
     import gpuav
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import vulkan._vulkan as vk  # type: ignore[import-untyped]
+import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer.calls import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vulkan._vulkan import ffi as vkffi  # type: ignore[import-untyped]
+from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import command_buffers as engine
 from gpuav.layer.calls import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import vulkan._vulkan as vk  # type: ignore[import-untyped]
+import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import pipeline_layouts, pipelines, shader_modules

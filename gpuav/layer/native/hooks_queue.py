@@ -4,7 +4,7 @@ A submission without instrumented actions costs one look at its command buffers'
 
 from __future__ import annotations
 
-import vulkan._vulkan as vk  # type: ignore[import-untyped]
+import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import queue_submit

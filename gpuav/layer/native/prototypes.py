@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from vulkan._vulkan import ffi as vkffi  # type: ignore[import-untyped]
+from vulkan._vulkan import ffi as vkffi
 
 # Commands with a C entry point of ours (returned from GetProcAddr when GPU-AV is on).
 HOOKED: tuple[str, ...] = (

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from vulkan._vulkan import ffi as vkffi  # type: ignore[import-untyped]
+from vulkan._vulkan import ffi as vkffi
 
 CData = Any
 
@@ -69,7 +69,7 @@ def find(first: int, structure_type: int) -> int:
 @cache
 def _structure_names() -> dict[int, str]:
     """sType value -> structure name, from the defaults of the package's constructors."""
-    import vulkan._vulkan as package  # type: ignore[import-untyped]
+    import vulkan._vulkan as package
 
     with open(package.__file__, encoding="utf-8") as source:
         text = source.read()
