@@ -1,0 +1,94 @@
+"""How instrumented shaders find the state of the application's descriptor sets (issue 8).
+
+This is the contract between the layer, which writes the state, and the instrumentation pass,
+which emits the code that reads it; both import it from here. In the spirit of seed 002 (a
+descriptor set's bindings laid out in memory at per-binding offsets with their array sizes),
+every tracked descriptor set has a *region* of 32-bit words in one device buffer:
+
+    region[0]            B, the number of binding slots (highest binding number + 1)
+    region[1 + 2b]       word offset, from the region's start, of binding b's descriptor table
+    region[2 + 2b]       binding b's actual array size: its descriptorCount, or for a
+                         variable-count binding the count the set was allocated with; 0 for a
+                         binding number the layout does not have
+    region[table + i]    1 when descriptor i of binding b may be accessed, else 0: written
+                         (by an update, copy, template or push) for a PARTIALLY_BOUND binding;
+                         always 1 otherwise, since an unwritten descriptor there is an API
+                         error the shader cannot see
+
+The words are what they are at submit time (UPDATE_AFTER_BIND: updates between recording and
+submission count).
+
+Our descriptor set at the reserved index holds, per action (draw or dispatch):
+
+    binding OUTPUT_BINDING       the action's output block {uint DataWrittenLength; uint Data[];}
+    binding BOUND_SETS_BINDING   {uint region[MAX_TRACKED_SETS];}: for each set index s, the
+                                 word offset in the state buffer of the region of the set the
+                                 application had bound at s when the action was recorded, or
+                                 NO_STATE when none (or one we cannot track) was bound
+    binding STATE_BINDING        {uint words[];}: the state buffer holding every region
+
+When the application uses every set index, the shader reaches the same three buffers without a
+descriptor set: a *context* of three 64-bit device addresses (ADDRESS_* below, in that order)
+whose own address is delivered either in a push constant (a uint64 member the pass adds to the
+entry point's push-constant block at a byte offset the layer chooses) or in two 32-bit
+specialization constants (low and high words, at constant ids the layer chooses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OUTPUT_BINDING = 0
+BOUND_SETS_BINDING = 1
+STATE_BINDING = 2
+
+MAX_TRACKED_SETS = 32
+NO_STATE = 0xFFFF_FFFF
+
+BINDING_COUNT_WORD = 0
+
+# Index of each 64-bit address in the context, in uint64 units.
+ADDRESS_OUTPUT = 0
+ADDRESS_BOUND_SETS = 1
+ADDRESS_STATE = 2
+CONTEXT_ADDRESSES = 3
+
+
+def binding_table_word(binding: int) -> int:
+    """Word (in the region) holding the offset of ``binding``'s descriptor table."""
+    return 1 + 2 * binding
+
+
+def binding_size_word(binding: int) -> int:
+    """Word (in the region) holding ``binding``'s actual array size."""
+    return 2 + 2 * binding
+
+
+def region_words(binding_sizes: dict[int, int]) -> list[int]:
+    """A region for bindings of the given sizes, every descriptor marked accessible."""
+    count = max(binding_sizes, default=-1) + 1
+    words = [count] + [0] * (2 * count)
+    for binding in range(count):
+        size = binding_sizes.get(binding, 0)
+        words[binding_table_word(binding)] = len(words)
+        words[binding_size_word(binding)] = size
+        words.extend([1] * size)
+    return words
+
+
+@dataclass(frozen=True)
+class PushConstantAddress:
+    """The context address is a uint64 push constant at ``offset`` bytes."""
+
+    offset: int
+
+
+@dataclass(frozen=True)
+class SpecializationAddress:
+    """The context address is split over two uint specialization constants."""
+
+    low_constant_id: int
+    high_constant_id: int
+
+
+ContextAddressSource = PushConstantAddress | SpecializationAddress
