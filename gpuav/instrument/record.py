@@ -43,6 +43,27 @@ class Stage(IntEnum):
     COMPUTE = 5
 
 
+# What the two stage-specific words hold, per stage (seed 000's table; where the seed says
+# "unused" we put something useful there, and the decoder reads it back from here):
+#   Vertex                  VertexIndex, InstanceIndex
+#   TessellationControl     InvocationId, PrimitiveId
+#   TessellationEvaluation  PrimitiveId, 0
+#   Geometry                PrimitiveId, InvocationId
+#   Fragment                FragCoord.x, FragCoord.y (float bits)
+#   Compute                 GlobalInvocationId.x, GlobalInvocationId.y | GlobalInvocationId.z << 16
+COMPUTE_YZ_SHIFT = 16
+COMPUTE_YZ_MASK = 0xFFFF
+
+
+def pack_compute_yz(y: int, z: int) -> int:
+    """Stage word 1 of a compute record: y and z, 16 bits each (enough for any real dispatch)."""
+    return (y & COMPUTE_YZ_MASK) | (z & COMPUTE_YZ_MASK) << COMPUTE_YZ_SHIFT
+
+
+def unpack_compute_yz(word: int) -> tuple[int, int]:
+    return word & COMPUTE_YZ_MASK, word >> COMPUTE_YZ_SHIFT & COMPUTE_YZ_MASK
+
+
 class ErrorCode(IntEnum):
     INDEX_OUT_OF_BOUNDS = 0
     DESCRIPTOR_UNINITIALIZED = 1
