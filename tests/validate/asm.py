@@ -1,0 +1,110 @@
+"""Assembly helpers shared by the validator tests: spirv-as, spirv-val, and running rule families.
+
+Test modules are SPIR-V assembly written next to the test; ``assemble`` turns them into words
+with the real ``spirv-as`` (a missing tool fails the test, it never skips).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from array import array
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from gpuav.spirv import read
+from gpuav.validate.context import RuleFamily, ValidationContext
+from gpuav.validate.diagnostics import Diagnostic
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name)
+    assert found is not None, f"{name} is not on PATH: install spirv-tools (tests fail, not skip)"
+    return found
+
+
+def assemble(text: str, target_env: str = "vulkan1.1") -> list[int]:
+    """Words of ``text`` assembled by spirv-as for ``target_env`` (asserts that it assembled)."""
+    with tempfile.TemporaryDirectory(prefix="gpuav-validate-") as work:
+        source, output = Path(work) / "module.spvasm", Path(work) / "module.spv"
+        source.write_text(text)
+        result = subprocess.run(
+            [tool("spirv-as"), "--target-env", target_env, str(source), "-o", str(output)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, f"spirv-as failed:\n{result.stderr}\n{text}"
+        data = output.read_bytes()
+    return array("I", data).tolist()  # spirv-as writes host byte order
+
+
+def spirv_val(words: list[int], target_env: str = "vulkan1.1", *options: str) -> tuple[bool, str]:
+    """Whether spirv-val accepts the module for ``target_env``, and what it said."""
+    with tempfile.TemporaryDirectory(prefix="gpuav-validate-") as work:
+        path = Path(work) / "module.spv"
+        path.write_bytes(b"".join(word.to_bytes(4, sys.byteorder) for word in words))
+        result = subprocess.run(
+            [tool("spirv-val"), "--target-env", target_env, *options, str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    return result.returncode == 0, result.stdout + result.stderr
+
+
+def all_families() -> list[RuleFamily]:
+    """Every registered rule family (empty until gpuav.validate.api exists)."""
+    try:
+        from gpuav.validate import api
+    except ImportError:
+        return []
+    return list(getattr(api, "RULE_FAMILIES", []))
+
+
+def validate_words(
+    words: list[int],
+    *,
+    families: Iterable[RuleFamily] | None = None,
+    target_env: str = "vulkan1.1",
+    features: Iterable[str] = (),
+    extensions: Iterable[str] = (),
+    limits: Mapping[str, int] | None = None,
+) -> list[Diagnostic]:
+    """Diagnostics of ``families`` (default: every registered family) on a module."""
+    context = ValidationContext(
+        read(words),
+        target_env=target_env,
+        features=frozenset(features),
+        extensions=frozenset(extensions),
+        limits=dict(limits or {}),
+    )
+    chosen = all_families() if families is None else list(families)
+    return [diagnostic for family in chosen for diagnostic in family(context)]
+
+
+def validate_asm(
+    text: str,
+    *,
+    families: Iterable[RuleFamily] | None = None,
+    target_env: str = "vulkan1.1",
+    features: Iterable[str] = (),
+    extensions: Iterable[str] = (),
+    limits: Mapping[str, int] | None = None,
+) -> list[Diagnostic]:
+    """Assemble ``text`` for ``target_env`` and return the diagnostics of ``families``."""
+    return validate_words(
+        assemble(text, target_env),
+        families=families,
+        target_env=target_env,
+        features=features,
+        extensions=extensions,
+        limits=limits,
+    )
+
+
+def rules(diagnostics: Iterable[Diagnostic]) -> set[str]:
+    """The rule ids broken, for assertions such as ``assert RULE in rules(...)``."""
+    return {diagnostic.rule for diagnostic in diagnostics}
