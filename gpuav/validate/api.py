@@ -1,0 +1,72 @@
+"""The validator's one entry point: every rule family over one module, never raising.
+
+A family that fails on a module it did not expect becomes a ``GPUAV-validator-internal-error``
+diagnostic instead of an exception, so the layer (on the shader-creation path) and the CLI
+always get an answer; only words that cannot be read at all raise ``DecodeError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from gpuav.spirv import read
+from gpuav.spirv.module import Module
+from gpuav.validate.context import TARGET_ENVS, RuleFamily, ValidationContext
+from gpuav.validate.diagnostics import Diagnostic
+
+INTERNAL_ERROR_RULE = "GPUAV-validator-internal-error"
+
+# Every rule family, in the order their diagnostics are reported. A new family adds its
+# ``check`` here (one line).
+RULE_FAMILIES: tuple[RuleFamily, ...] = ()
+
+
+def validate(
+    words_or_module: Module | bytes | bytearray | memoryview | Sequence[int],
+    *,
+    target_env: str = "vulkan1.1",
+    features: Iterable[str] = (),
+    extensions: Iterable[str] = (),
+    limits: Mapping[str, int] | None = None,
+    families: Iterable[RuleFamily] | None = None,
+) -> list[Diagnostic]:
+    """Diagnostics of every rule family (or of ``families``), module-wide ones first, then in
+    instruction order. Raises ``DecodeError`` only when the words are not a SPIR-V module and
+    ``ValueError`` for an unknown ``target_env``."""
+    if target_env not in TARGET_ENVS:
+        raise ValueError(f"unknown target environment {target_env!r}; one of {TARGET_ENVS}")
+    module = words_or_module if isinstance(words_or_module, Module) else read(words_or_module)
+    context = ValidationContext(
+        module,
+        target_env=target_env,
+        features=frozenset(features),
+        extensions=frozenset(extensions),
+        limits=dict(limits or {}),
+    )
+    diagnostics: list[Diagnostic] = []
+    for family in RULE_FAMILIES if families is None else families:
+        diagnostics.extend(run_family(family, context))
+    diagnostics.sort(key=_position)
+    return diagnostics
+
+
+def run_family(family: RuleFamily, context: ValidationContext) -> list[Diagnostic]:
+    """The family's diagnostics; an exception it raises becomes one more diagnostic."""
+    found: list[Diagnostic] = []
+    try:
+        found.extend(family(context))
+    except Exception as error:  # validation must answer, whatever the module
+        name = f"{getattr(family, '__module__', '?')}.{getattr(family, '__qualname__', family)}"
+        found.append(
+            Diagnostic(
+                INTERNAL_ERROR_RULE,
+                f"rule family {name} failed on this module ({type(error).__name__}: {error}); "
+                "its other rules were not checked",
+            )
+        )
+    return found
+
+
+def _position(diagnostic: Diagnostic) -> tuple[int, int]:
+    index = diagnostic.instruction_index
+    return (0, 0) if index is None else (1, index)
