@@ -1,0 +1,104 @@
+"""Which entry points reach each function, and small lookups shared by the C2 rule families.
+
+Many environment rules depend on the stage an instruction runs in ("OpControlBarrier in a
+fragment shader", "Workgroup memory only in compute"); an instruction runs in every execution
+model whose entry point statically calls its function. The call graph is built once per
+validation and kept on the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from gpuav.spirv.grammar import Op
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Function
+from gpuav.validate.context import ValidationContext
+
+_CACHE_KEY = "_gpuav_reach"
+
+
+@dataclass
+class Reach:
+    """``callees``: function id -> ids it calls (in call order, repeats kept once);
+    ``models``: function id -> execution models of the entry points reaching it;
+    ``functions``: function id -> its definition (functions the module defines)."""
+
+    callees: dict[int, list[int]] = field(default_factory=dict)
+    models: dict[int, frozenset[int]] = field(default_factory=dict)
+    functions: dict[int, Function] = field(default_factory=dict)
+
+    def models_of(self, function: Function) -> frozenset[int]:
+        return self.models.get(function.id, frozenset())
+
+
+def reach(context: ValidationContext) -> Reach:
+    """The call graph and per-function execution models of ``context.module`` (cached)."""
+    cached = vars(context).get(_CACHE_KEY)
+    if isinstance(cached, Reach):
+        return cached
+    result = _build(context)
+    vars(context)[_CACHE_KEY] = result
+    return result
+
+
+def _build(context: ValidationContext) -> Reach:
+    result = Reach()
+    for function in context.module.functions:
+        result.functions[function.id] = function
+        called: dict[int, None] = {}
+        for block in function.blocks:
+            for instruction in block.instructions:
+                if instruction.opcode == Op.FunctionCall and len(instruction.operands) > 2:
+                    called[instruction.operands[2]] = None
+        result.callees[function.id] = list(called)
+    models: dict[int, set[int]] = {}
+    for entry in context.module.entry_points:
+        if len(entry.operands) < 2:
+            continue
+        model, root = entry.operands[0], entry.operands[1]
+        stack, seen = [root], {root}
+        while stack:
+            current = stack.pop()
+            models.setdefault(current, set()).add(model)
+            for callee in result.callees.get(current, ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    stack.append(callee)
+    result.models = {function: frozenset(found) for function, found in models.items()}
+    return result
+
+
+def function_instructions(context: ValidationContext) -> Iterator[tuple[Function, Instruction]]:
+    """Every instruction inside a block, with its function."""
+    for function in context.module.functions:
+        for block in function.blocks:
+            for instruction in block.instructions:
+                yield function, instruction
+
+
+def enabled(context: ValidationContext, name: str) -> bool:
+    """Whether a feature (or boolean property, such as the float-controls ones) is on:
+    named in ``features``, or a nonzero entry of ``limits``."""
+    return name in context.features or bool(context.limits.get(name, 0))
+
+
+def constant_u32(context: ValidationContext, id_: int) -> int | None:
+    """The value of a 32-bit integer OpConstant (scopes and semantics), None otherwise
+    (specialization constants included: their value is not known here)."""
+    instruction = context.def_use.defs.get(id_)
+    if instruction is None or instruction.opcode != Op.Constant or len(instruction.operands) < 3:
+        return None
+    type_instruction = context.def_use.defs.get(instruction.operands[0])
+    if type_instruction is None or type_instruction.opcode != Op.TypeInt:
+        return None
+    return instruction.operands[2] & 0xFFFFFFFF
+
+
+def enum_name(enum: type, value: int) -> str:
+    """The grammar's spelling of an enumerant value (``Workgroup``), or the number."""
+    for name, member in vars(enum).items():
+        if not name.startswith("_") and member == value:
+            return name.removesuffix("_")
+    return str(value)
