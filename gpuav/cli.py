@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gpuav.errors import DecodeError
 from gpuav.layer.cli import add_layer_commands
+from gpuav.report.cli import add_decode_command
 
 # Exit status for input gpuav cannot use (malformed SPIR-V, unreadable file), as argparse
 # uses for bad arguments.
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_dis(subparsers)
     add_layer_commands(subparsers)
+    add_decode_command(subparsers)
     args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)

@@ -7,7 +7,8 @@ names are the app's ``vkSetDebugUtilsObjectNameEXT`` names, or None.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,10 @@ class ActionContext:
     pipeline: int
     pipeline_name: str | None
     shaders: tuple[ShaderContext, ...]
+    # Descriptor count of each (set, binding) of the pipeline layout, where the layer knows it
+    # (for variable-count bindings, the count allocated): messages about uninitialized
+    # descriptors quote it.
+    binding_sizes: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
     def shader(self, shader_id: int) -> ShaderContext | None:
         """The shader a record names, or None for an unknown id (corrupt record)."""

@@ -1,7 +1,12 @@
-"""Decode an output block into error records, never raising on corrupt data.
+"""Decode a debug output buffer into error records, never raising on corrupt data.
 
-Simple version written by the layer's author so that the read-back path works end to end;
-the report side owns this module and may replace it (keeping ``decode_output_buffer``).
+The buffer is seed 000's ``{uint DataWrittenLength; uint Data[];}``: records follow each other
+in ``Data`` until a record size of 0 or the end of ``Data``. Shaders only write whole records,
+so a size that no record kind has means the block is corrupt: reading stops there with a
+diagnostic (we cannot know where the next record starts). A record with a plausible size but
+an unknown stage or error code is skipped with a diagnostic, since its size is still trusted.
+``DataWrittenLength`` larger than ``Data`` is the normal overflow case: later records were
+dropped by the shaders, which is said once.
 """
 
 from __future__ import annotations
@@ -12,6 +17,9 @@ from dataclasses import dataclass
 from gpuav.instrument import record as layout
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
 
+WORD_MASK = 0xFFFFFFFF
+MIN_RECORD_WORDS = min(layout.record_size(code) for code in ErrorCode)
+
 
 @dataclass(frozen=True)
 class DecodedBuffer:
@@ -20,12 +28,27 @@ class DecodedBuffer:
     written_length: int
 
 
+def words_from_bytes(data: bytes | bytearray | memoryview) -> list[int]:
+    """Little-endian uint32 words; a trailing partial word is dropped (the caller says so)."""
+    usable = len(data) - len(data) % 4
+    return [int.from_bytes(data[at : at + 4], "little") for at in range(0, usable, 4)]
+
+
+def decode_output_bytes(data: bytes | bytearray | memoryview) -> DecodedBuffer:
+    """``decode_output_buffer`` for a dumped buffer (raw little-endian words)."""
+    decoded = decode_output_buffer(words_from_bytes(data))
+    if len(data) % 4:
+        extra = f"buffer of {len(data)} bytes is not a whole number of words; ignored the tail"
+        return DecodedBuffer(decoded.records, (*decoded.diagnostics, extra), decoded.written_length)
+    return decoded
+
+
 def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
     """Records from ``{DataWrittenLength; Data[]}``; problems become diagnostics."""
     if not words:
-        return DecodedBuffer((), ("empty output buffer",), 0)
-    written = int(words[layout.WRITTEN_LENGTH_WORD])
-    data = [int(word) for word in words[layout.DATA_FIRST_WORD :]]
+        return DecodedBuffer((), ("empty output buffer (no DataWrittenLength word)",), 0)
+    written = int(words[layout.WRITTEN_LENGTH_WORD]) & WORD_MASK
+    data = [int(word) & WORD_MASK for word in words[layout.DATA_FIRST_WORD :]]
     records: list[ErrorRecord] = []
     diagnostics: list[str] = []
     position = 0
@@ -33,40 +56,62 @@ def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
         size = data[position]
         if size == 0:
             break
-        if size < layout.COMMON_WORDS or position + size > len(data):
-            diagnostics.append(f"record at word {position} has impossible size {size}")
+        if not MIN_RECORD_WORDS <= size <= layout.MAX_RECORD_WORDS:
+            diagnostics.append(
+                f"corrupt record at Data[{position}]: size {size} is not between "
+                f"{MIN_RECORD_WORDS} and {layout.MAX_RECORD_WORDS}; stopped reading"
+            )
+            break
+        if position + size > len(data):
+            diagnostics.append(
+                f"corrupt record at Data[{position}]: size {size} runs past the end of Data "
+                f"({len(data)} words); stopped reading"
+            )
             break
         item = data[position : position + size]
-        try:
-            code = ErrorCode(item[layout.ERROR_CODE])
-            stage = Stage(item[layout.STAGE])
-        except ValueError:
-            diagnostics.append(
-                f"record at word {position} has unknown stage {item[layout.STAGE]} "
-                f"or error code {item[layout.ERROR_CODE]}"
-            )
-            position += size
-            continue
-        if size != layout.record_size(code):
-            diagnostics.append(f"record at word {position} has size {size} for error {code.name}")
-            position += size
-            continue
-        records.append(
-            ErrorRecord(
-                shader_id=item[layout.SHADER_ID],
-                instruction_index=item[layout.INSTRUCTION_INDEX],
-                stage=stage,
-                stage_words=(item[layout.STAGE_WORD_0], item[layout.STAGE_WORD_1]),
-                error_code=code,
-                descriptor_index=item[layout.DESCRIPTOR_INDEX],
-                array_length=item[layout.ARRAY_LENGTH]
-                if code is ErrorCode.INDEX_OUT_OF_BOUNDS
-                else None,
-            )
-        )
+        decoded = _record(item, position, diagnostics)
+        if decoded is not None:
+            records.append(decoded)
         position += size
     if written > len(data):
         diagnostics.append(
-            f"shaders tried to write {written} words into {len(data)}; later errors were dropped"
+            f"shaders tried to write {written} words into a Data array of {len(data)}; "
+            "errors that did not fit were dropped"
+        )
+    elif written < position:
+        diagnostics.append(
+            f"DataWrittenLength is {written} but records fill {position} words of Data"
         )
     return DecodedBuffer(tuple(records), tuple(diagnostics), written)
+
+
+def _record(item: list[int], position: int, diagnostics: list[str]) -> ErrorRecord | None:
+    """One record of a trusted size, or None (and a diagnostic) for one we cannot read."""
+    try:
+        stage = Stage(item[layout.STAGE])
+    except ValueError:
+        diagnostics.append(f"record at Data[{position}] has unknown stage {item[layout.STAGE]}")
+        return None
+    try:
+        code = ErrorCode(item[layout.ERROR_CODE])
+    except ValueError:
+        diagnostics.append(
+            f"record at Data[{position}] has unknown error code {item[layout.ERROR_CODE]}"
+        )
+        return None
+    if len(item) != layout.record_size(code):
+        diagnostics.append(
+            f"record at Data[{position}] has {len(item)} words; error {code.name} has "
+            f"{layout.record_size(code)}"
+        )
+        return None
+    has_length = code is ErrorCode.INDEX_OUT_OF_BOUNDS
+    return ErrorRecord(
+        shader_id=item[layout.SHADER_ID],
+        instruction_index=item[layout.INSTRUCTION_INDEX],
+        stage=stage,
+        stage_words=(item[layout.STAGE_WORD_0], item[layout.STAGE_WORD_1]),
+        error_code=code,
+        descriptor_index=item[layout.DESCRIPTOR_INDEX],
+        array_length=item[layout.ARRAY_LENGTH] if has_length else None,
+    )

@@ -1,8 +1,12 @@
 """Compose validation messages from decoded records and the action's context.
 
-Simple version written by the layer's author (fields of seed 000's message, without the
-source-line lookup); the report side owns this module and may replace it, keeping
-``compose_messages(records, action_context) -> list[Message]``.
+A message has every field of seed 000's report (command buffer, draw or dispatch number,
+pipeline, shader module, instruction index, stage and its words, the error, the source
+line) plus the debug-utils names and the descriptor variable with its set and binding. The
+first line says what went wrong and where in the source; indented lines follow with the
+rest, so the text reads well on a console and in a debug-utils callback alike.
+
+Records of one action that differ only in the invocation are one message with a count.
 """
 
 from __future__ import annotations
@@ -12,8 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
-from gpuav.report.context import ActionContext
+from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, unpack_compute_yz
+from gpuav.report.context import ActionContext, ShaderContext
+from gpuav.report.descriptor_lookup import DescriptorVariable
+from gpuav.report.shader_info import ShaderInfo, SourceLocation, shader_info
+
+INDENT = "  "
 
 
 class Severity(Enum):
@@ -24,19 +32,25 @@ class Severity(Enum):
 
 @dataclass(frozen=True)
 class Message:
+    """What the layer delivers (id, severity, text) and, for tools, the facts behind it."""
+
     message_id: str
     severity: Severity
     text: str
+    record: ErrorRecord | None = None
+    count: int = 1  # records folded into this message
+    location: SourceLocation | None = None
+    descriptor: DescriptorVariable | None = None
 
 
 MESSAGE_IDS = {
-    ErrorCode.INDEX_OUT_OF_BOUNDS: "UNASSIGNED-Descriptor index out of bounds",
-    ErrorCode.DESCRIPTOR_UNINITIALIZED: "UNASSIGNED-Descriptor uninitialized",
+    ErrorCode.INDEX_OUT_OF_BOUNDS: "GPUAV-descriptor-index-out-of-bounds",
+    ErrorCode.DESCRIPTOR_UNINITIALIZED: "GPUAV-descriptor-uninitialized",
 }
 STAGE_NAMES = {
     Stage.VERTEX: "Vertex",
     Stage.TESSELLATION_CONTROL: "Tessellation Control",
-    Stage.TESSELLATION_EVALUATION: "Tessellation Eval",
+    Stage.TESSELLATION_EVALUATION: "Tessellation Evaluation",
     Stage.GEOMETRY: "Geometry",
     Stage.FRAGMENT: "Fragment",
     Stage.COMPUTE: "Compute",
@@ -51,55 +65,145 @@ def _object(kind: str, name: str | None, handle: int) -> str:
     return f"{kind} ({name})(0x{handle:x})" if name else f"{kind} (0x{handle:x})"
 
 
-def _stage_text(record: ErrorRecord) -> str:
+def stage_text(record: ErrorRecord) -> str:
+    """The stage and which invocation it was, from the stage words (record.py's table)."""
     first, second = record.stage_words
     stage = record.stage
     if stage is Stage.VERTEX:
-        return f"Vertex index = {first}. Instance index = {second}."
-    if stage in (Stage.TESSELLATION_CONTROL, Stage.TESSELLATION_EVALUATION):
-        return f"Invocation ID = {first}."
-    if stage is Stage.GEOMETRY:
-        return f"Primitive ID = {first}. Invocation ID = {second}."
-    if stage is Stage.FRAGMENT:
-        return f"Fragment coord (x,y) = ({_float(first):g}, {_float(second):g})."
-    return f"Global invocation ID (x) = {first}."
+        words = f"Vertex index = {first}. Instance index = {second}."
+    elif stage is Stage.TESSELLATION_CONTROL:
+        words = f"Invocation ID = {first}. Primitive ID = {second}."
+    elif stage is Stage.TESSELLATION_EVALUATION:
+        words = f"Primitive ID = {first}."
+    elif stage is Stage.GEOMETRY:
+        words = f"Primitive ID = {first}. Invocation ID = {second}."
+    elif stage is Stage.FRAGMENT:
+        words = f"Fragment coord (x,y) = ({_float(first):g}, {_float(second):g})."
+    else:
+        y, z = unpack_compute_yz(second)
+        words = f"Global invocation ID (x, y, z) = ({first}, {y}, {z})."
+    return f"Stage = {STAGE_NAMES[stage]}. {words}"
 
 
-def _error_text(record: ErrorRecord) -> str:
+def error_text(
+    record: ErrorRecord, descriptor: DescriptorVariable | None, context: ActionContext
+) -> str:
     if record.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS:
         return (
             f"Index of {record.descriptor_index} used to index descriptor array of length "
             f"{record.array_length}."
         )
-    return f"Descriptor index {record.descriptor_index} is uninitialized."
+    size = None
+    if descriptor is not None and descriptor.descriptor_set is not None:
+        key = (descriptor.descriptor_set, descriptor.binding or 0)
+        size = context.binding_sizes.get(key)
+    if size is None:
+        return f"Descriptor index {record.descriptor_index} is uninitialized."
+    return (
+        f"Descriptor index {record.descriptor_index} used to index descriptor array of length "
+        f"{size} is uninitialized."
+    )
+
+
+def _where(location: SourceLocation | None, info: ShaderInfo | None, index: int) -> str:
+    """The end of the first line: the source position, or why there is none."""
+    if info is None:
+        return "(unknown shader)"
+    if location is not None:
+        place = (
+            f"{location.file} line {location.line}" if location.file else f"line {location.line}"
+        )
+        return f"At {place}" + (f", column {location.column}." if location.column else ".")
+    if info.error is not None:
+        return "(the shader's SPIR-V could not be read)"
+    if info.instruction_text(index) is None:
+        return f"(instruction index {index} is outside the shader)"
+    return f"At SPIR-V instruction {index} (the shader has no source line information)."
+
+
+def _source_lines(
+    location: SourceLocation | None, info: ShaderInfo | None, index: int
+) -> list[str]:
+    if info is None:
+        return []
+    if location is not None:
+        if location.text is None:
+            return [f"{location.line}: (the shader does not embed this source line)"]
+        return [f"{location.line}: {location.text.strip()}"]
+    text = info.instruction_text(index)
+    if text is None:
+        if info.error is not None:
+            return [info.error]
+        return [f"The shader has {len(info.instructions)} instructions."]
+    return [
+        f"SPIR-V: {text}",
+        "Compile the shader with debug information (-g) for its source line.",
+    ]
+
+
+def _shader_lines(shader: ShaderContext | None, record: ErrorRecord) -> str:
+    if shader is None:
+        return f"Unknown shader id {record.shader_id} (not a shader of this pipeline)."
+    if not shader.shader_module:
+        return "Shader Module (none: code given in the pipeline create info)."
+    return _object("Shader Module", shader.shader_module_name, shader.shader_module) + "."
+
+
+def _action_text(context: ActionContext) -> str:
+    if context.action_number <= 0:
+        return f"Action: {context.command}."
+    kind = "Draw" if "Draw" in context.command else "Dispatch"
+    return f"{kind} Index {context.action_number} ({context.command})."
+
+
+def compose_message(
+    record: ErrorRecord, count: int, context: ActionContext, info: ShaderInfo | None
+) -> Message:
+    """One message for ``record`` and ``count - 1`` more invocations with the same error."""
+    shader = context.shader(record.shader_id)
+    index = record.instruction_index
+    location = info.location(index) if info is not None else None
+    descriptor = info.descriptor(index) if info is not None else None
+    details = _source_lines(location, info, index)
+    if descriptor is not None:
+        details.append(f"Descriptor: {descriptor.describe()}.")
+    # Handles of 0: decoded offline (gpuav decode), no Vulkan objects to name.
+    action = _action_text(context)
+    if context.command_buffer:
+        cmd = _object("Command buffer", context.command_buffer_name, context.command_buffer)
+        action = f"{cmd}. {action}"
+    details.append(action)
+    if context.pipeline or shader is None:
+        pipeline = _object("Pipeline", context.pipeline_name, context.pipeline)
+        details.append(f"{pipeline}. {_shader_lines(shader, record)}")
+    details += [
+        f"Shader Instruction Index = {index}.",
+        stage_text(record),
+    ]
+    if count > 1:
+        more = count - 1
+        details.append(f"(and {more} more invocation{'s' if more > 1 else ''} with this error)")
+    first = f"{error_text(record, descriptor, context)} {_where(location, info, index)}"
+    text = "\n".join([first, *(INDENT + line for line in details)])
+    return Message(
+        MESSAGE_IDS[record.error_code], Severity.ERROR, text, record, count, location, descriptor
+    )
 
 
 def compose_messages(records: Sequence[ErrorRecord], context: ActionContext) -> list[Message]:
-    """One message per distinct record."""
-    messages: list[Message] = []
-    seen: set[ErrorRecord] = set()
-    action = "Draw" if "Draw" in context.command else "Dispatch"
+    """One message per distinct (shader, instruction, error, descriptor index), in order."""
+    groups: dict[tuple[int, int, ErrorCode, int], list[ErrorRecord]] = {}
     for record in records:
-        if record in seen:
-            continue
-        seen.add(record)
-        shader = context.shader(record.shader_id)
-        parts = [
-            _error_text(record),
-            _object("Command buffer", context.command_buffer_name, context.command_buffer) + ".",
-            f"{action} Index {context.action_number} ({context.command}).",
-            _object("Pipeline", context.pipeline_name, context.pipeline) + ".",
-        ]
-        if shader is not None and not shader.shader_module:
-            parts.append("Shader Module (none: code given in the pipeline create info).")
-        elif shader is not None:
-            parts.append(
-                _object("Shader Module", shader.shader_module_name, shader.shader_module) + "."
-            )
-        else:
-            parts.append(f"Unknown shader id {record.shader_id}.")
-        parts.append(f"Shader Instruction Index = {record.instruction_index}.")
-        parts.append(f"Stage = {STAGE_NAMES[record.stage]}.")
-        parts.append(_stage_text(record))
-        messages.append(Message(MESSAGE_IDS[record.error_code], Severity.ERROR, " ".join(parts)))
+        key = (
+            record.shader_id,
+            record.instruction_index,
+            record.error_code,
+            record.descriptor_index,
+        )
+        groups.setdefault(key, []).append(record)
+    messages = []
+    for group in groups.values():
+        shader = context.shader(group[0].shader_id)
+        info = shader_info(shader.words) if shader is not None else None
+        messages.append(compose_message(group[0], len(group), context, info))
     return messages

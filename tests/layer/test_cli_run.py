@@ -42,7 +42,7 @@ def test_run_reports_and_sets_the_exit_status(
     options = ["--json", str(report), *(["--fail-on-error"] if fail_on_error else [])]
     done = gpuav("run", *options, "--", *app, env=environment, cwd=tmp_path)
     assert done.returncode == (EXIT_ERRORS_FOUND if fail_on_error else 0), done.stderr
-    assert "gpuav: [UNASSIGNED-Descriptor index out of bounds] Index of 6" in done.stderr
+    assert "gpuav: [GPUAV-descriptor-index-out-of-bounds] Index of 6" in done.stderr
     content = json.loads(report.read_text())
     assert content["exit_status"] == 0 and content["errors"] == 1
     assert "Dispatch Index 3 (vkCmdDispatch)" in content["messages"][0]["text"]

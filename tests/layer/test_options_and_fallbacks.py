@@ -11,7 +11,7 @@ from tests.layer.conftest import RunPython
 
 pytestmark = pytest.mark.vulkan
 
-OUT_OF_BOUNDS = "UNASSIGNED-Descriptor index out of bounds"
+OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 LAVAPIPE_MAX_SETS = 8
 
 

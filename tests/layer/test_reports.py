@@ -16,7 +16,7 @@ from tests.layer.conftest import RunC, RunPython
 
 pytestmark = pytest.mark.vulkan
 
-OUT_OF_BOUNDS = "UNASSIGNED-Descriptor index out of bounds"
+OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 ERROR_SEVERITY = 0x1000
 
 
@@ -47,7 +47,7 @@ def test_compute_error_names_dispatch_pipeline_shader_and_invocation(
     assert re.search(r"Shader Module \(ComputeShader\)\(0x[0-9a-f]+\)", text)
     assert "Shader Instruction Index = 42." in text
     assert "Stage = Compute." in text
-    assert "Global invocation ID (x) = 5." in text
+    assert "Global invocation ID (x, y, z) = (5, 0, 0)." in text
     names = {(item["type"], item["name"]) for item in message["objects"]}
     assert names == {(6, "ComputeCommandBuffer"), (19, "ComputePipeline"), (15, "ComputeShader")}
 

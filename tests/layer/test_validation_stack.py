@@ -67,7 +67,7 @@ def test_no_validation_errors_from_our_calls(
     )
     assert run.validation_errors() == []
     if "reporting" in " ".join(arguments):
-        assert run.with_id("UNASSIGNED-Descriptor index out of bounds")
+        assert run.with_id("GPUAV-descriptor-index-out-of-bounds")
 
 
 def test_c_app_under_validation(run_c_app: RunC, layer_folder: Path) -> None:
@@ -77,4 +77,4 @@ def test_c_app_under_validation(run_c_app: RunC, layer_folder: Path) -> None:
         layers=[VALIDATION_LAYER],
     )  # fmt: skip
     assert run.validation_errors() == []
-    assert len(run.with_id("UNASSIGNED-Descriptor index out of bounds")) == 3
+    assert len(run.with_id("GPUAV-descriptor-index-out-of-bounds")) == 3

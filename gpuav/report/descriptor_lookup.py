@@ -1,0 +1,120 @@
+"""Which descriptor variable an instruction consumes: walk back to the OpVariable.
+
+The instruction a record names consumes a descriptor through a short chain of value and
+pointer instructions (an image from OpLoad of an OpAccessChain into the array, possibly
+through OpSampledImage, OpImage or OpCopyObject; a buffer through OpAccessChain or seed 003's
+OpPtrAccessChain). Following each id operand back along that chain in operand order reaches
+the variable; the first one carrying DescriptorSet or Binding decorations is the descriptor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from gpuav.spirv.analysis.decorations import Decorations
+from gpuav.spirv.grammar import Op
+from gpuav.spirv.instruction import Instruction
+
+# Instructions whose operand 2 (after result type and id) is the value or pointer they come from.
+_FOLLOW = frozenset(
+    {
+        Op.Load,
+        Op.CopyObject,
+        Op.CopyLogical,
+        Op.SampledImage,
+        Op.Image,
+        Op.AccessChain,
+        Op.InBoundsAccessChain,
+        Op.PtrAccessChain,
+        Op.InBoundsPtrAccessChain,
+        Op.ImageTexelPointer,
+    }
+)
+_MAX_STEPS = 64
+
+
+@dataclass(frozen=True)
+class DescriptorVariable:
+    variable_id: int
+    name: str | None  # the variable's OpName, else its block type's name
+    block_name: str | None  # the block type's name when the variable is a Block/BufferBlock
+    descriptor_set: int | None
+    binding: int | None
+
+    def describe(self) -> str:
+        """E.g. ``tex`` or ``data (block Data)``, with the set and binding."""
+        name = self.name or f"%{self.variable_id}"
+        if self.block_name and self.block_name != name:
+            name += f" (block {self.block_name})"
+        where = []
+        if self.descriptor_set is not None:
+            where.append(f"set {self.descriptor_set}")
+        if self.binding is not None:
+            where.append(f"binding {self.binding}")
+        return f"{name}, {', '.join(where)}" if where else name
+
+
+def find_descriptor(
+    operand_ids: Iterable[int],
+    definitions: Mapping[int, Instruction],
+    decorations: Decorations,
+    names: Mapping[int, str],
+) -> DescriptorVariable | None:
+    """The first descriptor variable reached from ``operand_ids`` (ids, in operand order)."""
+    for start in operand_ids:
+        id_ = start
+        for _ in range(_MAX_STEPS):
+            definition = definitions.get(id_)
+            if definition is None:
+                break
+            if definition.opcode == Op.Variable:
+                found = _variable(definition, definitions, decorations, names)
+                if found is not None:
+                    return found
+                break
+            if definition.opcode not in _FOLLOW or len(definition.operands) < 3:
+                break
+            id_ = definition.operands[2]
+    return None
+
+
+def _variable(
+    variable: Instruction,
+    definitions: Mapping[int, Instruction],
+    decorations: Decorations,
+    names: Mapping[int, str],
+) -> DescriptorVariable | None:
+    id_ = variable.operands[1]
+    descriptor_set = decorations.descriptor_set(id_)
+    binding = decorations.binding(id_)
+    if descriptor_set is None and binding is None:
+        return None
+    block = _block_type(variable, definitions, decorations)
+    block_name = names.get(block) or None if block is not None else None
+    return DescriptorVariable(
+        id_, names.get(id_) or block_name, block_name, descriptor_set, binding
+    )
+
+
+def _block_type(
+    variable: Instruction, definitions: Mapping[int, Instruction], decorations: Decorations
+) -> int | None:
+    """The Block/BufferBlock struct the variable holds (through arrays), or None."""
+    pointer = definitions.get(variable.operands[0])
+    if pointer is None or pointer.opcode != Op.TypePointer:
+        return None
+    type_id = pointer.operands[2]
+    for _ in range(_MAX_STEPS):
+        definition = definitions.get(type_id)
+        if definition is None:
+            return None
+        if definition.opcode in (Op.TypeArray, Op.TypeRuntimeArray):
+            type_id = definition.operands[1]
+            continue
+        if definition.opcode == Op.TypeStruct and (
+            decorations.is_block(type_id) or decorations.is_buffer_block(type_id)
+        ):
+            return type_id
+        return None
+    return None

@@ -1,0 +1,218 @@
+"""What a report needs to know about one original shader, built once per shader's words.
+
+An error record names an instruction by its index in the original module. From the words we
+build, in one pass, the source position in force at every instruction (the last ``OpLine`` or
+``NonSemantic.Shader.DebugInfo.100`` ``DebugLine`` before it, cleared by ``OpNoLine``,
+``DebugNoLine`` and the end of a function), the embedded source texts, names and
+decorations. The layer reads records back after every submit, so this is cached by the
+shader's words and the per-record questions are dictionary lookups.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpuav.errors import DecodeError
+from gpuav.report.descriptor_lookup import DescriptorVariable, find_descriptor
+from gpuav.report.source_text import SourceText
+from gpuav.spirv.analysis.decorations import Decorations
+from gpuav.spirv.analysis.id_operands import IdOperands
+from gpuav.spirv.grammar import RESULT_INDEX, TYPE_INDEX, Op
+from gpuav.spirv.instruction import Instruction, decode_string
+from gpuav.spirv.module import Module
+from gpuav.spirv.reader import read
+
+DEBUG_INFO_SET = "NonSemantic.Shader.DebugInfo.100"
+# Instruction numbers in NonSemantic.Shader.DebugInfo.100.
+DEBUG_SOURCE = 35
+DEBUG_SOURCE_CONTINUED = 102
+DEBUG_LINE = 103
+DEBUG_NO_LINE = 104
+CACHED_SHADERS = 64
+
+
+@dataclass(frozen=True)
+class LineMark:
+    """A source position from OpLine or DebugLine, with the texts that may hold its line."""
+
+    file: str | None
+    line: int
+    column: int
+    sources: tuple[SourceText, ...]
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    file: str | None
+    line: int
+    column: int
+    text: str | None  # None when no embedded source holds the line
+
+
+class ShaderInfo:
+    """Source positions, names and descriptors of one original shader."""
+
+    def __init__(self, words: Sequence[int]) -> None:
+        self.error: str | None = None
+        self.module: Module | None = None
+        self.instructions: list[Instruction] = []
+        self._marks: list[LineMark | None] = []
+        self._disassembly: list[str] | None = None
+        self._decorations: Decorations | None = None
+        self._definitions: dict[int, Instruction] = {}
+        self._names: dict[int, str] = {}
+        self._id_operands: IdOperands | None = None
+        try:
+            self.module = read(words)
+        except DecodeError as error:
+            self.error = str(error)
+            return
+        self.instructions = list(self.module.instructions())
+        self._index()
+
+    @property
+    def has_line_info(self) -> bool:
+        return any(mark is not None for mark in self._marks)
+
+    def location(self, index: int) -> SourceLocation | None:
+        """Where the instruction at ``index`` came from, or None without line info there."""
+        mark = self._marks[index] if 0 <= index < len(self._marks) else None
+        if mark is None:
+            return None
+        text = None
+        for source in mark.sources:
+            text = source.line_text(mark.file, mark.line)
+            if text is not None:
+                break
+        return SourceLocation(mark.file, mark.line, mark.column, text)
+
+    def instruction_text(self, index: int) -> str | None:
+        """The instruction in spirv-dis syntax (with friendly names), or None out of range."""
+        if self.module is None or not 0 <= index < len(self.instructions):
+            return None
+        if self._disassembly is None:
+            # One line per instruction; disassemble() joins them, and strings may hold newlines.
+            from gpuav.spirv.disassembler import _Printer
+            from gpuav.spirv.friendly_names import friendly_names
+
+            printer = _Printer(self.module.bound, friendly_names(self.module))
+            self._disassembly = [printer.line(item).strip() for item in self.instructions]
+        return self._disassembly[index]
+
+    def descriptor(self, index: int) -> DescriptorVariable | None:
+        """The descriptor variable the instruction at ``index`` consumes, if one can be found."""
+        if not 0 <= index < len(self.instructions) or self._decorations is None:
+            return None
+        instruction = self.instructions[index]
+        if self._id_operands is None:
+            self._id_operands = IdOperands(self.module) if self.module is not None else None
+        if self._id_operands is None:
+            return None
+        skip = {RESULT_INDEX.get(instruction.opcode), TYPE_INDEX.get(instruction.opcode)}
+        ids = [
+            instruction.operands[at]
+            for at in self._id_operands.positions(instruction)
+            if at not in skip
+        ]
+        return find_descriptor(ids, self._definitions, self._decorations, self._names)
+
+    def _index(self) -> None:
+        assert self.module is not None
+        module = self.module
+        self._decorations = Decorations(module)
+        strings: dict[int, str] = {}
+        constants: dict[int, int] = {}
+        debug_sets: set[int] = set()
+        op_sources: list[tuple[str | None, list[str]]] = []
+        debug_sources: dict[int, tuple[str | None, list[str]]] = {}
+        last_debug_source: list[str] | None = None
+        pending: list[tuple[int, Instruction]] = []  # line instructions, by position
+        for position, instruction in enumerate(self.instructions):
+            opcode, operands = instruction.opcode, instruction.operands
+            if opcode == Op.String:
+                strings[operands[0]] = decode_string(operands, 1)[0]
+            elif opcode == Op.Name and len(operands) > 1:
+                self._names[operands[0]] = decode_string(operands, 1)[0]
+            elif opcode == Op.ExtInstImport:
+                if decode_string(operands, 1)[0] == DEBUG_INFO_SET:
+                    debug_sets.add(operands[0])
+            elif opcode == Op.Constant and len(operands) >= 3:
+                constants[operands[1]] = operands[2]
+            elif opcode == Op.Source:
+                file = strings.get(operands[2]) if len(operands) > 2 else None
+                source_parts = [decode_string(operands, 3)[0]] if len(operands) > 3 else []
+                op_sources.append((file, source_parts))
+            elif opcode == Op.SourceContinued and op_sources:
+                op_sources[-1][1].append(decode_string(operands, 0)[0])
+            elif opcode == Op.ExtInst and len(operands) >= 4 and operands[2] in debug_sets:
+                number = operands[3]
+                if number == DEBUG_SOURCE and len(operands) >= 5:
+                    embedded = strings.get(operands[5]) if len(operands) > 5 else None
+                    debug_parts = [] if embedded is None else [embedded]
+                    debug_sources[operands[1]] = (strings.get(operands[4]), debug_parts)
+                    last_debug_source = debug_parts
+                elif number == DEBUG_SOURCE_CONTINUED and last_debug_source is not None:
+                    last_debug_source.append(strings.get(operands[4], ""))
+                elif number in (DEBUG_LINE, DEBUG_NO_LINE):
+                    pending.append((position, instruction))
+            elif opcode in (Op.Line, Op.NoLine, Op.FunctionEnd):
+                pending.append((position, instruction))
+            result = instruction.result_id
+            if result is not None:
+                self._definitions[result] = instruction
+        texts = tuple(SourceText.parse(file, "".join(parts)) for file, parts in op_sources if parts)
+        debug_texts: dict[int, tuple[str | None, tuple[SourceText, ...]]] = {
+            id_: (file, (SourceText.parse(file, "".join(parts)),) if parts else ())
+            for id_, (file, parts) in debug_sources.items()
+        }
+        self._marks = [None] * len(self.instructions)
+        current: LineMark | None = None
+        start = 0
+        for position, instruction in pending:
+            self._marks[start:position] = [current] * (position - start)
+            start = position
+            operands = instruction.operands
+            if instruction.opcode == Op.Line:
+                file = strings.get(operands[0])
+                preferred = tuple(t for t in texts if t.file == file)
+                others = tuple(t for t in texts if t.file != file)
+                current = LineMark(file, operands[1], operands[2], preferred + others)
+            elif instruction.opcode == Op.ExtInst and operands[3] == DEBUG_LINE:
+                current = _debug_line(operands, debug_texts, constants, texts)
+            elif instruction.opcode == Op.FunctionEnd:
+                # The position in force reaches OpFunctionEnd, not the next function.
+                self._marks[position] = current
+                start = position + 1
+                current = None
+            else:
+                current = None
+        self._marks[start:] = [current] * (len(self.instructions) - start)
+
+
+def _debug_line(
+    operands: list[int],
+    debug_texts: dict[int, tuple[str | None, tuple[SourceText, ...]]],
+    constants: dict[int, int],
+    texts: tuple[SourceText, ...],
+) -> LineMark | None:
+    """DebugLine Source LineStart LineEnd ColumnStart ColumnEnd (ids of constants)."""
+    if len(operands) < 9:
+        return None
+    file, own_texts = debug_texts.get(operands[4], (None, ()))
+    line = constants.get(operands[5])
+    column = constants.get(operands[7], 0)
+    if line is None:
+        return None
+    return LineMark(file, line, column, own_texts + texts)
+
+
+@functools.lru_cache(maxsize=CACHED_SHADERS)
+def _cached(words: tuple[int, ...]) -> ShaderInfo:
+    return ShaderInfo(words)
+
+
+def shader_info(words: Sequence[int]) -> ShaderInfo:
+    """The (cached) info of a shader's original words."""
+    return _cached(words if isinstance(words, tuple) else tuple(words))
