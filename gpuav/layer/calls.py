@@ -100,18 +100,24 @@ class DeviceCalls(Protocol):
     """Vulkan calls down the chain on one device, made on the engine's behalf."""
 
     def create_descriptor_set_layout(self, storage_buffer_stages: int | None) -> int:
-        """Our layout (one storage buffer at binding 0) or, with None, an empty one."""
+        """Our layout (storage buffers at OUTPUT_BINDING, BOUND_SETS_BINDING and
+        STATE_BINDING of ``gpuav.instrument.descriptor_state``) or, with None, an empty one."""
 
     def destroy_descriptor_set_layout(self, layout: int) -> None: ...
 
-    def create_output_chunk(
-        self, size: int, memory_type_flags: tuple[int, ...], set_layout: int, block_range: int
-    ) -> OutputChunkHandles:
-        """A host-coherent storage buffer of ``size`` bytes, mapped, cut into blocks of
-        ``block_range`` bytes, with one descriptor set per block whose binding 0 (a storage
-        buffer) covers that block."""
+    def create_output_chunk(self, layout: ChunkLayout) -> OutputChunkHandles:
+        """A host-coherent storage buffer, mapped, holding ``layout.blocks`` output blocks
+        followed by as many bound-sets areas, with one descriptor set per block: binding 0
+        covers its block, binding 1 its bound-sets area, binding 2 the whole state buffer."""
 
     def destroy_output_chunk(self, chunk: OutputChunkHandles) -> None: ...
+
+    def create_state_buffer(
+        self, size: int, memory_type_flags: tuple[int, ...]
+    ) -> StateBufferHandles:
+        """A host-coherent storage buffer of ``size`` bytes, mapped and zeroed."""
+
+    def destroy_state_buffer(self, handles: StateBufferHandles) -> None: ...
 
     def create_shader_module(self, words: list[int]) -> int: ...
 
@@ -151,3 +157,33 @@ class OutputChunkHandles:
     descriptor_pool: int
     descriptor_sets: tuple[int, ...]
     words: memoryview
+
+
+@dataclass(frozen=True)
+class StateBufferHandles:
+    """The descriptor-state buffer; ``words`` views its mapped memory as uint32."""
+
+    buffer: int
+    memory: int
+    size: int
+    words: memoryview
+
+
+@dataclass(frozen=True)
+class ChunkLayout:
+    """Where things lie in one output chunk (all in bytes)."""
+
+    blocks: int
+    block_range: int
+    bound_sets_range: int
+    set_layout: int
+    memory_type_flags: tuple[int, ...]
+    state_buffer: int
+
+    @property
+    def bound_sets_start(self) -> int:
+        return self.blocks * self.block_range
+
+    @property
+    def size(self) -> int:
+        return self.blocks * (self.block_range + self.bound_sets_range)

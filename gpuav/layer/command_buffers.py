@@ -10,10 +10,12 @@ again, freed, or its pool is reset or destroyed (seed 000: GpuPreCallRecordFreeC
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 
 from gpuav.layer import faults, notices
 from gpuav.layer.calls import PIPELINE_STAGE_HOST
+from gpuav.layer.descriptor_sets import NO_STATE_WORDS
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
 
 
@@ -45,6 +47,8 @@ def _reset(state: CommandBufferState) -> None:
     state.actions.clear()
     state.executed.clear()
     state.bound.clear()
+    state.bound_words.clear()
+    state.bound_handles.clear()
     state.action_count = 0
     state.waits_for_host_event = False
 
@@ -70,7 +74,7 @@ def pre_call_record_destroy_command_pool(device: DeviceState, pool: int) -> None
 
 def pre_call_record_begin_command_buffer(state: CommandBufferState) -> None:
     """Beginning a recorded command buffer resets it implicitly."""
-    if state.action_count or state.executed or state.bound:
+    if state.action_count or state.executed or state.bound or state.bound_handles:
         _reset(state)
 
 
@@ -120,7 +124,41 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
         device.set_index,
         block.descriptor_set,
     )
-    state.actions.append(Action(state.action_count, command, pipeline, block))
+    words = state.bound_words.get(bind_point, NO_STATE_WORDS)
+    offset = block.bound_sets_offset
+    block.chunk.words[offset : offset + len(words)] = words
+    state.actions.append(
+        Action(
+            state.action_count, command, pipeline, block, state.bound_handles.get(bind_point, ())
+        )
+    )
+
+
+def post_call_record_cmd_bind_descriptor_sets(
+    state: CommandBufferState, bind_point: int, first_set: int, handles: list[int]
+) -> None:
+    """Remember which set is bound at each index, and its region (issue 8)."""
+    descriptors = state.device.descriptors
+    if descriptors is None:
+        return
+    words = array("I", state.bound_words.get(bind_point, NO_STATE_WORDS))
+    bound = list(state.bound_handles.get(bind_point, ()))
+    end = first_set + len(handles)
+    if len(bound) < end:
+        bound.extend([0] * (end - len(bound)))
+    for index, handle in enumerate(handles, first_set):
+        bound[index] = handle
+        if index < len(words):
+            words[index] = descriptors.region_of(handle)
+    state.bound_words[bind_point] = words
+    state.bound_handles[bind_point] = tuple(bound)
+
+
+def post_call_record_cmd_push_descriptor_set(
+    state: CommandBufferState, bind_point: int, set_index: int
+) -> None:
+    """A push descriptor set has no tracked region: actions see NO_STATE at its index."""
+    post_call_record_cmd_bind_descriptor_sets(state, bind_point, set_index, [0])
 
 
 def post_call_record_cmd_execute_commands(

@@ -13,10 +13,12 @@ from gpuav.layer.calls import (
     FeatureRequest,
     PhysicalDeviceFacts,
 )
+from gpuav.layer.descriptor_sets import DescriptorTracker
 from gpuav.layer.output_buffers import OutputBuffers
 from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
 from gpuav.layer.state import DeviceState, InstanceState
+from gpuav.layer.state_buffer import StateBuffer
 
 # For devices with a very high (or no) limit, seed 000 picks "an index that isn't too high,
 # but above most other device maxima such as 32".
@@ -94,10 +96,18 @@ def post_call_record_create_device(
     try:
         device.set_layout = calls.create_descriptor_set_layout(SHADER_STAGES_INSTRUMENTED)
         device.padding_set_layout = calls.create_descriptor_set_layout(None)
+        device.descriptors = DescriptorTracker(StateBuffer.create(calls, facts))
         blocks_per_chunk = blocks_per_chunk or blocks_per_chunk_setting()
         kwargs = {} if blocks_per_chunk is None else {"blocks_per_chunk": blocks_per_chunk}
-        device.output = OutputBuffers(calls, facts, device.set_layout, **kwargs)
+        device.output = OutputBuffers(
+            calls,
+            facts,
+            device.set_layout,
+            state_buffer=device.descriptors.state.handles.buffer,
+            **kwargs,
+        )
     except Exception as error:
+        _destroy_state_buffer(device)
         _destroy_layouts(device)
         instance.reporter.emit(notices.setup_failed(str(error)))
         return device
@@ -110,6 +120,12 @@ def _destroy_layouts(device: DeviceState) -> None:
         if layout:
             device.calls.destroy_descriptor_set_layout(layout)
     device.set_layout = device.padding_set_layout = 0
+
+
+def _destroy_state_buffer(device: DeviceState) -> None:
+    if device.descriptors is not None:
+        device.descriptors.state.destroy(device.calls)
+        device.descriptors = None
 
 
 def pre_call_record_destroy_device(device: DeviceState) -> None:
@@ -128,6 +144,7 @@ def pre_call_record_destroy_device(device: DeviceState) -> None:
     if device.output is not None:
         device.output.destroy()
         device.output = None
+    _destroy_state_buffer(device)
     _destroy_layouts(device)
     device.shader_modules.clear()
     device.pipeline_layouts.clear()

@@ -11,7 +11,10 @@ action allocates nothing and updates no descriptor: it binds the block's set.
 fewer sets, but lavapipe pays about 10 us of execution per bind with a dynamic offset against
 almost nothing for a plain set: 200 dispatches took 5.5 ms instead of 3.5 ms.)
 
-A block is ``{uint DataWrittenLength; uint Data[];}`` (``gpuav.instrument.record``).
+A block is ``{uint DataWrittenLength; uint Data[];}`` (``gpuav.instrument.record``). Each
+block also owns a bound-sets area (issue 8: the region offset of each set the app had bound,
+copied there when the action is recorded), after all of the chunk's blocks, and its set's
+binding 2 is the descriptor-state buffer (``state_buffer``); all three written once.
 
 Block 0 of the first chunk is the spill block: when no more memory can be had, actions of
 instrumented pipelines bind it so the shaders still have somewhere valid to write.
@@ -23,9 +26,10 @@ import threading
 from array import array
 from dataclasses import dataclass
 
+from gpuav.instrument.descriptor_state import MAX_TRACKED_SETS
 from gpuav.instrument.record import DATA_FIRST_WORD, MAX_RECORD_WORDS, WRITTEN_LENGTH_WORD
 from gpuav.layer import faults
-from gpuav.layer.calls import DeviceCalls, OutputChunkHandles, PhysicalDeviceFacts
+from gpuav.layer.calls import ChunkLayout, DeviceCalls, OutputChunkHandles, PhysicalDeviceFacts
 
 RECORDS_PER_BLOCK = 16
 DEFAULT_BLOCKS_PER_CHUNK = 256
@@ -44,6 +48,11 @@ def block_size_bytes(facts: PhysicalDeviceFacts, records: int = RECORDS_PER_BLOC
     return max(alignment, min(wanted, limit))
 
 
+def bound_sets_size_bytes(facts: PhysicalDeviceFacts) -> int:
+    """Bytes of a bound-sets area (MAX_TRACKED_SETS words), aligned like a block."""
+    return round_up(MAX_TRACKED_SETS * 4, max(16, facts.min_storage_buffer_offset_alignment))
+
+
 @dataclass(slots=True, eq=False)
 class Chunk:
     handles: OutputChunkHandles
@@ -55,6 +64,7 @@ class Block:
     chunk: Chunk
     word_offset: int
     descriptor_set: int
+    bound_sets_offset: int  # word offset of the block's bound-sets area in the chunk
     spill: bool = False
 
 
@@ -67,11 +77,14 @@ class OutputBuffers:
         facts: PhysicalDeviceFacts,
         set_layout: int,
         blocks_per_chunk: int = DEFAULT_BLOCKS_PER_CHUNK,
+        state_buffer: int = 0,
     ) -> None:
         self._calls = calls
         self._facts = facts
         self._set_layout = set_layout
+        self._state_buffer = state_buffer
         self.block_bytes = block_size_bytes(facts)
+        self.bound_sets_bytes = bound_sets_size_bytes(facts)
         self.block_words = self.block_bytes // 4
         self.data_words = self.block_words - DATA_FIRST_WORD
         self._blocks_per_chunk = max(2, blocks_per_chunk)
@@ -87,14 +100,21 @@ class OutputBuffers:
     def _add_chunk(self) -> Chunk:
         if self._chunks:
             faults.check("output_chunk")
-        size = self.block_bytes * self._blocks_per_chunk
-        handles = self._calls.create_output_chunk(
-            size, self._facts.memory_type_flags, self._set_layout, self.block_bytes
+        layout = ChunkLayout(
+            self._blocks_per_chunk,
+            self.block_bytes,
+            self.bound_sets_bytes,
+            self._set_layout,
+            self._facts.memory_type_flags,
+            self._state_buffer,
         )
+        handles = self._calls.create_output_chunk(layout)
         chunk = Chunk(handles, handles.words)
         self._chunks.append(chunk)
+        bound_base = layout.bound_sets_start // 4
+        bound_words = self.bound_sets_bytes // 4
         self._free.extend(
-            Block(chunk, index * self.block_words, descriptor_set)
+            Block(chunk, index * self.block_words, descriptor_set, bound_base + index * bound_words)
             for index, descriptor_set in enumerate(handles.descriptor_sets)
         )
         return chunk

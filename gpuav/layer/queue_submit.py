@@ -34,9 +34,13 @@ def command_buffers_to_read(
 def pre_call_record_queue_submit(
     device: DeviceState, command_buffers: Sequence[CommandBufferState]
 ) -> None:
-    """Read an earlier, deferred execution of these command buffers before they run again."""
+    """Read an earlier, deferred execution of these command buffers before they run again;
+    bring the descriptor state up to date (issue 8: the state at submit time counts)."""
     if device.pending and command_buffers:
         read_back_finished(device, settle=command_buffers)
+    descriptors = device.descriptors
+    if descriptors is not None and descriptors.state.dirty:
+        descriptors.state.flush()
 
 
 def post_call_record_queue_submit(

@@ -10,6 +10,7 @@ operations, and the one compound change, growing the output memory, takes a lock
 from __future__ import annotations
 
 import itertools
+from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from gpuav.layer.settings import Settings
 
 if TYPE_CHECKING:
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
+    from gpuav.layer.descriptor_sets import DescriptorTracker
     from gpuav.layer.output_buffers import Block, OutputBuffers
 
 
@@ -76,6 +78,7 @@ class Action:
     command: str
     pipeline: PipelineState
     block: Block
+    bound_sets: tuple[int, ...] = ()  # the app's set handles by index (0: none), issue 8
 
 
 @dataclass(slots=True)
@@ -89,6 +92,10 @@ class CommandBufferState:
     actions: list[Action] = field(default_factory=list)
     executed: list[CommandBufferState] = field(default_factory=list)
     waits_for_host_event: bool = False
+    # Per bind point: region offset of the set bound at each index, and the set handles
+    # (replaced, never changed in place, so that actions can share them).
+    bound_words: dict[int, array[int]] = field(default_factory=dict)
+    bound_handles: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def has_output(self) -> bool:
         """Whether a submit of this command buffer needs a read-back."""
@@ -124,6 +131,7 @@ class DeviceState:
     command_pools: dict[int, set[int]] = field(default_factory=dict)
     object_names: dict[int, str] = field(default_factory=dict)
     pending: list[PendingSubmission] = field(default_factory=list)
+    descriptors: DescriptorTracker | None = None
 
     @property
     def reporter(self) -> Reporter:

@@ -11,11 +11,18 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
+from gpuav.instrument.descriptor_state import (
+    BOUND_SETS_BINDING,
+    OUTPUT_BINDING,
+    STATE_BINDING,
+)
 from gpuav.layer.calls import (
     MEMORY_PROPERTY_HOST_CACHED,
     MEMORY_PROPERTY_HOST_COHERENT,
     MEMORY_PROPERTY_HOST_VISIBLE,
+    ChunkLayout,
     OutputChunkHandles,
+    StateBufferHandles,
     VulkanCallFailed,
 )
 from gpuav.layer.native.dispatch import NextFunctions
@@ -73,14 +80,16 @@ class NativeDeviceCalls:
     def create_descriptor_set_layout(self, storage_buffer_stages: int | None) -> int:
         info = vkffi.new("VkDescriptorSetLayoutCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
-        binding = vkffi.new("VkDescriptorSetLayoutBinding *")
+        numbers = (OUTPUT_BINDING, BOUND_SETS_BINDING, STATE_BINDING)
+        bindings = vkffi.new("VkDescriptorSetLayoutBinding[]", len(numbers))
         if storage_buffer_stages is not None:
-            binding.binding = 0
-            binding.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            binding.descriptorCount = 1
-            binding.stageFlags = storage_buffer_stages
-            info.bindingCount = 1
-            info.pBindings = binding
+            for index, number in enumerate(numbers):
+                bindings[index].binding = number
+                bindings[index].descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                bindings[index].descriptorCount = 1
+                bindings[index].stageFlags = storage_buffer_stages
+            info.bindingCount = len(numbers)
+            info.pBindings = bindings
         return self._create("vkCreateDescriptorSetLayout", info)
 
     def destroy_descriptor_set_layout(self, layout: int) -> None:
@@ -91,24 +100,36 @@ class NativeDeviceCalls:
 
     # -- output chunks --------------------------------------------------------------------------
 
-    def create_output_chunk(
-        self, size: int, memory_type_flags: tuple[int, ...], set_layout: int, block_range: int
-    ) -> OutputChunkHandles:
+    def create_output_chunk(self, layout: ChunkLayout) -> OutputChunkHandles:
         made: dict[str, int] = {}
         try:
-            return self._create_output_chunk(size, memory_type_flags, set_layout, block_range, made)
+            buffer, memory, words = self._mapped_buffer(layout.size, layout.memory_type_flags, made)
+            descriptor_sets = self._block_descriptor_sets(made, buffer, layout)
+            return OutputChunkHandles(buffer, memory, made["pool"], descriptor_sets, words)
         except Exception:
             self._destroy_parts(made)
             raise
 
-    def _create_output_chunk(
-        self,
-        size: int,
-        memory_type_flags: tuple[int, ...],
-        set_layout: int,
-        block_range: int,
-        made: dict[str, int],
-    ) -> OutputChunkHandles:
+    def create_state_buffer(
+        self, size: int, memory_type_flags: tuple[int, ...]
+    ) -> StateBufferHandles:
+        made: dict[str, int] = {}
+        try:
+            buffer, memory, words = self._mapped_buffer(size, memory_type_flags, made)
+        except Exception:
+            self._destroy_parts(made)
+            raise
+        return StateBufferHandles(buffer, memory, size, words)
+
+    def destroy_state_buffer(self, handles: StateBufferHandles) -> None:
+        handles.words.release()
+        self.next.vkUnmapMemory(self.device, handles.memory)
+        self._destroy_parts({"buffer": handles.buffer, "memory": handles.memory})
+
+    def _mapped_buffer(
+        self, size: int, memory_type_flags: tuple[int, ...], made: dict[str, int]
+    ) -> tuple[int, int, memoryview]:
+        """A zeroed, mapped, host-coherent storage buffer (its handles also go in ``made``)."""
         buffer_info = vkffi.new("VkBufferCreateInfo *")
         buffer_info.sType = vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO
         buffer_info.size = size
@@ -136,21 +157,17 @@ class NativeDeviceCalls:
         )
         vkffi.memmove(mapped[0], bytes(size), size)
         words = memoryview(vkffi.buffer(mapped[0], size)).cast("B").cast("I")
-
-        descriptor_sets = self._block_descriptor_sets(
-            made, made["buffer"], size // block_range, set_layout, block_range
-        )
-        return OutputChunkHandles(
-            made["buffer"], made["memory"], made["pool"], descriptor_sets, words
-        )
+        return made["buffer"], made["memory"], words
 
     def _block_descriptor_sets(
-        self, made: dict[str, int], buffer: int, count: int, set_layout: int, block_range: int
+        self, made: dict[str, int], buffer: int, layout: ChunkLayout
     ) -> tuple[int, ...]:
         """One pool, and in it one set per block written once (seed 000 wrote one per draw)."""
+        count = layout.blocks
+        set_layout = layout.set_layout
         pool_size = vkffi.new("VkDescriptorPoolSize *")
         pool_size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-        pool_size.descriptorCount = count
+        pool_size.descriptorCount = 3 * count
         pool_info = vkffi.new("VkDescriptorPoolCreateInfo *")
         pool_info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
         pool_info.maxSets = count
@@ -169,21 +186,34 @@ class NativeDeviceCalls:
             "vkAllocateDescriptorSets",
             self.next.vkAllocateDescriptorSets(self.device, address(set_info), address(sets)),
         )
-        infos = vkffi.new("VkDescriptorBufferInfo[]", count)
-        writes = vkffi.new("VkWriteDescriptorSet[]", count)
+        infos = vkffi.new("VkDescriptorBufferInfo[]", 3 * count)
+        writes = vkffi.new("VkWriteDescriptorSet[]", 3 * count)
         buffer_handle = vkffi.cast("VkBuffer", buffer)
+        state_handle = vkffi.cast("VkBuffer", layout.state_buffer)
         for index in range(count):
-            infos[index].buffer = buffer_handle
-            infos[index].offset = index * block_range
-            infos[index].range = block_range
-            write = writes[index]
-            write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
-            write.dstSet = vkffi.cast("VkDescriptorSet", sets[index])
-            write.dstBinding = 0
-            write.descriptorCount = 1
-            write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            write.pBufferInfo = infos + index
-        self.next.vkUpdateDescriptorSets(self.device, count, address(writes), 0, 0)
+            ranges = (
+                (OUTPUT_BINDING, buffer_handle, index * layout.block_range, layout.block_range),
+                (
+                    BOUND_SETS_BINDING,
+                    buffer_handle,
+                    layout.bound_sets_start + index * layout.bound_sets_range,
+                    layout.bound_sets_range,
+                ),
+                (STATE_BINDING, state_handle, 0, WHOLE_SIZE),
+            )
+            for slot, (binding, target, offset, size) in enumerate(ranges):
+                at_index = 3 * index + slot
+                infos[at_index].buffer = target
+                infos[at_index].offset = offset
+                infos[at_index].range = size
+                write = writes[at_index]
+                write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
+                write.dstSet = vkffi.cast("VkDescriptorSet", sets[index])
+                write.dstBinding = binding
+                write.descriptorCount = 1
+                write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                write.pBufferInfo = infos + at_index
+        self.next.vkUpdateDescriptorSets(self.device, 3 * count, address(writes), 0, 0)
         # Each set's handle stays in ``sets``: the per-draw bind points right at it.
         self._keep.append(sets)
         base = address(sets)

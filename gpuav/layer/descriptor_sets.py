@@ -1,0 +1,255 @@
+"""Descriptor set state for the instrumented shaders (issue 8; layout in seed 002's spirit).
+
+The layer half of ``gpuav.instrument.descriptor_state``: set layouts (sizes and binding
+flags), sets (pool, variable count, region), and which descriptors were written, from
+vkUpdateDescriptorSets writes and copies and from update templates. Only PARTIALLY_BOUND
+bindings track writes (elsewhere the contract says every descriptor is accessible), so apps
+without such bindings pay for nothing but the hook. Changes land in the set's host words and
+reach the device at the next submit (``StateBuffer.flush``), which is what UPDATE_AFTER_BIND
+needs: the state at submit time counts.
+
+Per command buffer and bind point, ``bound_words`` holds the region offset of the set bound at
+each index; every action copies it beside its output block (``command_buffers``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from gpuav.instrument.descriptor_state import (
+    MAX_TRACKED_SETS,
+    NO_STATE,
+    binding_size_word,
+    binding_table_word,
+)
+from gpuav.layer.state_buffer import Region, StateBuffer
+
+# VkDescriptorBindingFlagBits
+BINDING_PARTIALLY_BOUND = 0x4
+BINDING_VARIABLE_DESCRIPTOR_COUNT = 0x8
+DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK = 1000138000
+DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET = 0
+
+NO_STATE_WORDS = array("I", [NO_STATE] * MAX_TRACKED_SETS)
+
+
+@dataclass(frozen=True)
+class LayoutBinding:
+    binding: int
+    descriptor_type: int
+    count: int
+    flags: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class SetLayoutState:
+    handle: int
+    sizes: dict[int, int]
+    partially_bound: frozenset[int]
+    variable_binding: int | None
+
+    @classmethod
+    def from_bindings(cls, handle: int, bindings: Iterable[LayoutBinding]) -> SetLayoutState:
+        sizes: dict[int, int] = {}
+        partial: set[int] = set()
+        variable = None
+        for item in bindings:
+            # An inline uniform block's count is its size in bytes; it is one descriptor.
+            is_inline = item.descriptor_type == DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK
+            sizes[item.binding] = min(item.count, 1) if is_inline else item.count
+            if item.flags & BINDING_PARTIALLY_BOUND and not is_inline:
+                partial.add(item.binding)
+            if item.flags & BINDING_VARIABLE_DESCRIPTOR_COUNT:
+                variable = item.binding
+        return cls(handle, sizes, frozenset(partial), variable)
+
+    def region_words(self, variable_count: int) -> array[int]:
+        """The region of a new set: sizes, tables of 1, except PARTIALLY_BOUND ones at 0."""
+        slots = max(self.sizes, default=-1) + 1
+        words = array("I", bytes(4 * (1 + 2 * slots)))
+        words[0] = slots
+        for binding in range(slots):
+            size = self.sizes.get(binding, 0)
+            if binding == self.variable_binding:
+                size = min(size, variable_count)
+            words[binding_table_word(binding)] = len(words)
+            words[binding_size_word(binding)] = size
+            fill = 0 if binding in self.partially_bound else 1
+            words.extend(array("I", [fill]) * size)
+        return words
+
+
+@dataclass(slots=True, eq=False)
+class DescriptorSetState:
+    handle: int
+    pool: int
+    layout: SetLayoutState
+    region: Region
+
+    def elements(self, binding: int, element: int, count: int) -> Iterator[tuple[int, int, int]]:
+        """(binding, first element, count) runs of a ``count``-descriptor update, rolling over
+        into the following bindings (Vulkan "consecutive binding updates")."""
+        words = self.region.words
+        slots = words[0]
+        while count > 0 and binding < slots:
+            size = words[binding_size_word(binding)]
+            if element < size:
+                run = min(count, size - element)
+                yield binding, element, run
+                count -= run
+                element = 0
+            else:
+                element -= size
+            binding += 1
+
+    def table(self, binding: int) -> int:
+        return self.region.words[binding_table_word(binding)]
+
+
+@dataclass(frozen=True)
+class TemplateEntry:
+    binding: int
+    element: int
+    count: int
+
+
+@dataclass
+class DescriptorTracker:
+    """Everything a device tracks about the app's descriptor sets."""
+
+    state: StateBuffer
+    layouts: dict[int, SetLayoutState] = field(default_factory=dict)
+    sets: dict[int, DescriptorSetState] = field(default_factory=dict)
+    pools: dict[int, set[int]] = field(default_factory=dict)
+    templates: dict[int, tuple[TemplateEntry, ...]] = field(default_factory=dict)
+    partial_sets: int = 0  # live sets whose layout has a PARTIALLY_BOUND binding
+
+    # -- layouts, pools, sets ---------------------------------------------------------------
+
+    def create_layout(self, handle: int, bindings: Iterable[LayoutBinding]) -> None:
+        self.layouts[handle] = SetLayoutState.from_bindings(handle, bindings)
+
+    def destroy_layout(self, handle: int) -> None:
+        self.layouts.pop(handle, None)  # live sets keep their own reference
+
+    def allocate_sets(
+        self, pool: int, layouts: Sequence[int], handles: Sequence[int], counts: Sequence[int]
+    ) -> None:
+        """``counts``: the variable descriptor count of each set (0 when not given)."""
+        members = self.pools.setdefault(pool, set())
+        for index, (layout_handle, handle) in enumerate(zip(layouts, handles, strict=True)):
+            layout = self.layouts.get(layout_handle)
+            if layout is None or not handle:
+                continue
+            count = counts[index] if index < len(counts) else 0
+            region = self.state.allocate(layout.region_words(count))
+            self.sets[handle] = DescriptorSetState(handle, pool, layout, region)
+            members.add(handle)
+            if layout.partially_bound:
+                self.partial_sets += 1
+
+    def free_sets(self, handles: Iterable[int]) -> None:
+        for handle in handles:
+            tracked = self.sets.pop(handle, None)
+            if tracked is not None:
+                self.state.release(tracked.region)
+                self.pools.get(tracked.pool, set()).discard(handle)
+                if tracked.layout.partially_bound:
+                    self.partial_sets -= 1
+
+    def reset_pool(self, pool: int) -> None:
+        self.free_sets(list(self.pools.get(pool, ())))
+
+    def destroy_pool(self, pool: int) -> None:
+        self.reset_pool(pool)
+        self.pools.pop(pool, None)
+
+    def region_of(self, handle: int) -> int:
+        tracked = self.sets.get(handle)
+        return NO_STATE if tracked is None else tracked.region.offset
+
+    # -- writes -----------------------------------------------------------------------------
+
+    @property
+    def tracks_writes(self) -> bool:
+        """Whether any update can change a region (hooks skip reading updates otherwise)."""
+        return self.partial_sets > 0
+
+    def _mark_written(
+        self, target: DescriptorSetState, binding: int, element: int, count: int
+    ) -> None:
+        partial = target.layout.partially_bound
+        words = target.region.words
+        for run_binding, first, run in target.elements(binding, element, count):
+            if run_binding not in partial:
+                continue
+            start = target.table(run_binding) + first
+            words[start : start + run] = array("I", [1]) * run
+            self.state.mark(target.region, start, start + run)
+
+    def write(self, set_handle: int, binding: int, element: int, count: int) -> None:
+        """A VkWriteDescriptorSet (or a template entry) wrote these descriptors."""
+        target = self.sets.get(set_handle)
+        if target is not None and target.layout.partially_bound:
+            self._mark_written(target, binding, element, count)
+
+    def copy(
+        self,
+        source_handle: int,
+        source_binding: int,
+        source_element: int,
+        target_handle: int,
+        target_binding: int,
+        target_element: int,
+        count: int,
+    ) -> None:
+        """A VkCopyDescriptorSet: the targets are written where the sources were."""
+        target = self.sets.get(target_handle)
+        if target is None or not target.layout.partially_bound:
+            return
+        source = self.sets.get(source_handle)
+        if source is None or not source.layout.partially_bound:
+            self._mark_written(target, target_binding, target_element, count)
+            return
+        flags = [
+            source.region.words[source.table(binding) + first + offset]
+            for binding, first, run in source.elements(source_binding, source_element, count)
+            for offset in range(run)
+        ]
+        position = 0
+        words = target.region.words
+        for binding, first, run in target.elements(target_binding, target_element, len(flags)):
+            values = flags[position : position + run]
+            position += run
+            if binding not in target.layout.partially_bound:
+                continue
+            start = target.table(binding) + first
+            words[start : start + run] = array("I", values)
+            self.state.mark(target.region, start, start + run)
+
+    def create_template(
+        self, handle: int, template_type: int, entries: Iterable[TemplateEntry]
+    ) -> None:
+        if template_type == DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET:
+            self.templates[handle] = tuple(entries)
+
+    def destroy_template(self, handle: int) -> None:
+        self.templates.pop(handle, None)
+
+    def write_with_template(self, set_handle: int, template: int) -> None:
+        for entry in self.templates.get(template, ()):
+            self.write(set_handle, entry.binding, entry.element, entry.count)
+
+    def binding_sizes(self, handles: Sequence[int]) -> dict[tuple[int, int], int]:
+        """(set index, binding) -> actual array size of the sets bound for an action."""
+        sizes: dict[tuple[int, int], int] = {}
+        for index, handle in enumerate(handles):
+            tracked = self.sets.get(handle)
+            if tracked is None:
+                continue
+            words = tracked.region.words
+            for binding in range(words[0]):
+                sizes[(index, binding)] = words[binding_size_word(binding)]
+        return sizes

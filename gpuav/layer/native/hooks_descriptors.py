@@ -1,0 +1,303 @@
+"""Descriptor set entry points (issue 8): translate the app's structures for
+``gpuav.layer.descriptor_sets`` and call down. Updates are read only while some live set has
+a PARTIALLY_BOUND binding, the only kind whose written state the shader checks."""
+
+from __future__ import annotations
+
+import vulkan._vulkan as vk
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import command_buffers
+from gpuav.layer.descriptor_sets import DescriptorTracker, LayoutBinding, TemplateEntry
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.vk import address, at, find, handles_at
+from gpuav.layer.state import CommandBufferState
+
+ERROR_INITIALIZATION_FAILED = -3
+
+
+def _tracker(record: DeviceRecord | None) -> DescriptorTracker | None:
+    if record is None or record.state is None or not record.state.enabled:
+        return None
+    return record.state.descriptors
+
+
+def _report(record: DeviceRecord, command: str, error: BaseException) -> None:
+    report_error(command, error, record.instance.state)
+
+
+# -- set layouts ------------------------------------------------------------------------------
+
+
+def _layout_bindings(create_info: int) -> list[LayoutBinding]:
+    info = at(create_info, "VkDescriptorSetLayoutCreateInfo")
+    flags_info = find(
+        address(info.pNext), vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO
+    )
+    flags: list[int] = []
+    if flags_info:
+        chained = at(flags_info, "VkDescriptorSetLayoutBindingFlagsCreateInfo")
+        flags = [int(chained.pBindingFlags[i]) for i in range(chained.bindingCount)]
+    bindings = []
+    for index in range(info.bindingCount):
+        item = info.pBindings[index]
+        bindings.append(
+            LayoutBinding(
+                int(item.binding),
+                int(item.descriptorType),
+                int(item.descriptorCount),
+                flags[index] if index < len(flags) else 0,
+            )
+        )
+    return bindings
+
+
+def create_descriptor_set_layout(
+    device: int, create_info: int, allocator: int, layout_out: int
+) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(
+        record.next.vkCreateDescriptorSetLayout(device, create_info, allocator, layout_out)
+    )
+    tracker = _tracker(record)
+    if result == 0 and tracker is not None:
+        try:
+            tracker.create_layout(handles_at(layout_out, 1)[0], _layout_bindings(create_info))
+        except BaseException as error:
+            _report(record, "vkCreateDescriptorSetLayout", error)
+    return result
+
+
+def destroy_descriptor_set_layout(device: int, layout: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    tracker = _tracker(record)
+    if tracker is not None and layout:
+        tracker.destroy_layout(layout)
+    record.next.vkDestroyDescriptorSetLayout(device, layout, allocator)
+
+
+# -- pools and sets ---------------------------------------------------------------------------
+
+
+def allocate_descriptor_sets(device: int, allocate_info: int, sets_out: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkAllocateDescriptorSets(device, allocate_info, sets_out))
+    tracker = _tracker(record)
+    if result == 0 and tracker is not None:
+        try:
+            info = at(allocate_info, "VkDescriptorSetAllocateInfo")
+            count = int(info.descriptorSetCount)
+            counts: list[int] = []
+            chained = find(
+                address(info.pNext),
+                vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO,
+            )
+            if chained:
+                variable = at(chained, "VkDescriptorSetVariableDescriptorCountAllocateInfo")
+                counts = [
+                    int(variable.pDescriptorCounts[i]) for i in range(variable.descriptorSetCount)
+                ]
+            tracker.allocate_sets(
+                address(info.descriptorPool),
+                handles_at(address(info.pSetLayouts), count),
+                handles_at(sets_out, count),
+                counts,
+            )
+        except BaseException as error:
+            _report(record, "vkAllocateDescriptorSets", error)
+    return result
+
+
+def free_descriptor_sets(device: int, pool: int, count: int, sets: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    tracker = _tracker(record)
+    if tracker is not None:
+        try:
+            tracker.free_sets(handles_at(sets, count))
+        except BaseException as error:
+            _report(record, "vkFreeDescriptorSets", error)
+    return int(record.next.vkFreeDescriptorSets(device, pool, count, sets))
+
+
+def reset_descriptor_pool(device: int, pool: int, flags: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    tracker = _tracker(record)
+    if tracker is not None:
+        try:
+            tracker.reset_pool(pool)
+        except BaseException as error:
+            _report(record, "vkResetDescriptorPool", error)
+    return int(record.next.vkResetDescriptorPool(device, pool, flags))
+
+
+def destroy_descriptor_pool(device: int, pool: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    tracker = _tracker(record)
+    if tracker is not None and pool:
+        try:
+            tracker.destroy_pool(pool)
+        except BaseException as error:
+            _report(record, "vkDestroyDescriptorPool", error)
+    record.next.vkDestroyDescriptorPool(device, pool, allocator)
+
+
+# -- updates ----------------------------------------------------------------------------------
+
+
+def _record_writes(tracker: DescriptorTracker, count: int, writes: int) -> None:
+    items = vkffi.cast("VkWriteDescriptorSet *", writes)
+    for index in range(count):
+        write = items[index]
+        tracker.write(
+            address(write.dstSet),
+            int(write.dstBinding),
+            int(write.dstArrayElement),
+            int(write.descriptorCount),
+        )
+
+
+def update_descriptor_sets(
+    device: int, write_count: int, writes: int, copy_count: int, copies: int
+) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    record.next.vkUpdateDescriptorSets(device, write_count, writes, copy_count, copies)
+    tracker = _tracker(record)
+    if tracker is None or not tracker.tracks_writes:
+        return
+    try:
+        _record_writes(tracker, write_count, writes)
+        items = vkffi.cast("VkCopyDescriptorSet *", copies)
+        for index in range(copy_count):
+            copy = items[index]
+            tracker.copy(
+                address(copy.srcSet),
+                int(copy.srcBinding),
+                int(copy.srcArrayElement),
+                address(copy.dstSet),
+                int(copy.dstBinding),
+                int(copy.dstArrayElement),
+                int(copy.descriptorCount),
+            )
+    except BaseException as error:
+        _report(record, "vkUpdateDescriptorSets", error)
+
+
+def create_descriptor_update_template(
+    device: int, create_info: int, allocator: int, template_out: int
+) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(
+        record.next.vkCreateDescriptorUpdateTemplate(device, create_info, allocator, template_out)
+    )
+    tracker = _tracker(record)
+    if result == 0 and tracker is not None:
+        try:
+            info = at(create_info, "VkDescriptorUpdateTemplateCreateInfo")
+            entries = [
+                TemplateEntry(
+                    int(info.pDescriptorUpdateEntries[i].dstBinding),
+                    int(info.pDescriptorUpdateEntries[i].dstArrayElement),
+                    int(info.pDescriptorUpdateEntries[i].descriptorCount),
+                )
+                for i in range(info.descriptorUpdateEntryCount)
+            ]
+            tracker.create_template(handles_at(template_out, 1)[0], int(info.templateType), entries)
+        except BaseException as error:
+            _report(record, "vkCreateDescriptorUpdateTemplate", error)
+    return result
+
+
+def destroy_descriptor_update_template(device: int, template: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    tracker = _tracker(record)
+    if tracker is not None and template:
+        tracker.destroy_template(template)
+    record.next.vkDestroyDescriptorUpdateTemplate(device, template, allocator)
+
+
+def update_descriptor_set_with_template(
+    device: int, descriptor_set: int, template: int, data: int
+) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    record.next.vkUpdateDescriptorSetWithTemplate(device, descriptor_set, template, data)
+    tracker = _tracker(record)
+    if tracker is not None and tracker.tracks_writes:
+        try:
+            tracker.write_with_template(descriptor_set, template)
+        except BaseException as error:
+            _report(record, "vkUpdateDescriptorSetWithTemplate", error)
+
+
+# -- recording --------------------------------------------------------------------------------
+
+
+def _command_buffer(
+    command_buffer: int,
+) -> tuple[DeviceRecord | None, CommandBufferState | None]:
+    record = REGISTRY.devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+    if record is None or record.state is None:
+        return record, None
+    return record, record.state.command_buffers.get(command_buffer)
+
+
+def cmd_bind_descriptor_sets(
+    command_buffer: int, bind_point: int, layout: int, first_set: int, count: int, sets: int,
+    dynamic_count: int, dynamic_offsets: int,
+) -> None:  # fmt: skip
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindDescriptorSets(
+        command_buffer, bind_point, layout, first_set, count, sets, dynamic_count, dynamic_offsets
+    )
+    if state is not None:
+        try:
+            command_buffers.post_call_record_cmd_bind_descriptor_sets(
+                state,
+                bind_point,
+                first_set,
+                handles_at(sets, count),
+            )
+        except BaseException as error:
+            _report(record, "vkCmdBindDescriptorSets", error)
+
+
+def cmd_push_descriptor_set(
+    command_buffer: int, bind_point: int, layout: int, set_index: int, count: int, writes: int
+) -> None:
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdPushDescriptorSetKHR(
+        command_buffer, bind_point, layout, set_index, count, writes
+    )
+    if state is not None:
+        try:
+            command_buffers.post_call_record_cmd_push_descriptor_set(
+                state,
+                bind_point,
+                set_index,
+            )
+        except BaseException as error:
+            _report(record, "vkCmdPushDescriptorSetKHR", error)

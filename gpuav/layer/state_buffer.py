@@ -1,0 +1,109 @@
+"""The descriptor-state buffer: one mapped device buffer holding every tracked set's region.
+
+Regions (``gpuav.instrument.descriptor_state``) are carved from a fixed-capacity buffer by a
+bump allocator with exact-size free lists (sets of one layout have one size, so freed regions
+are reused as they are). A set keeps its region's words in a host array; changes mark a dirty
+word range, and ``flush`` copies only those ranges into the mapped memory at submit time, so
+a submit costs in proportion to what changed since the last one, not to the descriptor count.
+
+When the buffer is full a set gets no region: actions see ``NO_STATE`` for it and the shader
+skips the state checks there (``GPUAV_STATE_WORDS`` raises the capacity).
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import dataclass, field
+
+from gpuav.instrument.descriptor_state import NO_STATE
+from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts, StateBufferHandles
+
+DEFAULT_STATE_WORDS = 1 << 20  # 4 MiB
+
+
+def state_words_setting() -> int:
+    """``GPUAV_STATE_WORDS``: capacity of the state buffer in 32-bit words."""
+    value = os.environ.get("GPUAV_STATE_WORDS", "")
+    return int(value) if value.isdigit() and int(value) >= 16 else DEFAULT_STATE_WORDS
+
+
+@dataclass(slots=True, eq=False)
+class Region:
+    """A set's words: ``offset`` in the buffer (NO_STATE when it got none) and a dirty range."""
+
+    offset: int
+    words: array[int]
+    dirty_low: int = 0
+    dirty_high: int = 0
+
+    def touch(self, low: int, high: int) -> bool:
+        """Widen the dirty range to [low, high); True when the region was clean before."""
+        was_clean = self.dirty_low >= self.dirty_high
+        if was_clean:
+            self.dirty_low, self.dirty_high = low, high
+        else:
+            self.dirty_low = min(self.dirty_low, low)
+            self.dirty_high = max(self.dirty_high, high)
+        return was_clean
+
+
+@dataclass
+class StateBuffer:
+    handles: StateBufferHandles
+    capacity: int
+    next_free: int = 0
+    free: dict[int, list[int]] = field(default_factory=dict)
+    dirty: list[Region] = field(default_factory=list)
+
+    @classmethod
+    def create(
+        cls, calls: DeviceCalls, facts: PhysicalDeviceFacts, words: int | None = None
+    ) -> StateBuffer:
+        capacity = words or state_words_setting()
+        capacity = min(capacity, facts.max_storage_buffer_range // 4)
+        return cls(calls.create_state_buffer(capacity * 4, facts.memory_type_flags), capacity)
+
+    def allocate(self, words: array[int]) -> Region:
+        """A region holding ``words``, written at the next flush (NO_STATE when full)."""
+        size = len(words)
+        reusable = self.free.get(size)
+        if reusable:
+            offset = reusable.pop()
+        elif self.next_free + size <= self.capacity:
+            offset = self.next_free
+            self.next_free += size
+        else:
+            return Region(NO_STATE, words)
+        region = Region(offset, words)
+        self.mark(region, 0, size)
+        return region
+
+    def release(self, region: Region) -> None:
+        if region.offset != NO_STATE:
+            self.free.setdefault(len(region.words), []).append(region.offset)
+            region.offset = NO_STATE
+            region.dirty_low = region.dirty_high = 0
+
+    def mark(self, region: Region, low: int, high: int) -> None:
+        if region.offset != NO_STATE and region.touch(low, high):
+            self.dirty.append(region)
+
+    def flush(self) -> int:
+        """Copy every dirty range into the mapped buffer; returns the words copied."""
+        if not self.dirty:
+            return 0
+        mapped = self.handles.words
+        copied = 0
+        for region in self.dirty:
+            low, high = region.dirty_low, region.dirty_high
+            if region.offset != NO_STATE and low < high:
+                base = region.offset
+                mapped[base + low : base + high] = memoryview(region.words)[low:high]
+                copied += high - low
+            region.dirty_low = region.dirty_high = 0
+        self.dirty.clear()
+        return copied
+
+    def destroy(self, calls: DeviceCalls) -> None:
+        calls.destroy_state_buffer(self.handles)
