@@ -1,23 +1,22 @@
 """Non-uniform group operations (Vulkan environment for SPIR-V, Vulkan 1.1 rules of seed 004).
 
-Every ``OpGroupNonUniform*`` instruction: its execution scope must be Subgroup, its result a
-scalar or vector of 32-bit int/float or bool (double with Float64; 8/16/64-bit types only with
-shaderSubgroupExtendedTypes), and OpGroupNonUniformBallotBitCount only reduces or scans a
-uvec4 ballot. Which subgroup operations a device supports is the capability table's job
-(``GroupNonUniform*`` capabilities against ``VK_SUBGROUP_FEATURE_*_BIT``).
+Every ``OpGroupNonUniform*`` instruction: its result a scalar or vector of 32-bit int/float or
+bool (double with Float64; 8/16/64-bit types only with shaderSubgroupExtendedTypes), and
+OpGroupNonUniformBallotBitCount only reduces or scans a uvec4 ballot. The Subgroup scope rule
+(04642) is the memory family's, with the other scope rules; which subgroup operations a device
+supports is the capability table's (``GroupNonUniform*`` against ``VK_SUBGROUP_FEATURE_*``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuav.spirv.grammar import OPCODE_NAMES, Capability, GroupOperation, Op, Scope
+from gpuav.spirv.grammar import OPCODE_NAMES, Capability, GroupOperation, Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.shader_facts import constant_int, function_instructions, operand, scalar_info
+from gpuav.validate.shader_facts import function_instructions, operand, scalar_info
 
-SCOPE = "VUID-StandaloneSpirv-None-04642"
 BALLOT_BIT_COUNT_OPERATION = "VUID-StandaloneSpirv-OpGroupNonUniformBallotBitCount-04685"
 EXTENDED_TYPES = "VUID-RuntimeSpirv-None-06275"
 RESULT_TYPE = "GPUAV-GroupNonUniform-ResultType"
@@ -25,10 +24,6 @@ BALLOT_BIT_COUNT_VALUE = "GPUAV-GroupNonUniformBallotBitCount-Value"
 
 GROUP_NON_UNIFORM = frozenset(
     opcode for opcode, name in OPCODE_NAMES.items() if name.startswith("OpGroupNonUniform")
-)
-# Partitioned (NV) operations take no execution scope operand.
-_NO_SCOPE = frozenset(
-    opcode for opcode, name in OPCODE_NAMES.items() if name == "OpGroupNonUniformPartitionNV"
 )
 _SCAN_OPERATIONS = (
     GroupOperation.Reduce,
@@ -46,22 +41,9 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
     for instruction in function_instructions(context):
         if instruction.opcode not in GROUP_NON_UNIFORM:
             continue
-        if instruction.opcode not in _NO_SCOPE:
-            yield from _scope(context, instruction)
         yield from _result_type(context, instruction, float64, extended)
         if instruction.opcode == Op.GroupNonUniformBallotBitCount:
             yield from _ballot_bit_count(context, instruction)
-
-
-def _scope(context: ValidationContext, instruction: Instruction) -> Iterator[Diagnostic]:
-    scope = constant_int(context.def_use.defs, operand(instruction, 2))
-    # A scope that is not a constant is left to spirv-val's core rules.
-    if scope is not None and scope != Scope.Subgroup:
-        yield Diagnostic(
-            SCOPE,
-            f"{instruction.name} must use Subgroup scope in Vulkan (it uses scope {scope})",
-            instruction.origin,
-        )
 
 
 def _result_type(
