@@ -1,0 +1,56 @@
+# Sourced (from the repository root) by a command run on the lent GPU machine, which is bare:
+# no Vulkan loader, no Khronos layer, no glslang, no cffi/vulkan packages, no network.
+# What it needs travels with the call in three ignored folders (see benchmarks/RESULTS_H100.md):
+#   .gl/      Debian bookworm's libvulkan1 (+ glvnd), unpacked into / as the device notes say
+#   .vkdebs/  vulkan-validationlayers, glslang-tools, vulkan-tools (+ vulkaninfo's X libraries),
+#             unpacked into a prefix of their own
+#   .whl/     cp312 wheels: cffi, pycparser, vulkan==1.3.275.1
+# Usage: source benchmarks/device_setup.sh && <run the benchmarks with python3>
+
+GPUAV_VK_PREFIX=/opt/gpuav-vk
+
+for deb in .gl/*.deb; do dpkg -x "$deb" /; done
+ldconfig
+
+mkdir -p "$GPUAV_VK_PREFIX"
+for deb in .vkdebs/*.deb; do dpkg -x "$deb" "$GPUAV_VK_PREFIX"; done
+gpuav_vk_libs="$GPUAV_VK_PREFIX/usr/lib/x86_64-linux-gnu"
+
+# The Khronos manifest names its library by bare file name; make it absolute so that no
+# LD_LIBRARY_PATH is needed. The benchmark strips VK_LAYER_PATH / VK_ADD_LAYER_PATH from the
+# app's environment, so the manifest is found through XDG_DATA_DIRS (a standard search place).
+sed -i "s#\"library_path\": *\"[^\"]*\"#\"library_path\": \"$gpuav_vk_libs/libVkLayer_khronos_validation.so\"#" \
+    "$GPUAV_VK_PREFIX/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json"
+export XDG_DATA_DIRS="$GPUAV_VK_PREFIX/usr/share:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}"
+export PATH="$GPUAV_VK_PREFIX/usr/bin:$PATH"
+
+# The NVIDIA ICD: use the standard places if they hold one, else the driver's own folder.
+if ! ls /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json >/dev/null 2>&1; then
+    for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/icd.d/nvidia_icd.json; do
+        if [ -f "$icd" ]; then export VK_DRIVER_FILES="$icd"; break; fi
+    done
+fi
+if [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ]; then
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
+
+# Python packages go into the interpreter's own site-packages: the benchmark sets PYTHONPATH
+# for its app processes, so a --target folder on PYTHONPATH would be lost there.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl \
+    2>&1 | grep -v -i 'warning' || true
+
+# cffi's embedding links with -lpython3.X; where only the runtime libpython3.X.so.1.0 exists
+# (no -dev package), give the linker a libpython3.X.so next to it in a folder of our own.
+gpuav_pylib=$(python3 -c 'import sysconfig as s; print(s.get_config_var("LIBDIR") or "")')
+gpuav_pyver=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+if [ ! -e "$gpuav_pylib/libpython$gpuav_pyver.so" ]; then
+    gpuav_so=$(ls "$gpuav_pylib/libpython$gpuav_pyver.so.1.0" /usr/lib/x86_64-linux-gnu/libpython$gpuav_pyver.so.1.0 2>/dev/null | head -1)
+    if [ -n "$gpuav_so" ]; then
+        mkdir -p /opt/gpuav-pylink
+        ln -sf "$gpuav_so" "/opt/gpuav-pylink/libpython$gpuav_pyver.so"
+        export LIBRARY_PATH="/opt/gpuav-pylink${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    fi
+fi
+
+# vulkaninfo needs X/wayland client libraries the machine may lack; only it gets the prefix.
+gpuav_vulkaninfo() { LD_LIBRARY_PATH="$gpuav_vk_libs" vulkaninfo "$@"; }
