@@ -10,6 +10,7 @@ from pathlib import Path
 from gpuav.errors import DecodeError
 from gpuav.layer.cli import add_layer_commands
 from gpuav.report.cli import add_decode_command
+from gpuav.validate.interface_cli import add_interface_commands
 
 # Exit status for input gpuav cannot use (malformed SPIR-V, unreadable file), as argparse
 # uses for bad arguments.
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_dis(subparsers)
     add_layer_commands(subparsers)
     add_decode_command(subparsers)
+    add_interface_commands(subparsers)
     args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)
