@@ -108,3 +108,28 @@ def test_unusable_documents_raise_the_project_error(tmp_path: Path, text: str) -
 def test_missing_file_raises_the_project_error(tmp_path: Path) -> None:
     with pytest.raises(DeviceJsonError, match="cannot read"):
         load_device_json(tmp_path / "absent.json")
+
+
+def test_corpus_against_lavapipe_flags_only_what_lavapipe_lacks(lavapipe_json: Path) -> None:
+    from gpuav.validate import rules_capabilities
+    from gpuav.validate.api import validate
+    from tests.shaders.glsl import corpus_shaders
+
+    device = load_device_json(lavapipe_json)
+    flagged = {
+        shader.name
+        for shader in corpus_shaders()
+        if validate(
+            shader.compile(),
+            target_env=shader.target_env,
+            features=device.features,
+            extensions=device.extensions,
+            families=[rules_capabilities.check],
+        )
+    }
+    # Vendor extensions Mesa's CPU driver does not offer are reported...
+    assert {"amd_gather_lod_fragment_mask.frag", "texture_footprint_nv.frag"} <= flagged
+    # ...and most of the corpus, which the layer tests run on lavapipe, is not.
+    assert len(flagged) <= 8
+    assert "nonuniform_bindless_compute.comp" not in flagged
+    assert "subgroup_arithmetic_ballot.comp" not in flagged
