@@ -8,7 +8,8 @@ Features are the names of every boolean that is true in any ``VkPhysicalDevice*F
 structure. The subgroup operations a device supports (``VkPhysicalDeviceSubgroupProperties``)
 join them under their flag names (``VK_SUBGROUP_FEATURE_BALLOT_BIT``), the names the
 capability table of the Vulkan environment appendix uses for the ``GroupNonUniform*``
-capabilities.
+capabilities. Likewise the float-controls properties the table names as features
+(``shaderDenormPreserveFloat32``, from ``VkPhysicalDeviceFloatControlsProperties``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from gpuav.validate.context import TARGET_ENVS
 _LIMIT_STRUCTS = ("VkPhysicalDeviceTransformFeedbackPropertiesEXT",)
 _SUBGROUP_STRUCTS = ("VkPhysicalDeviceSubgroupProperties", "VkPhysicalDeviceVulkan11Properties")
 _SUBGROUP_KEYS = ("supportedOperations", "subgroupSupportedOperations")
+_FLOAT_CONTROLS_STRUCTS = (
+    "VkPhysicalDeviceFloatControlsProperties",
+    "VkPhysicalDeviceVulkan12Properties",
+)
 
 
 class DeviceJsonError(GpuavError):
@@ -102,6 +107,10 @@ def _enabled_features(
             operations = structure.get(key)
             if isinstance(operations, list):
                 yield from (flag for flag in operations if isinstance(flag, str))
+    for struct_name in _FLOAT_CONTROLS_STRUCTS:
+        for name, value in _mapping(properties_section.get(struct_name)).items():
+            if value is True and name.startswith("shader"):
+                yield name
 
 
 def _extension_names(extensions: object) -> Iterator[str]:

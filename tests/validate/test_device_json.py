@@ -49,6 +49,10 @@ def test_lavapipe_features_extensions_limits_and_version(lavapipe_json: Path) ->
         device.features
     )
     assert "VK_SUBGROUP_FEATURE_BALLOT_BIT" in device.features
+    float_controls = document["properties"]["VkPhysicalDeviceFloatControlsProperties"]
+    assert ("shaderDenormPreserveFloat32" in device.features) == float_controls[
+        "shaderDenormPreserveFloat32"
+    ]
     assert "bufferDeviceAddressCaptureReplay" not in device.features  # false on lavapipe
     assert "VK_KHR_8bit_storage" in device.extensions
     assert device.extensions == frozenset(document["extensions"])
