@@ -202,11 +202,17 @@ def plan_splits(module: Module, types: Types, decorations: Decorations) -> list[
 
 def split_output_structs(module: Module) -> Module:
     """Split every eligible struct-typed output of ``module`` in place; returns it."""
-    def_use = DefUse(module)
-    types = Types(def_use.defs)
-    plans = plan_splits(module, types, Decorations(module))
-    if plans:
-        _Rewriter(module, types, def_use, plans).run()
+    try:
+        def_use = DefUse(module)
+        types = Types(def_use.defs)
+        plans = plan_splits(module, types, Decorations(module))
+        if plans:
+            _Rewriter(module, types, def_use, plans).run()
+    except (KeyError, IndexError, ValueError) as error:
+        # Dangling ids or malformed types: not a module this pass can reason about.
+        raise UnsupportedShader(
+            f"{NAME}: malformed module ({type(error).__name__}: {error})"
+        ) from error
     return module
 
 
@@ -229,19 +235,30 @@ class _Rewriter:
         self.substitute: dict[int, int] = {}
 
     def run(self) -> None:
+        """Rewrite every function first, then commit: a use the pass cannot handle raises
+        before the module has changed (only its id bound grows)."""
         old = {plan.variable for plan in self.plans}
         self._check_global_uses(old)
         for plan in self.plans:
+            for path in plan.leaves:
+                plan.new_ids[path] = self.module.new_id()
+        rewritten = [
+            [self._rewrite_block(block.instructions) for block in function.blocks]
+            for function in self.module.functions
+        ]
+        for function, blocks in zip(self.module.functions, rewritten, strict=True):
+            for block, instructions in zip(function.blocks, blocks, strict=True):
+                block.instructions = instructions
+        for plan in self.plans:
             for path, leaf in plan.leaves.items():
                 pointer = self.builder.type_pointer(StorageClass.Output, leaf.type_id)
-                new = self.builder.variable(pointer, StorageClass.Output)
-                plan.new_ids[path] = new
+                new = plan.new_ids[path]
+                self.module.globals.append(
+                    Instruction(Op.Variable, [pointer, new, StorageClass.Output])
+                )
                 self.builder.name(new, leaf.name)
                 for decoration, parameters in leaf.decorations:
                     self.builder.decorate(new, decoration, *parameters)
-        for function in self.module.functions:
-            for block in function.blocks:
-                block.instructions = self._rewrite_block(block.instructions)
         self._remap_ids()
         self._retire(old)
 
