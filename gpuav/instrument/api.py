@@ -1,17 +1,141 @@
-"""The one entry point the layer calls to instrument a shader.
+"""The one entry point the layer calls to instrument a shader, and the pass driver behind it.
 
 ``instrument_shader`` takes the app's SPIR-V words and returns instrumented words whose checks
 write error records (``gpuav.instrument.record``) into the storage buffer
 ``{uint DataWrittenLength; uint Data[];}`` at (``descriptor_set``, binding 0), tagging each
-record with ``shader_id``. It raises a ``GpuavError`` subclass when the shader cannot be
-instrumented; the layer then keeps the original shader.
+record with ``shader_id``. A shader with nothing to check comes back unchanged. It raises a
+``GpuavError`` subclass when the shader cannot be instrumented; the layer then keeps the
+original shader.
 """
 
 from __future__ import annotations
 
-from gpuav.errors import UnsupportedShader
+from dataclasses import dataclass, field
+
+from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
+from gpuav.instrument.find_accesses import DescriptorAccess, Findings, find_accesses
+from gpuav.instrument.record_writer import RecordWriter
+from gpuav.instrument.stage_words import StageWords, add_to_interface, check_supported
+from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
+from gpuav.spirv import read, write
+from gpuav.spirv.analysis.decorations import Decorations
+from gpuav.spirv.analysis.def_use import DefUse
+from gpuav.spirv.analysis.types import Types
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import AddressingModel, Capability, Op
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Function, Module, version_word
+
+PASS_NAME = "descriptor-bounds"
+
+_DECLINED_CAPABILITIES = {
+    Capability.Kernel: "Kernel (OpenCL) modules",
+    Capability.Addresses: "physical addressing (Addresses capability)",
+    Capability.Linkage: "modules for linking (Linkage capability)",
+}
+
+
+@dataclass
+class InstrumentResult:
+    """What the pass did: the module (changed in place) and the accesses it guarded."""
+
+    module: Module
+    findings: Findings = field(default_factory=Findings)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.findings.accesses)
+
+    @property
+    def static_findings(self) -> list[DescriptorAccess]:
+        return [a for a in self.findings.accesses if a.statically_out_of_bounds]
+
+
+def instrument_module(module: Module, *, shader_id: int, descriptor_set: int) -> InstrumentResult:
+    """Run the descriptor-bounds pass on ``module`` in place."""
+    for capability in module.capabilities:
+        reason = _DECLINED_CAPABILITIES.get(capability.operands[0])
+        if reason is not None:
+            raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument {reason}")
+    if any(m.operands[0] != AddressingModel.Logical for m in module.memory_model):
+        raise DescriptorBoundsUnsupported(f"{PASS_NAME} needs the Logical addressing model")
+    def_use = DefUse(module)
+    types = Types(def_use.defs)
+    decorations = Decorations(module)
+    findings = find_accesses(module, def_use, types, decorations)
+    result = InstrumentResult(module, findings)
+    if not findings.accesses:
+        return result
+    for entry_point in module.entry_points:
+        check_supported(entry_point)
+    entry_functions = _entry_functions(module)
+
+    builder = Builder(module, def_use)
+    stage_words = StageWords(builder, decorations)
+    writer = RecordWriter(
+        builder,
+        descriptor_set=descriptor_set,
+        shader_id=shader_id & 0xFFFF_FFFF,
+        stage_info=stage_words.variable,
+    )
+    guarder = Guarder(builder, def_use, types, writer, _decorations_by_target(module))
+    for access in _last_first(findings.accesses, def_use):
+        guarder.guard(access)
+    remove_unused_links(module, findings, def_use)
+    for function, entry_point in entry_functions:
+        stage_words.fill(entry_point, function)
+    for entry_point in module.entry_points:
+        if module.version >= version_word(1, 4):
+            # SPIR-V 1.4: every global variable the entry point uses is in its interface.
+            add_to_interface(entry_point, writer.variable)
+            add_to_interface(entry_point, stage_words.variable)
+    return result
+
+
+def _entry_functions(module: Module) -> list[tuple[Function, Instruction]]:
+    """(function, entry point) once per entry function; one function, one stage."""
+    functions = {function.id: function for function in module.functions}
+    chosen: dict[int, Instruction] = {}
+    for entry_point in module.entry_points:
+        function_id = entry_point.operands[1]
+        previous = chosen.setdefault(function_id, entry_point)
+        if previous.operands[0] != entry_point.operands[0]:
+            raise DescriptorBoundsUnsupported(
+                f"function %{function_id} is the entry point of two stages"
+            )
+        if function_id not in functions:
+            raise DescriptorBoundsUnsupported(f"entry point function %{function_id} is missing")
+    return [(functions[function_id], entry) for function_id, entry in chosen.items()]
+
+
+def _last_first(accesses: list[DescriptorAccess], def_use: DefUse) -> list[DescriptorAccess]:
+    """Later consumers of a block first, so that splitting a block never moves an earlier one."""
+    order: dict[int, tuple[int, int, int]] = {}
+    blocks: dict[int, tuple[int, int]] = {}
+    for function_index, function in enumerate(def_use.module.functions):
+        for block_index, block in enumerate(function.blocks):
+            blocks[id(block)] = (function_index, block_index)
+    for access in accesses:
+        place = def_use.place(access.consumer)
+        if place is None:
+            raise DescriptorBoundsUnsupported("a descriptor access outside any block")
+        block = place[1]
+        position = next(k for k, i in enumerate(block.instructions) if i is access.consumer)
+        order[id(access)] = (*blocks[id(block)], position)
+    return sorted(accesses, key=lambda access: order[id(access)], reverse=True)
+
+
+def _decorations_by_target(module: Module) -> dict[int, list[Instruction]]:
+    found: dict[int, list[Instruction]] = {}
+    for instruction in module.annotations:
+        if instruction.opcode in (Op.Decorate, Op.DecorateId, Op.DecorateString):
+            found.setdefault(instruction.operands[0], []).append(instruction)
+    return found
 
 
 def instrument_shader(words: list[int], *, shader_id: int, descriptor_set: int) -> list[int]:
-    """Instrumented copy of ``words`` (placeholder until the instrumentation pass lands)."""
-    raise UnsupportedShader("instrumentation pass not available yet")
+    """Instrumented copy of ``words``; the words themselves when nothing needs a check."""
+    result = instrument_module(read(words), shader_id=shader_id, descriptor_set=descriptor_set)
+    if not result.changed:
+        return list(words)
+    return write(result.module)

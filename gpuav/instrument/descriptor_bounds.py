@@ -1,0 +1,261 @@
+"""The rewrite phase of the ``descriptor-bounds`` pass.
+
+Each access found by ``find_accesses`` is guarded where its consumer stands:
+
+    ok = index < length                      (per lookup; seed 003: base + element)
+    if ok:   clones of the naming chain (access chain, load, OpSampledImage...) + the consumer
+    else:    gpuav_write_record(instruction index, 0, index, length)
+    %result = OpPhi %type %clone_result %ok_block %null %else_block
+
+The consumer's original result id becomes the phi's, so the rest of the module is untouched;
+the original naming instructions, now unused, are removed so that no descriptor is named with
+an unchecked index. A correct program computes exactly what it did before.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup, Findings
+from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record_writer import RecordWriter
+from gpuav.spirv.analysis.def_use import DefUse
+from gpuav.spirv.analysis.types import Types
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import RESULT_INDEX, Op
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Function, Module
+
+NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
+
+# Instructions that only name a descriptor; unused ones are removed after the rewrite.
+_NAMING = frozenset(
+    {
+        Op.AccessChain,
+        Op.InBoundsAccessChain,
+        Op.PtrAccessChain,
+        Op.CopyObject,
+        Op.Load,
+        Op.SampledImage,
+        Op.Image,
+        Op.ImageTexelPointer,
+    }
+)
+
+
+@dataclass
+class Check:
+    """Run-time values of one lookup: in bounds?, the index and length for the record."""
+
+    in_bounds: int
+    index: int
+    length: int
+
+
+@dataclass
+class Guarder:
+    builder: Builder
+    def_use: DefUse
+    types: Types
+    writer: RecordWriter
+    decorations_by_target: dict[int, list[Instruction]] = field(default_factory=dict)
+
+    @property
+    def module(self) -> Module:
+        return self.builder.module
+
+    def guard(self, access: DescriptorAccess) -> None:
+        builder = self.builder
+        consumer = access.consumer
+        place = self.def_use.place(consumer)
+        if place is None:
+            raise RuntimeError(f"{consumer!r} is not in a block")
+        function, block = place
+        position = next(k for k, i in enumerate(block.instructions) if i is consumer)
+        del block.instructions[position]
+        builder.position_at_start(block, function)
+        builder.index = position
+        checks = [self._check(lookup) for lookup in access.lookups if self._checked(lookup)]
+        bool_ = builder.type_bool()
+        ok = checks[0].in_bounds
+        for check in checks[1:]:
+            ok = builder.op(Op.LogicalAnd, bool_, ok, check.in_bounds)
+        result = consumer.result_id
+        result_type = consumer.type_id
+        new_result = result or 0
+        index = access.instruction_index
+        index = NO_INSTRUCTION_INDEX if index is None else index
+        with builder.if_else(ok) as (valid, invalid):
+            with valid:
+                renamed = self._clone_links(access.links)
+                for at in self.def_use.id_operands.positions(consumer):
+                    consumer.operands[at] = renamed.get(
+                        consumer.operands[at], consumer.operands[at]
+                    )
+                if result is not None:
+                    new_result = self.module.new_id()
+                    consumer.operands[RESULT_INDEX[consumer.opcode]] = new_result
+                    self._copy_decorations(result, new_result)
+                builder.emit(consumer)
+            with invalid:
+                for check in checks:
+                    if len(checks) == 1:
+                        self._report(index, check)
+                    else:
+                        failed = builder.op(Op.LogicalNot, bool_, check.in_bounds)
+                        with builder.if_then(failed):
+                            self._report(index, check)
+        if result is not None and result_type is not None:
+            null = builder.constant_null(result_type)
+            builder.phi(
+                result_type,
+                (new_result, valid.exit_label),
+                (null, invalid.exit_label),
+                result=result,
+            )
+
+    def _report(self, index: int, check: Check) -> None:
+        self.writer.call(index, ErrorCode.INDEX_OUT_OF_BOUNDS, check.index, check.length)
+
+    @staticmethod
+    def _checked(lookup: DescriptorLookup) -> bool:
+        if lookup.runtime_sized:
+            return False
+        if lookup.static_index is None:
+            return True
+        if lookup.static_length is None:
+            return lookup.static_index != 0
+        return lookup.statically_out_of_bounds
+
+    def _clone_links(self, links: tuple[Instruction, ...]) -> dict[int, int]:
+        renamed: dict[int, int] = {}
+        positions = self.def_use.id_operands.positions
+        for link in links:
+            clone = Instruction(link.opcode, list(link.operands), None)
+            for at in positions(link):
+                clone.operands[at] = renamed.get(clone.operands[at], clone.operands[at])
+            original = link.operands[1]
+            renamed[original] = clone.operands[1] = self.module.new_id()
+            self._copy_decorations(original, renamed[original])
+            self.builder.emit(clone)
+        return renamed
+
+    def _copy_decorations(self, source: int, target: int) -> None:
+        for decoration in self.decorations_by_target.get(source, ()):
+            self.module.annotations.append(
+                Instruction(decoration.opcode, [target, *decoration.operands[1:]])
+            )
+
+    # -- index arithmetic ------------------------------------------------------------------
+
+    def _check(self, lookup: DescriptorLookup) -> Check:
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        bool_ = builder.type_bool()
+        lengths = [self._as_uint(length) for length in lookup.lengths if length is not None]
+        indices = [self._as_uint(index) for index in lookup.indices]
+        in_each: int | None = None
+        for index, as_uint, length in zip(lookup.indices, indices, lengths, strict=True):
+            ok = self._less_than(index, as_uint, length)
+            in_each = ok if in_each is None else builder.op(Op.LogicalAnd, bool_, in_each, ok)
+        flat = indices[0] if indices else builder.constant_uint(0)
+        for as_uint, length in zip(indices[1:], lengths[1:], strict=True):
+            flat = builder.op(Op.IAdd, uint, builder.op(Op.IMul, uint, flat, length), as_uint)
+        if lookup.static_length is not None:
+            total = builder.constant_uint(lookup.static_length)
+        else:
+            total = lengths[0]
+            for length in lengths[1:]:
+                total = builder.op(Op.IMul, uint, total, length)
+        if lookup.element is not None:
+            flat = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
+            return Check(builder.op(Op.ULessThan, bool_, flat, total), flat, total)
+        if in_each is None:
+            in_each = builder.constant_bool(True)
+        return Check(in_each, flat, total)
+
+    def _int_type(self, value: int) -> tuple[int, int, bool]:
+        type_id = self.types.type_of(value)
+        if type_id is None or self.types.opcode(type_id) != Op.TypeInt:
+            raise RuntimeError(f"%{value} is not an integer")
+        return type_id, self.types.width(type_id), self.types.is_signed(type_id)
+
+    def _as_uint(self, value: int) -> int:
+        """``value`` as a 32-bit uint: the same bits, or truncated/extended to 32 bits."""
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        constant = self.types.constant_value(value)
+        if constant is not None:
+            return builder.constant_uint(constant & 0xFFFF_FFFF)
+        type_id, width, signed = self._int_type(value)
+        if type_id == uint:
+            return value
+        if width == 32:
+            return builder.op(Op.Bitcast, uint, value)
+        if width < 32 and signed:
+            return builder.op(
+                Op.Bitcast, uint, builder.op(Op.SConvert, builder.type_int(32, True), value)
+            )
+        return builder.op(Op.UConvert, uint, value)
+
+    def _less_than(self, index: int, index_uint: int, length_uint: int) -> int:
+        """index < length as unsigned numbers (a negative index is huge, so out of bounds)."""
+        builder = self.builder
+        bool_ = builder.type_bool()
+        if self.types.constant_value(index) is None and self._int_type(index)[1] == 64:
+            wide = builder.op(Op.UConvert, builder.type_int(64, False), length_uint)
+            return builder.op(Op.ULessThan, bool_, index, wide)
+        return builder.op(Op.ULessThan, bool_, index_uint, length_uint)
+
+
+def remove_unused_links(module: Module, findings: Findings, def_use: DefUse) -> None:
+    """Drop naming instructions the rewrite left without users (and their annotations)."""
+    candidates = {link.operands[1] for access in findings.accesses for link in access.links}
+    functions: list[Function] = []
+    for access in findings.accesses:
+        place = def_use.place(access.consumer)
+        if place is not None and all(place[0] is not f for f in functions):
+            functions.append(place[0])
+    uses: Counter[int] = Counter()
+    where: dict[int, tuple[list[Instruction], Instruction]] = {}
+    used_ids = def_use.id_operands.used_ids
+    for function in functions:
+        for block in function.blocks:
+            for instruction in block.instructions:
+                uses.update(used_ids(instruction))
+                opcode = instruction.opcode
+                if opcode in _NAMING and (
+                    opcode == Op.SampledImage or instruction.operands[1] in candidates
+                ):
+                    where[instruction.operands[1]] = (block.instructions, instruction)
+    removed: set[int] = set()
+    pending = [result for result in where if uses[result] == 0]
+    while pending:
+        result = pending.pop()
+        if result in removed:
+            continue
+        instructions, instruction = where[result]
+        instructions.remove(instruction)
+        removed.add(result)
+        for used in used_ids(instruction):
+            uses[used] -= 1
+            if uses[used] == 0 and used in where:
+                pending.append(used)
+    if removed:
+        module.annotations = [i for i in module.annotations if not _targets(i, removed)]
+        module.debug_names = [i for i in module.debug_names if not _targets(i, removed)]
+
+
+def _targets(instruction: Instruction, ids: set[int]) -> bool:
+    return (
+        bool(instruction.operands)
+        and instruction.operands[0] in ids
+        and instruction.opcode
+        in (
+            Op.Decorate,
+            Op.DecorateId,
+            Op.DecorateString,
+            Op.Name,
+        )
+    )

@@ -1,0 +1,370 @@
+"""The find phase of the descriptor-bounds pass: which accesses need a check, and why.
+
+Walks forward from every descriptor variable (arrays of images, samplers, texel buffers and
+uniform/storage blocks) through the instructions that only *name* a descriptor (access
+chains, OpLoad of an image, OpSampledImage, OpImage, OpCopyObject, OpImageTexelPointer) to
+the instruction that *uses* it (an image instruction, a load, store, atomic, copy or
+OpArrayLength). Each such use becomes a ``DescriptorAccess``: the consumer, the naming
+instructions (``links``) the rewrite clones into the guarded branch, and the descriptor
+lookups whose index it checks. Nothing here changes the module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from gpuav.spirv.analysis.decorations import Decorations
+from gpuav.spirv.analysis.def_use import DefUse
+from gpuav.spirv.analysis.types import Types
+from gpuav.spirv.grammar import OPCODE_NAMES, Op, StorageClass
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Module
+
+# Seed 000's 32 image instructions.
+SEED_IMAGE_INSTRUCTIONS = frozenset(
+    {
+        Op.ImageSampleImplicitLod,
+        Op.ImageSampleExplicitLod,
+        Op.ImageSampleDrefImplicitLod,
+        Op.ImageSampleDrefExplicitLod,
+        Op.ImageSampleProjImplicitLod,
+        Op.ImageSampleProjExplicitLod,
+        Op.ImageSampleProjDrefImplicitLod,
+        Op.ImageSampleProjDrefExplicitLod,
+        Op.ImageGather,
+        Op.ImageDrefGather,
+        Op.ImageQueryLod,
+        Op.ImageSparseSampleImplicitLod,
+        Op.ImageSparseSampleExplicitLod,
+        Op.ImageSparseSampleDrefImplicitLod,
+        Op.ImageSparseSampleDrefExplicitLod,
+        Op.ImageSparseSampleProjImplicitLod,
+        Op.ImageSparseSampleProjExplicitLod,
+        Op.ImageSparseSampleProjDrefImplicitLod,
+        Op.ImageSparseSampleProjDrefExplicitLod,
+        Op.ImageSparseGather,
+        Op.ImageSparseDrefGather,
+        Op.ImageFetch,
+        Op.ImageRead,
+        Op.ImageQueryFormat,
+        Op.ImageQueryOrder,
+        Op.ImageQuerySizeLod,
+        Op.ImageQuerySize,
+        Op.ImageQueryLevels,
+        Op.ImageQuerySamples,
+        Op.ImageSparseFetch,
+        Op.ImageSparseRead,
+        Op.ImageWrite,
+    }
+)
+# Vendor image instructions (OpImageSampleFootprintNV, OpFragmentFetchAMD, ...) read a
+# descriptor just the same; they are recognised by name so that new ones are covered too.
+_IMAGE_NAME_PREFIXES = ("OpImage", "OpFragment")
+
+_ACCESS_CHAINS = (Op.AccessChain, Op.InBoundsAccessChain)
+_DESCRIPTOR_CLASSES = (
+    StorageClass.UniformConstant,
+    StorageClass.Uniform,
+    StorageClass.StorageBuffer,
+)
+_IMAGE_TYPES = (Op.TypeImage, Op.TypeSampledImage, Op.TypeSampler)
+
+# Memory instructions and the operand positions of the pointers they access.
+_POINTER_OPERANDS: dict[int, tuple[int, ...]] = {
+    Op.Load: (2,),
+    Op.Store: (0,),
+    Op.CopyMemory: (0, 1),
+    Op.CopyMemorySized: (0, 1),
+    Op.ArrayLength: (2,),
+    Op.AtomicStore: (0,),
+    Op.AtomicFlagClear: (0,),
+}
+for _name, _opcode in vars(Op).items():
+    if _name.startswith("Atomic") and _opcode not in _POINTER_OPERANDS:
+        _POINTER_OPERANDS[_opcode] = (2,)
+
+
+@dataclass(frozen=True)
+class DescriptorLookup:
+    """One lookup in a descriptor array: ``variable[indices...]`` (+ ``element``, seed 003).
+
+    ``lengths`` are the ids of the array lengths (constants or specialization constants),
+    None for a runtime array; ``element`` is the first index of an OpPtrAccessChain on the
+    block pointer, which moves the descriptor index. ``static_index``/``static_length`` are
+    the flattened values when they are compile-time constants.
+    """
+
+    variable: int
+    indices: tuple[int, ...]
+    lengths: tuple[int | None, ...]
+    element: int | None = None
+    static_index: int | None = None
+    static_length: int | None = None
+
+    @property
+    def runtime_sized(self) -> bool:
+        return any(length is None for length in self.lengths)
+
+    @property
+    def statically_out_of_bounds(self) -> bool:
+        return (
+            self.static_index is not None
+            and self.static_length is not None
+            and not 0 <= self.static_index < self.static_length
+        )
+
+
+@dataclass(frozen=True)
+class DescriptorAccess:
+    """A consumer of descriptors that needs a guard, and everything the guard needs."""
+
+    consumer: Instruction
+    instruction_index: int | None  # origin of the image instruction / memory access
+    links: tuple[Instruction, ...]  # naming instructions, operands before users
+    lookups: tuple[DescriptorLookup, ...]
+    kind: str  # "image" or "buffer"
+
+    @property
+    def statically_out_of_bounds(self) -> bool:
+        return any(lookup.statically_out_of_bounds for lookup in self.lookups)
+
+
+@dataclass(frozen=True)
+class UncheckedUse:
+    """A descriptor use the pass leaves unchecked, with the reason (for the CLI's report)."""
+
+    instruction_index: int | None
+    reason: str
+
+
+@dataclass
+class Findings:
+    accesses: list[DescriptorAccess] = field(default_factory=list)
+    unchecked: list[UncheckedUse] = field(default_factory=list)
+
+
+class _Finder:
+    def __init__(self, module: Module, def_use: DefUse, types: Types, decorations: Decorations):
+        self.module = module
+        self.def_use = def_use
+        self.types = types
+        self.decorations = decorations
+        # id(consumer) -> (consumer, instruction index, links by id, lookups, kind)
+        self.found: dict[
+            int, tuple[Instruction, int | None, dict[int, Instruction], list[DescriptorLookup], str]
+        ] = {}
+        self.unchecked: list[UncheckedUse] = []
+
+    def run(self, include_runtime: bool) -> Findings:
+        for variable in self.module.globals:
+            if variable.opcode == Op.Variable and variable.operands[2] in _DESCRIPTOR_CLASSES:
+                self._variable(variable, include_runtime)
+        findings = Findings(unchecked=self.unchecked)
+        for consumer, index, links, lookups, kind in self.found.values():
+            if not any(self._needs_check(lookup, include_runtime) for lookup in lookups):
+                continue
+            ordered = _dependency_order(links, self.def_use)
+            findings.accesses.append(
+                DescriptorAccess(consumer, index, tuple(ordered), tuple(lookups), kind)
+            )
+        return findings
+
+    def _needs_check(self, lookup: DescriptorLookup, include_runtime: bool) -> bool:
+        if lookup.runtime_sized:
+            return include_runtime
+        if lookup.static_index is None:
+            return True
+        if lookup.static_length is None:
+            return lookup.static_index != 0
+        return lookup.statically_out_of_bounds
+
+    def _variable(self, variable: Instruction, include_runtime: bool) -> None:
+        types = self.types
+        pointee = types.pointee(variable.operands[0])
+        inner, arrays = types.strip_arrays(pointee)
+        inner_op = types.opcode(inner)
+        if inner_op in _IMAGE_TYPES:
+            kind = "image"
+        elif inner_op == Op.TypeStruct and (
+            self.decorations.is_block(inner) or self.decorations.is_buffer_block(inner)
+        ):
+            kind = "buffer"
+        else:
+            return
+        var_id = variable.operands[1]
+        if not arrays:
+            if kind == "buffer":  # only an OpPtrAccessChain can move a single block's index
+                whole = DescriptorLookup(var_id, (), (), static_index=0, static_length=1)
+                self._walk_pointer(var_id, whole, {}, var_id)
+            return
+        lengths = tuple(
+            None if types.is_runtime_array(array) else types.definition(array).operands[2]
+            for array in arrays
+        )
+        for user in self.def_use.uses(var_id):
+            if user.opcode not in _ACCESS_CHAINS or user.operands[2] != var_id:
+                continue
+            indices = tuple(user.operands[3 : 3 + len(arrays)])
+            if len(indices) < len(arrays):
+                self._unchecked(user, "partial index into an array of descriptor arrays")
+                continue
+            if any(length is None for length in lengths) and not include_runtime:
+                self._unchecked(user, "runtime-sized descriptor array (needs descriptor state)")
+            lookup = self._lookup(var_id, indices, lengths)
+            links = {user.operands[1]: user}
+            if kind == "image":
+                self._walk_image_pointer(user, lookup, links)
+            else:
+                self._walk_pointer(user.operands[1], lookup, links, var_id)
+
+    def _lookup(
+        self, variable: int, indices: tuple[int, ...], lengths: tuple[int | None, ...]
+    ) -> DescriptorLookup:
+        values = [self.types.constant_value(index) for index in indices]
+        sizes = [
+            None if length is None else self.types.constant_value(length) for length in lengths
+        ]
+        static_index: int | None = None
+        static_length: int | None = None
+        if all(size is not None for size in sizes):
+            static_length = 1
+            for size in sizes:
+                static_length *= size or 0
+        if all(value is not None for value in values) and static_length is not None:
+            in_each = all(0 <= (v or 0) < (s or 0) for v, s in zip(values, sizes, strict=True))
+            flat = 0
+            for value, size in zip(values, sizes, strict=True):
+                flat = flat * (size or 0) + (value or 0)
+            # A per-dimension overflow is out of bounds even when the flat index is not.
+            static_index = flat if in_each else max(flat, static_length)
+        elif len(values) == 1 and values[0] is not None:
+            static_index = values[0]
+        return DescriptorLookup(variable, indices, lengths, None, static_index, static_length)
+
+    def _walk_image_pointer(
+        self, chain: Instruction, lookup: DescriptorLookup, links: dict[int, Instruction]
+    ) -> None:
+        pointer = chain.operands[1]
+        for user in self.def_use.uses(pointer):
+            if user.opcode == Op.Load and user.operands[2] == pointer:
+                self._walk_image_value(user.operands[1], lookup, {**links, user.operands[1]: user})
+            elif user.opcode == Op.ImageTexelPointer and user.operands[2] == pointer:
+                texel = user.operands[1]
+                texel_links = {**links, texel: user}
+                for atomic in self.def_use.uses(texel):
+                    if atomic.opcode in _POINTER_OPERANDS:
+                        self._add(atomic, user.origin, texel_links, lookup, "image")
+                    else:
+                        self._unchecked(atomic, f"texel pointer used by {atomic.name}")
+            elif user.opcode == Op.CopyObject:
+                self._walk_image_pointer(user, lookup, {**links, user.operands[1]: user})
+            else:
+                self._unchecked(user, f"image descriptor pointer used by {user.name}")
+
+    def _walk_image_value(
+        self, value: int, lookup: DescriptorLookup, links: dict[int, Instruction]
+    ) -> None:
+        for user in self.def_use.uses(value):
+            opcode = user.opcode
+            if opcode in (Op.SampledImage, Op.Image, Op.CopyObject):
+                self._walk_image_value(user.operands[1], lookup, {**links, user.operands[1]: user})
+            elif opcode in SEED_IMAGE_INSTRUCTIONS or (
+                OPCODE_NAMES.get(opcode, "").startswith(_IMAGE_NAME_PREFIXES)
+                and user.result_id != value
+            ):
+                self._add(user, user.origin, links, lookup, "image")
+            else:
+                self._unchecked(user, f"image descriptor used by {user.name}")
+
+    def _walk_pointer(
+        self,
+        pointer: int,
+        lookup: DescriptorLookup,
+        links: dict[int, Instruction],
+        block_holder: int,
+    ) -> None:
+        """Follow a pointer into a uniform/storage block to the memory accesses through it."""
+        for user in self.def_use.uses(pointer):
+            opcode = user.opcode
+            if opcode in (*_ACCESS_CHAINS, Op.CopyObject) and user.operands[2] == pointer:
+                self._walk_pointer(user.operands[1], lookup, {**links, user.operands[1]: user}, 0)
+            elif opcode == Op.PtrAccessChain and user.operands[2] == pointer:
+                moved = lookup
+                if self._points_to_block(pointer):
+                    moved = self._with_element(lookup, user.operands[3])
+                self._walk_pointer(user.operands[1], moved, {**links, user.operands[1]: user}, 0)
+            elif opcode in _POINTER_OPERANDS and any(
+                user.operands[at] == pointer for at in _POINTER_OPERANDS[opcode]
+            ):
+                if links:  # a direct use of a non-arrayed variable needs no check
+                    self._add(user, user.origin, links, lookup, "buffer")
+            elif links:
+                self._unchecked(user, f"buffer descriptor pointer used by {user.name}")
+
+    def _points_to_block(self, pointer: int) -> bool:
+        pointer_type = self.types.type_of(pointer)
+        if pointer_type is None or not self.types.is_pointer(pointer_type):
+            return False
+        pointee = self.types.pointee(pointer_type)
+        return self.types.opcode(pointee) == Op.TypeStruct and (
+            self.decorations.is_block(pointee) or self.decorations.is_buffer_block(pointee)
+        )
+
+    def _with_element(self, lookup: DescriptorLookup, element: int) -> DescriptorLookup:
+        """Seed 003: OpPtrAccessChain on a block pointer selects block ``index + element``."""
+        if lookup.element is not None:
+            return replace(lookup, static_index=None)  # a second move: checked at run time
+        value = self.types.constant_value(element)
+        static_index = None
+        if value is not None and lookup.static_index is not None:
+            static_index = lookup.static_index + value
+        return replace(lookup, element=element, static_index=static_index)
+
+    def _add(
+        self,
+        consumer: Instruction,
+        index: int | None,
+        links: dict[int, Instruction],
+        lookup: DescriptorLookup,
+        kind: str,
+    ) -> None:
+        entry = self.found.get(id(consumer))
+        if entry is None:
+            self.found[id(consumer)] = (consumer, index, dict(links), [lookup], kind)
+            return
+        entry[2].update(links)
+        if lookup not in entry[3]:
+            entry[3].append(lookup)
+
+    def _unchecked(self, user: Instruction, reason: str) -> None:
+        self.unchecked.append(UncheckedUse(user.origin, reason))
+
+
+def _dependency_order(links: dict[int, Instruction], def_use: DefUse) -> list[Instruction]:
+    """The links with every link after the links it uses (for cloning in order)."""
+    ordered: list[Instruction] = []
+    seen: set[int] = set()
+
+    def visit(result: int) -> None:
+        seen.add(result)
+        for used in def_use.id_operands.used_ids(links[result]):
+            if used in links and used not in seen:
+                visit(used)
+        ordered.append(links[result])
+
+    for result in links:
+        if result not in seen:
+            visit(result)
+    return ordered
+
+
+def find_accesses(
+    module: Module,
+    def_use: DefUse,
+    types: Types,
+    decorations: Decorations,
+    *,
+    include_runtime: bool = False,
+) -> Findings:
+    """Every descriptor access that needs a bounds check (runtime arrays only on request)."""
+    return _Finder(module, def_use, types, decorations).run(include_runtime)

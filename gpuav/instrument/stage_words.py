@@ -1,0 +1,163 @@
+"""The stage code and stage-specific words of a record, computed once per invocation.
+
+A module may hold entry points of several stages that share functions, so the record helper
+cannot know its stage statically. Each entry point's first block instead stores
+``(stage, word 0, word 1)`` (``gpuav.instrument.record``'s table) into one Private ``uvec3``
+that the helper reads. The built-in inputs this needs are reused when the module already
+declares them and added (and listed in the entry point's interface) otherwise.
+"""
+
+from __future__ import annotations
+
+from gpuav.instrument.record import COMPUTE_YZ_MASK, COMPUTE_YZ_SHIFT, Stage
+from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
+from gpuav.spirv.analysis.decorations import Decorations
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import BuiltIn, Decoration, ExecutionModel, Op, StorageClass
+from gpuav.spirv.instruction import Instruction, decode_string
+from gpuav.spirv.module import Function
+
+# Execution model -> (stage code, built-in of word 0, built-in of word 1 or None for 0).
+_STAGE_BUILTINS: dict[int, tuple[Stage, int, int | None]] = {
+    ExecutionModel.Vertex: (Stage.VERTEX, BuiltIn.VertexIndex, BuiltIn.InstanceIndex),
+    ExecutionModel.TessellationControl: (
+        Stage.TESSELLATION_CONTROL,
+        BuiltIn.InvocationId,
+        BuiltIn.PrimitiveId,
+    ),
+    ExecutionModel.TessellationEvaluation: (
+        Stage.TESSELLATION_EVALUATION,
+        BuiltIn.PrimitiveId,
+        None,
+    ),
+    ExecutionModel.Geometry: (Stage.GEOMETRY, BuiltIn.PrimitiveId, BuiltIn.InvocationId),
+    ExecutionModel.Fragment: (Stage.FRAGMENT, BuiltIn.FragCoord, None),
+    ExecutionModel.GLCompute: (Stage.COMPUTE, BuiltIn.GlobalInvocationId, None),
+}
+
+
+def check_supported(entry_point: Instruction) -> None:
+    """Raise for execution models whose records have no stage code (ray tracing, mesh...)."""
+    if entry_point.operands[0] not in _STAGE_BUILTINS:
+        raise DescriptorBoundsUnsupported(
+            f"execution model {entry_point.operands[0]} of entry point "
+            f"'{entry_point.string(2)}' has no stage code in the record format"
+        )
+
+
+def interface_ids(entry_point: Instruction) -> list[int]:
+    """The ids of an OpEntryPoint's interface list."""
+    return entry_point.operands[decode_string(entry_point.operands, 2)[1] :]
+
+
+def add_to_interface(entry_point: Instruction, variable: int) -> None:
+    if variable not in interface_ids(entry_point):
+        entry_point.operands.append(variable)
+
+
+class StageWords:
+    """Declares the Private ``uvec3`` and fills it at the start of each entry point."""
+
+    def __init__(self, builder: Builder, decorations: Decorations) -> None:
+        self.builder = builder
+        self.decorations = decorations
+        uint = builder.type_int(32, False)
+        self.uvec3 = builder.type_vector(uint, 3)
+        self.variable = builder.variable(
+            builder.type_pointer(StorageClass.Private, self.uvec3), StorageClass.Private
+        )
+        builder.name(self.variable, "gpuav_stage_info")
+        self._builtins: dict[int, int] = {}
+        module = builder.module
+        for instruction in module.globals:
+            if instruction.opcode == Op.Variable and instruction.operands[2] == StorageClass.Input:
+                builtin = decorations.builtin(instruction.operands[1])
+                if builtin is not None:
+                    self._builtins.setdefault(builtin, instruction.operands[1])
+
+    def fill(self, entry_point: Instruction, function: Function) -> None:
+        """Store the stage words at the start of ``function`` (the entry point's)."""
+        stage, first, second = _STAGE_BUILTINS[entry_point.operands[0]]
+        builder = self.builder
+        block = function.blocks[0]
+        position = 0
+        for index, instruction in enumerate(block.instructions):
+            if instruction.opcode == Op.Variable:
+                position = index + 1
+        builder.position_at_start(block, function)
+        builder.index = position
+        word0 = self._builtin_word(entry_point, first)
+        if stage is Stage.COMPUTE:
+            word1 = self._compute_yz(entry_point)
+        elif stage is Stage.FRAGMENT:
+            word1 = self._builtin_word(entry_point, first, component=1)
+        elif second is None:
+            word1 = builder.constant_uint(0)
+        else:
+            word1 = self._builtin_word(entry_point, second)
+        info = builder.op(
+            Op.CompositeConstruct, self.uvec3, builder.constant_uint(int(stage)), word0, word1
+        )
+        builder.op_void(Op.Store, self.variable, info)
+
+    def _builtin_variable(self, entry_point: Instruction, builtin: int) -> int:
+        builder = self.builder
+        variable = self._builtins.get(builtin)
+        if variable is None:
+            uint = builder.type_int(32, False)
+            if builtin == BuiltIn.FragCoord:
+                pointee = builder.type_vector(builder.type_float(32), 4)
+            elif builtin == BuiltIn.GlobalInvocationId:
+                pointee = builder.type_vector(uint, 3)
+            else:
+                pointee = uint
+            pointer = builder.type_pointer(StorageClass.Input, pointee)
+            variable = builder.variable(pointer, StorageClass.Input)
+            builder.decorate(variable, Decoration.BuiltIn, builtin)
+            self._builtins[builtin] = variable
+        add_to_interface(entry_point, variable)
+        return variable
+
+    def _load_uint(self, variable: int, component: int | None) -> int:
+        """Load a built-in (or one component of it) as a uint, bit for bit."""
+        builder = self.builder
+        pointer_type = self._type_of(variable)
+        pointee = self._definition(pointer_type).operands[2]
+        value = builder.op(Op.Load, pointee, variable)
+        scalar_type = pointee
+        if component is not None and self._definition(pointee).opcode == Op.TypeVector:
+            scalar_type = self._definition(pointee).operands[1]
+            value = builder.op(Op.CompositeExtract, scalar_type, value, component)
+        uint = builder.type_int(32, False)
+        if scalar_type != uint:
+            value = builder.op(Op.Bitcast, uint, value)
+        return value
+
+    def _builtin_word(self, entry_point: Instruction, builtin: int, component: int = 0) -> int:
+        return self._load_uint(self._builtin_variable(entry_point, builtin), component)
+
+    def _compute_yz(self, entry_point: Instruction) -> int:
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        variable = self._builtin_variable(entry_point, BuiltIn.GlobalInvocationId)
+        y = self._load_uint(variable, 1)
+        z = self._load_uint(variable, 2)
+        mask = builder.constant_uint(COMPUTE_YZ_MASK)
+        low = builder.op(Op.BitwiseAnd, uint, y, mask)
+        high = builder.op(Op.BitwiseAnd, uint, z, mask)
+        shifted = builder.op(
+            Op.ShiftLeftLogical, uint, high, builder.constant_uint(COMPUTE_YZ_SHIFT)
+        )
+        return builder.op(Op.BitwiseOr, uint, low, shifted)
+
+    def _definition(self, id_: int) -> Instruction:
+        def_use = self.builder.def_use
+        if def_use is None:
+            raise RuntimeError("StageWords needs a builder with def-use")
+        return def_use.defs[id_]
+
+    def _type_of(self, id_: int) -> int:
+        type_id = self._definition(id_).type_id
+        if type_id is None:
+            raise RuntimeError(f"%{id_} has no type")
+        return type_id
