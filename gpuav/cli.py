@@ -10,6 +10,7 @@ from pathlib import Path
 from gpuav.errors import DecodeError
 from gpuav.layer.cli import add_layer_commands
 from gpuav.report.cli import add_decode_command
+from gpuav.validate.cli import add_validate_command
 from gpuav.validate.interface_cli import add_interface_commands
 
 # Exit status for input gpuav cannot use (malformed SPIR-V, unreadable file), as argparse
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     add_layer_commands(subparsers)
     add_decode_command(subparsers)
     add_interface_commands(subparsers)
+    add_validate_command(subparsers)
     args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)

@@ -123,8 +123,7 @@ def _check_capability(
     elif requirements and not any(r.met(context, vulkan) for r in requirements):
         yield Diagnostic(
             CAPABILITY_NOT_ENABLED_RULE,
-            f"capability {name} needs {_alternatives(requirements)}, none of which is enabled "
-            f"for {context.target_env}",
+            f"capability {name} needs {_alternatives(requirements, context.target_env)}",
             instruction.origin,
         )
 
@@ -151,8 +150,7 @@ def _check_extension(
     elif requirements and not any(r.met(context, vulkan) for r in requirements):
         yield Diagnostic(
             EXTENSION_NOT_ENABLED_RULE,
-            f"SPIR-V extension {name} needs {_alternatives(requirements)}, none of which is "
-            f"enabled for {context.target_env}",
+            f"SPIR-V extension {name} needs {_alternatives(requirements, context.target_env)}",
             instruction.origin,
         )
 
@@ -168,9 +166,11 @@ def _requirements(alternatives: list[dict[str, str]]) -> tuple[Requirement, ...]
     return tuple(Requirement(**alternative) for alternative in alternatives)
 
 
-def _alternatives(requirements: tuple[Requirement, ...]) -> str:
+def _alternatives(requirements: tuple[Requirement, ...], target_env: str) -> str:
     texts = [str(requirement) for requirement in requirements]
-    return texts[0] if len(texts) == 1 else "one of " + ", ".join(texts)
+    if len(texts) == 1:
+        return f"{texts[0]}, which is not enabled ({target_env})"
+    return f"one of {', '.join(texts)}; none is enabled ({target_env})"
 
 
 def _version_pair(text: str) -> tuple[int, int]:
