@@ -1,0 +1,365 @@
+"""Decorations and resource variables (Vulkan environment for SPIR-V, "Decorations" of seed 004).
+
+Forbidden and misplaced decorations (GLSLShared/GLSLPacked, interpolation, Patch,
+FPRoundingMode), descriptor variables (DescriptorSet/Binding, Block/BufferBlock) and where
+OpTypeRuntimeArray may be instantiated. Built-in variables have their own family
+(``rules_builtins``), as has the NonUniform rule (``rules_nonuniform``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from gpuav.spirv.grammar import Decoration, ExecutionModel, FPRoundingMode, Op, StorageClass
+from gpuav.spirv.instruction import Instruction
+from gpuav.validate.context import ValidationContext
+from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.shader_facts import (
+    DESCRIPTOR_STORAGE,
+    EntryPoints,
+    global_variables,
+    pointer_parts,
+    scalar_info,
+    strip_arrays,
+    variable_storage,
+    variable_type,
+)
+
+GLSL_LAYOUT = "VUID-StandaloneSpirv-GLSLShared-04669"
+INTERPOLATION_STORAGE = "VUID-StandaloneSpirv-Flat-04670"
+INTERPOLATION_FRAGMENT_OUTPUT = "VUID-StandaloneSpirv-Flat-06201"
+INTERPOLATION_VERTEX_INPUT = "VUID-StandaloneSpirv-Flat-06202"
+FLAT_REQUIRED = "VUID-StandaloneSpirv-Flat-04744"
+PATCH_STAGE = "GPUAV-Patch-ExecutionModel"
+ROUNDING_MODE = "VUID-StandaloneSpirv-FPRoundingMode-04675"
+ROUNDING_MODE_USE = "GPUAV-FPRoundingMode-Conversion"
+DESCRIPTOR_DECORATIONS = "VUID-StandaloneSpirv-UniformConstant-06677"
+DESCRIPTOR_STORAGE_CLASS = "VUID-StandaloneSpirv-DescriptorSet-06491"
+BUFFER_TYPE = "VUID-StandaloneSpirv-Uniform-06807"
+PUSH_CONSTANT_TYPE = "VUID-StandaloneSpirv-PushConstant-06808"
+BLOCK_REQUIRED = "VUID-StandaloneSpirv-PushConstant-06675"
+UNIFORM_BLOCK_REQUIRED = "VUID-StandaloneSpirv-Uniform-06676"
+RUNTIME_ARRAY = "VUID-StandaloneSpirv-OpTypeRuntimeArray-04680"
+
+_INTERPOLATION = frozenset(
+    {Decoration.Flat, Decoration.NoPerspective, Decoration.Sample, Decoration.Centroid}
+)
+_DECORATES = (Op.Decorate, Op.DecorateId, Op.DecorateString)
+_MEMBER_DECORATES = (Op.MemberDecorate, Op.MemberDecorateString)
+_NO_PATCH_MODELS = frozenset(
+    {ExecutionModel.Vertex, ExecutionModel.Geometry, ExecutionModel.Fragment}
+)
+# Where SPV_KHR_16bit_storage lets a rounded 16-bit conversion be stored.
+_ROUNDED_STORE_CLASSES = frozenset(
+    {
+        StorageClass.StorageBuffer,
+        StorageClass.Uniform,
+        StorageClass.PushConstant,
+        StorageClass.Output,
+        StorageClass.PhysicalStorageBuffer,
+    }
+)
+
+
+def check(context: ValidationContext) -> Iterator[Diagnostic]:
+    entry_points = EntryPoints(context)
+    users = _variables_by_struct(context)
+    for annotation in context.module.annotations:
+        yield from _annotation(context, annotation, entry_points, users)
+    for variable in global_variables(context):
+        yield from _descriptor_variable(context, variable)
+        yield from _runtime_arrays(context, variable)
+    for function in context.module.functions:
+        for block in function.blocks:
+            for instruction in block.instructions:
+                if instruction.opcode == Op.Variable and len(instruction.operands) >= 3:
+                    yield from _runtime_arrays(context, instruction)
+    yield from _flat_required(context, entry_points)
+
+
+def _variables_by_struct(context: ValidationContext) -> dict[int, list[Instruction]]:
+    """struct type id -> global variables whose type is that struct or an array of it."""
+    defs = context.def_use.defs
+    found: dict[int, list[Instruction]] = {}
+    for variable in global_variables(context):
+        pointee = variable_type(defs, variable)
+        if pointee is not None:
+            found.setdefault(strip_arrays(defs, pointee), []).append(variable)
+    return found
+
+
+def _annotation(
+    context: ValidationContext,
+    annotation: Instruction,
+    entry_points: EntryPoints,
+    users: Mapping[int, list[Instruction]],
+) -> Iterator[Diagnostic]:
+    operands = annotation.operands
+    if annotation.opcode in _DECORATES and len(operands) >= 2:
+        target, decoration, parameters = operands[0], operands[1], operands[2:]
+        instruction = context.def_use.defs.get(target)
+        variables = (
+            [instruction] if instruction is not None and instruction.opcode == Op.Variable else []
+        )
+    elif annotation.opcode in _MEMBER_DECORATES and len(operands) >= 3:
+        decoration, parameters = operands[2], operands[3:]
+        variables = users.get(operands[0], [])
+    else:
+        return
+    if decoration in (Decoration.GLSLShared, Decoration.GLSLPacked):
+        yield Diagnostic(
+            GLSL_LAYOUT,
+            "the GLSLShared and GLSLPacked decorations must not be used",
+            annotation.origin,
+        )
+    elif decoration in _INTERPOLATION:
+        yield from _interpolation(annotation, variables, entry_points)
+    elif decoration == Decoration.Patch:
+        for variable in variables:
+            if entry_points.interface_models.get(variable.operands[1], set()) & _NO_PATCH_MODELS:
+                yield Diagnostic(
+                    PATCH_STAGE,
+                    "Patch must not be used in the interface of a vertex, geometry or fragment "
+                    "shader",
+                    annotation.origin,
+                )
+    elif decoration == Decoration.FPRoundingMode and annotation.opcode in _DECORATES:
+        yield from _rounding_mode(context, annotation, parameters)
+
+
+def _interpolation(
+    annotation: Instruction, variables: Iterable[Instruction], entry_points: EntryPoints
+) -> Iterator[Diagnostic]:
+    for variable in variables:
+        storage = variable_storage(variable)
+        models = entry_points.interface_models.get(variable.operands[1], set())
+        if storage not in (StorageClass.Input, StorageClass.Output):
+            yield Diagnostic(
+                INTERPOLATION_STORAGE,
+                "Flat, NoPerspective, Sample and Centroid are only for Input and Output variables",
+                annotation.origin,
+            )
+        elif storage == StorageClass.Output and ExecutionModel.Fragment in models:
+            yield Diagnostic(
+                INTERPOLATION_FRAGMENT_OUTPUT,
+                "Flat, NoPerspective, Sample and Centroid must not decorate fragment outputs",
+                annotation.origin,
+            )
+        elif storage == StorageClass.Input and ExecutionModel.Vertex in models:
+            yield Diagnostic(
+                INTERPOLATION_VERTEX_INPUT,
+                "Flat, NoPerspective, Sample and Centroid must not decorate vertex inputs",
+                annotation.origin,
+            )
+
+
+def _rounding_mode(
+    context: ValidationContext, annotation: Instruction, parameters: list[int]
+) -> Iterator[Diagnostic]:
+    if parameters and parameters[0] not in (FPRoundingMode.RTE, FPRoundingMode.RTZ):
+        yield Diagnostic(
+            ROUNDING_MODE,
+            "only the RTE and RTZ rounding modes may be used for FPRoundingMode",
+            annotation.origin,
+        )
+    defs = context.def_use.defs
+    target = defs.get(annotation.operands[0])
+    scalar = None if target is None else scalar_info(defs, target.type_id)
+    ok = (
+        target is not None
+        and target.opcode == Op.FConvert
+        and scalar is not None
+        and (scalar.kind, scalar.width) == ("float", 16)
+        and all(
+            _rounded_store(defs, user, target) for user in context.def_use.uses(target.operands[1])
+        )
+    )
+    if not ok:
+        yield Diagnostic(
+            ROUNDING_MODE_USE,
+            "FPRoundingMode may only decorate an OpFConvert to 16-bit float whose result is "
+            "only stored to StorageBuffer, Uniform, PushConstant or Output memory "
+            "(SPV_KHR_16bit_storage)",
+            annotation.origin,
+        )
+
+
+def _rounded_store(
+    defs: Mapping[int, Instruction], user: Instruction, converted: Instruction
+) -> bool:
+    if user.opcode in (Op.Decorate, Op.DecorateId, Op.Name):
+        return True
+    if user.opcode != Op.Store or len(user.operands) < 2:
+        return False
+    if user.operands[1] != converted.operands[1]:
+        return False
+    pointer = defs.get(user.operands[0])
+    parts = pointer_parts(defs, None if pointer is None else pointer.type_id)
+    return parts is not None and parts[0] in _ROUNDED_STORE_CLASSES
+
+
+def _descriptor_variable(context: ValidationContext, variable: Instruction) -> Iterator[Diagnostic]:
+    defs, decorations = context.def_use.defs, context.decorations
+    variable_id, storage = variable.operands[1], variable_storage(variable)
+    has_set = decorations.has(variable_id, Decoration.DescriptorSet)
+    has_binding = decorations.has(variable_id, Decoration.Binding)
+    if storage in DESCRIPTOR_STORAGE and not (has_set and has_binding):
+        yield Diagnostic(
+            DESCRIPTOR_DECORATIONS,
+            "a UniformConstant, Uniform or StorageBuffer variable needs DescriptorSet and Binding",
+            variable.origin,
+        )
+    if storage not in DESCRIPTOR_STORAGE and (has_set or has_binding):
+        yield Diagnostic(
+            DESCRIPTOR_STORAGE_CLASS,
+            "DescriptorSet and Binding only decorate UniformConstant, Uniform and StorageBuffer "
+            "variables",
+            variable.origin,
+        )
+    if storage not in (StorageClass.Uniform, StorageClass.StorageBuffer, StorageClass.PushConstant):
+        return
+    pointee = variable_type(defs, variable)
+    if pointee is None:
+        return
+    struct_id = pointee if storage == StorageClass.PushConstant else strip_arrays(defs, pointee)
+    struct = defs.get(struct_id)
+    if struct is None or struct.opcode != Op.TypeStruct:
+        rule = PUSH_CONSTANT_TYPE if storage == StorageClass.PushConstant else BUFFER_TYPE
+        yield Diagnostic(
+            rule, "a buffer or push-constant variable must have a struct type", variable.origin
+        )
+        return
+    block = decorations.is_block(struct_id)
+    if storage == StorageClass.Uniform and not (block or decorations.is_buffer_block(struct_id)):
+        yield Diagnostic(
+            UNIFORM_BLOCK_REQUIRED,
+            "a Uniform variable's struct must be decorated Block or BufferBlock",
+            variable.origin,
+        )
+    elif storage != StorageClass.Uniform and not block:
+        yield Diagnostic(
+            BLOCK_REQUIRED,
+            "a PushConstant or StorageBuffer variable's struct must be decorated Block",
+            variable.origin,
+        )
+
+
+def _runtime_arrays(context: ValidationContext, variable: Instruction) -> Iterator[Diagnostic]:
+    """OpTypeRuntimeArray only as the last member of a Block (StorageBuffer, Uniform) or
+    BufferBlock (Uniform) struct, or as the outermost dimension of a descriptor array."""
+    defs, decorations = context.def_use.defs, context.decorations
+    storage = variable_storage(variable)
+    type_id = variable_type(defs, variable)
+    if type_id is None:
+        return
+    outer = defs.get(type_id)
+    if outer is not None and outer.opcode == Op.TypeRuntimeArray and storage in DESCRIPTOR_STORAGE:
+        type_id = outer.operands[1] if len(outer.operands) > 1 else type_id
+    if storage in DESCRIPTOR_STORAGE:
+        type_id = _strip_sized(defs, type_id)
+    struct = defs.get(type_id)
+    sized_last = False
+    if struct is not None and struct.opcode == Op.TypeStruct and len(struct.operands) > 1:
+        block = decorations.is_block(type_id)
+        buffer_block = decorations.is_buffer_block(type_id)
+        sized_last = (
+            storage in (StorageClass.StorageBuffer, StorageClass.PhysicalStorageBuffer) and block
+        ) or (storage == StorageClass.Uniform and (block or buffer_block))
+    if sized_last and struct is not None:
+        members = struct.operands[1:]
+        last = defs.get(members[-1])
+        illegal = any(_has_runtime_array(defs, member, 0) for member in members[:-1])
+        if last is not None and last.opcode == Op.TypeRuntimeArray and len(last.operands) > 1:
+            illegal = illegal or _has_runtime_array(defs, last.operands[1], 0)
+        else:
+            illegal = illegal or _has_runtime_array(defs, members[-1], 0)
+    else:
+        illegal = _has_runtime_array(defs, type_id, 0)
+    if illegal:
+        yield Diagnostic(
+            RUNTIME_ARRAY,
+            "OpTypeRuntimeArray may only be the last member of a Block/BufferBlock buffer struct "
+            "or the outermost dimension of a descriptor array",
+            variable.origin,
+        )
+
+
+def _strip_sized(defs: Mapping[int, Instruction], type_id: int) -> int:
+    for _ in range(64):
+        instruction = defs.get(type_id)
+        if (
+            instruction is None
+            or instruction.opcode != Op.TypeArray
+            or len(instruction.operands) < 2
+        ):
+            return type_id
+        type_id = instruction.operands[1]
+    return type_id
+
+
+def _has_runtime_array(defs: Mapping[int, Instruction], type_id: int, depth: int) -> bool:
+    instruction = defs.get(type_id)
+    if instruction is None or depth > 64:
+        return False
+    if instruction.opcode == Op.TypeRuntimeArray:
+        return True
+    if instruction.opcode in (Op.TypeArray, Op.TypeVector, Op.TypeMatrix):
+        return len(instruction.operands) > 1 and _has_runtime_array(
+            defs, instruction.operands[1], depth + 1
+        )
+    if instruction.opcode == Op.TypeStruct:
+        return any(
+            _has_runtime_array(defs, member, depth + 1) for member in instruction.operands[1:]
+        )
+    return False
+
+
+def _flat_required(context: ValidationContext, entry_points: EntryPoints) -> Iterator[Diagnostic]:
+    """Integer and double fragment inputs must be Flat (built-ins excluded)."""
+    defs, decorations = context.def_use.defs, context.decorations
+    for variable in global_variables(context):
+        variable_id = variable.operands[1]
+        if variable_storage(variable) != StorageClass.Input:
+            continue
+        if ExecutionModel.Fragment not in entry_points.interface_models.get(variable_id, set()):
+            continue
+        if decorations.has(variable_id, Decoration.Flat):
+            continue
+        if decorations.has(variable_id, Decoration.BuiltIn):
+            continue
+        pointee = variable_type(defs, variable)
+        if pointee is None:
+            continue
+        element = strip_arrays(defs, pointee)
+        struct = defs.get(element)
+        if struct is not None and struct.opcode == Op.TypeStruct:
+            unflat = [
+                member
+                for member, member_type in enumerate(struct.operands[1:])
+                if _needs_flat(defs, member_type)
+                and not decorations.member_has(element, member, Decoration.Flat)
+                and not decorations.member_has(element, member, Decoration.BuiltIn)
+            ]
+        else:
+            unflat = [0] if _needs_flat(defs, element) else []
+        if unflat:
+            yield Diagnostic(
+                FLAT_REQUIRED,
+                "an integer or double fragment input must be decorated Flat",
+                variable.origin,
+            )
+
+
+def _needs_flat(defs: Mapping[int, Instruction], type_id: int) -> bool:
+    type_id = strip_arrays(defs, type_id)
+    instruction = defs.get(type_id)
+    if (
+        instruction is not None
+        and instruction.opcode == Op.TypeMatrix
+        and len(instruction.operands) > 1
+    ):
+        type_id = instruction.operands[1]
+    scalar = scalar_info(defs, type_id)
+    return scalar is not None and (
+        scalar.kind == "int" or (scalar.kind == "float" and scalar.width == 64)
+    )
