@@ -78,6 +78,16 @@ def function_instructions(context: ValidationContext) -> Iterator[tuple[Function
                 yield function, instruction
 
 
+def interface_ids(entry: Instruction) -> list[int]:
+    """The interface ids of an OpEntryPoint: the operands after its name (a literal string
+    ends with the first word whose last byte, the top one in little-endian packing, is 0)."""
+    operands = entry.operands
+    at = 2
+    while at < len(operands) and operands[at] >> 24:
+        at += 1
+    return operands[at + 1 :]
+
+
 def enabled(context: ValidationContext, name: str) -> bool:
     """Whether a feature (or boolean property, such as the float-controls ones) is on:
     named in ``features``, or a nonzero entry of ``limits``."""
