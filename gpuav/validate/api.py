@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from gpuav.spirv import read
 from gpuav.spirv.module import Module
-from gpuav.validate import rules_capabilities
+from gpuav.validate import rules_capabilities, rules_decorations, rules_groups, rules_images
 from gpuav.validate.context import TARGET_ENVS, RuleFamily, ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
 
@@ -19,7 +19,12 @@ INTERNAL_ERROR_RULE = "GPUAV-validator-internal-error"
 
 # Every rule family, in the order their diagnostics are reported. A new family adds its
 # ``check`` here (one line).
-RULE_FAMILIES: tuple[RuleFamily, ...] = (rules_capabilities.check,)
+RULE_FAMILIES: tuple[RuleFamily, ...] = (
+    rules_capabilities.check,
+    rules_images.check,
+    rules_decorations.check,
+    rules_groups.check,
+)
 
 
 def validate(
