@@ -135,7 +135,20 @@ def _decorations_by_target(module: Module) -> dict[int, list[Instruction]]:
 
 def instrument_shader(words: list[int], *, shader_id: int, descriptor_set: int) -> list[int]:
     """Instrumented copy of ``words``; the words themselves when nothing needs a check."""
-    result = instrument_module(read(words), shader_id=shader_id, descriptor_set=descriptor_set)
+    module = read(words)
+    try:
+        result = instrument_module(module, shader_id=shader_id, descriptor_set=descriptor_set)
+    except (
+        LookupError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        RuntimeError,
+        StopIteration,
+    ) as error:
+        # The reader checks words, not meaning: a module whose ids or types do not fit together
+        # is declined (the layer keeps the original), never a crash.
+        raise DescriptorBoundsUnsupported(f"malformed module: {error!r}") from error
     if not result.changed:
         return list(words)
     return write(result.module)

@@ -1,0 +1,44 @@
+"""Property: random and mutated input to instrument_shader raises only GpuavError subclasses."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuav.errors import GpuavError
+from gpuav.instrument.api import instrument_shader
+from tests.spirv.corpus import all_corpus_words
+
+WORD = st.integers(0, 0xFFFFFFFF)
+HEADER = [0x07230203, 0x00010300, 0, 200, 0]
+
+
+def _run(words: list[int]) -> None:
+    try:
+        out = instrument_shader(words, shader_id=1, descriptor_set=4)
+    except GpuavError:
+        return
+    assert all(0 <= word <= 0xFFFFFFFF for word in out)
+
+
+@given(st.lists(WORD, max_size=64))
+def test_random_words(words: list[int]) -> None:
+    _run(HEADER + words)
+
+
+@given(st.data())
+def test_mutated_corpus_modules(data: st.DataObject) -> None:
+    corpus = all_corpus_words()
+    words = list(corpus[data.draw(st.integers(0, len(corpus) - 1))])
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(5, len(words) - 1))
+        kind = data.draw(st.sampled_from(["flip", "small", "delete", "duplicate"]))
+        if kind == "flip":
+            words[at] ^= 1 << data.draw(st.integers(0, 31))
+        elif kind == "small":  # a small value where an id or a count was
+            words[at] = data.draw(st.integers(0, 64))
+        elif kind == "delete":
+            del words[at]
+        else:
+            words[at:at] = words[at : at + data.draw(st.integers(1, 8))]
+    _run(words)
