@@ -182,7 +182,8 @@ class InterfaceAnalysis:
         }
         base = InterfaceVariable(
             variable=variable_id,
-            name=self.names.get(variable_id, ""),
+            # An anonymous block (glslang names it "") goes by its block type's name.
+            name=self.names.get(variable_id) or self.names.get(innermost, ""),
             storage_class=storage_class,
             type_id=type_id,
             location=location,
