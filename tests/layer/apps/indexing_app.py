@@ -1,0 +1,365 @@
+"""A descriptor-indexing app (Python, ``vulkan`` package) for the layer's issue-8 tests.
+
+Set 0 holds a result buffer (binding 0) and a runtime array of storage buffers (binding 1:
+VARIABLE_DESCRIPTOR_COUNT, PARTIALLY_BOUND unless --not-partial, UPDATE_AFTER_BIND with
+--update-after-bind) whose element i holds 1000 + i. One single-invocation dispatch per
+--access index reads that element. Descriptors are written with vkUpdateDescriptorSets, an
+update template, or copies from a staging set; --late-write ones only after the command
+buffer was recorded (before the submit). Prints one JSON object: result words, messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import vulkan as vk
+
+sys.path.insert(0, str(Path(__file__).parent))
+from vk_app import HOST_MEMORY, messages, on_message
+
+ffi = vk.ffi
+SLOT_WORDS = 32
+FENCE_TIMEOUT = 60_000_000_000
+# Spec values (the vulkan package leaves these two aliases as None).
+POOL_UPDATE_AFTER_BIND = 0x2
+LAYOUT_UPDATE_AFTER_BIND_POOL = 0x2
+
+
+def indices(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part]
+
+
+class IndexingApp:
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.options = options
+        app_info = vk.VkApplicationInfo(apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
+        self.instance = vk.vkCreateInstance(
+            vk.VkInstanceCreateInfo(
+                pApplicationInfo=app_info,
+                enabledExtensionCount=1,
+                ppEnabledExtensionNames=["VK_EXT_debug_utils"],
+                enabledLayerCount=len(options.layer),
+                ppEnabledLayerNames=options.layer,
+            ),
+            None,
+        )
+        create = vk.vkGetInstanceProcAddr(self.instance, "vkCreateDebugUtilsMessengerEXT")
+        self.messenger = create(
+            self.instance,
+            vk.VkDebugUtilsMessengerCreateInfoEXT(
+                messageSeverity=vk.VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT
+                | vk.VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                messageType=vk.VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+                pfnUserCallback=on_message,
+            ),
+            None,
+        )
+        physical = vk.vkEnumeratePhysicalDevices(self.instance)[0]
+        properties = vk.vkGetPhysicalDeviceProperties(physical)
+        self.max_sets = int(properties.limits.maxBoundDescriptorSets)
+        self.alignment = max(16, int(properties.limits.minStorageBufferOffsetAlignment))
+        self.memory = vk.vkGetPhysicalDeviceMemoryProperties(physical)
+        features12 = vk.VkPhysicalDeviceVulkan12Features(
+            runtimeDescriptorArray=vk.VK_TRUE,
+            descriptorIndexing=vk.VK_TRUE,
+            descriptorBindingPartiallyBound=vk.VK_TRUE,
+            descriptorBindingVariableDescriptorCount=vk.VK_TRUE,
+            shaderStorageBufferArrayNonUniformIndexing=vk.VK_TRUE,
+            descriptorBindingStorageBufferUpdateAfterBind=vk.VK_TRUE,
+        )
+        self.device = vk.vkCreateDevice(
+            physical,
+            vk.VkDeviceCreateInfo(
+                pNext=features12,
+                queueCreateInfoCount=1,
+                pQueueCreateInfos=[
+                    vk.VkDeviceQueueCreateInfo(
+                        queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0]
+                    )
+                ],
+            ),
+            None,
+        )
+        self.queue = vk.vkGetDeviceQueue(self.device, 0, 0)
+
+    def buffer(self, size: int) -> tuple[Any, Any, Any]:
+        buffer = vk.vkCreateBuffer(
+            self.device,
+            vk.VkBufferCreateInfo(size=size, usage=vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT),
+            None,
+        )
+        requirements = vk.vkGetBufferMemoryRequirements(self.device, buffer)
+        index = next(
+            i
+            for i in range(self.memory.memoryTypeCount)
+            if requirements.memoryTypeBits & (1 << i)
+            and self.memory.memoryTypes[i].propertyFlags & HOST_MEMORY == HOST_MEMORY
+        )
+        memory = vk.vkAllocateMemory(
+            self.device,
+            vk.VkMemoryAllocateInfo(allocationSize=requirements.size, memoryTypeIndex=index),
+            None,
+        )
+        vk.vkBindBufferMemory(self.device, buffer, memory, 0)
+        return buffer, memory, vk.vkMapMemory(self.device, memory, 0, size, 0)
+
+    def set_layout(self, update_after_bind: bool) -> Any:
+        options = self.options
+        item_flags = vk.VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT
+        if not options.not_partial:
+            item_flags |= vk.VK_DESCRIPTOR_BINDING_PARTIALLY_BOUND_BIT
+        if update_after_bind:
+            item_flags |= vk.VK_DESCRIPTOR_BINDING_UPDATE_AFTER_BIND_BIT
+        stage = vk.VK_SHADER_STAGE_COMPUTE_BIT
+        storage = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+        bindings = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=0, descriptorType=storage, descriptorCount=1, stageFlags=stage
+            ),
+            vk.VkDescriptorSetLayoutBinding(
+                binding=1, descriptorType=storage, descriptorCount=options.layout_count,
+                stageFlags=stage,
+            ),
+        ]  # fmt: skip
+        flags_info = vk.VkDescriptorSetLayoutBindingFlagsCreateInfo(
+            bindingCount=2, pBindingFlags=[0, item_flags]
+        )
+        return vk.vkCreateDescriptorSetLayout(
+            self.device,
+            vk.VkDescriptorSetLayoutCreateInfo(
+                pNext=flags_info,
+                flags=LAYOUT_UPDATE_AFTER_BIND_POOL if update_after_bind else 0,
+                bindingCount=2,
+                pBindings=bindings,
+            ),
+            None,
+        )
+
+    def run(self) -> dict[str, Any]:
+        options = self.options
+        device = self.device
+        access = indices(options.access)
+        result_size = max(1, len(access)) * SLOT_WORDS * 4
+        result, result_memory, result_words = self.buffer(result_size)
+        result_words[:] = b"\xee" * result_size
+        item_count = options.layout_count
+        items, items_memory, item_words = self.buffer(item_count * self.alignment)
+        for i in range(item_count):
+            item_words[i * self.alignment : i * self.alignment + 4] = (1000 + i).to_bytes(
+                4, "little"
+            )
+        uab = options.update_after_bind
+        layout = self.layout = self.set_layout(uab)
+        pool = vk.vkCreateDescriptorPool(
+            device,
+            vk.VkDescriptorPoolCreateInfo(
+                flags=(POOL_UPDATE_AFTER_BIND if uab else 0)
+                | vk.VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT,
+                maxSets=2,
+                poolSizeCount=1,
+                pPoolSizes=[
+                    vk.VkDescriptorPoolSize(
+                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                        descriptorCount=2 * (item_count + 1),
+                    )
+                ],
+            ),
+            None,
+        )
+        counts = [options.variable_count, item_count]
+        sets = vk.vkAllocateDescriptorSets(
+            device,
+            vk.VkDescriptorSetAllocateInfo(
+                pNext=vk.VkDescriptorSetVariableDescriptorCountAllocateInfo(
+                    descriptorSetCount=2, pDescriptorCounts=counts
+                ),
+                descriptorPool=pool,
+                descriptorSetCount=2,
+                pSetLayouts=[layout, layout],
+            ),
+        )
+        target, staging = sets[0], sets[1]
+        self.write(target, 0, [0], result, result_size)
+        self.write_items(target, staging, items, indices(options.write))
+        set_layouts = [layout]
+        empty = None
+        if options.fill_sets:
+            empty = vk.vkCreateDescriptorSetLayout(
+                device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=0), None
+            )
+            set_layouts += [empty] * (self.max_sets - 1)
+        pipeline_layout = vk.vkCreatePipelineLayout(
+            device,
+            vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=len(set_layouts), pSetLayouts=set_layouts,
+                pushConstantRangeCount=1,
+                pPushConstantRanges=[
+                    vk.VkPushConstantRange(
+                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0, size=8
+                    )
+                ],
+            ),
+            None,
+        )  # fmt: skip
+        code = Path(options.shader).read_bytes()
+        module = vk.vkCreateShaderModule(
+            device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None
+        )
+        stage = vk.VkPipelineShaderStageCreateInfo(
+            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
+        )
+        pipeline = vk.vkCreateComputePipelines(
+            device, None, 1,
+            [vk.VkComputePipelineCreateInfo(stage=stage, layout=pipeline_layout)], None,
+        )[0]  # fmt: skip
+        command_pool = vk.vkCreateCommandPool(
+            device, vk.VkCommandPoolCreateInfo(queueFamilyIndex=0), None
+        )
+        command_buffer = vk.vkAllocateCommandBuffers(
+            device,
+            vk.VkCommandBufferAllocateInfo(
+                commandPool=command_pool,
+                level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                commandBufferCount=1,
+            ),
+        )[0]
+        vk.vkBeginCommandBuffer(command_buffer, vk.VkCommandBufferBeginInfo())
+        vk.vkCmdBindPipeline(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
+        vk.vkCmdBindDescriptorSets(
+            command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1, [target],
+            0, None,
+        )  # fmt: skip
+        push = ffi.new("uint32_t[2]")
+        for slot, index in enumerate(access):
+            push[0], push[1] = index, slot
+            vk.vkCmdPushConstants(
+                command_buffer, pipeline_layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, push
+            )
+            vk.vkCmdDispatch(command_buffer, 1, 1, 1)
+        vk.vkEndCommandBuffer(command_buffer)
+        self.write_items(target, staging, items, indices(options.late_write))
+        rounds = []
+        for _ in range(options.submits):
+            self.submit(command_buffer)
+            data = bytes(result_words[:result_size])
+            rounds.append(
+                [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
+            )
+        vk.vkDestroyPipeline(device, pipeline, None)
+        vk.vkDestroyShaderModule(device, module, None)
+        vk.vkDestroyPipelineLayout(device, pipeline_layout, None)
+        vk.vkDestroyCommandPool(device, command_pool, None)
+        if options.free_sets:
+            vk.vkFreeDescriptorSets(device, pool, 2, sets)
+        vk.vkDestroyDescriptorPool(device, pool, None)
+        vk.vkDestroyDescriptorSetLayout(device, layout, None)
+        if empty is not None:
+            vk.vkDestroyDescriptorSetLayout(device, empty, None)
+        for buffer, memory in ((result, result_memory), (items, items_memory)):
+            vk.vkUnmapMemory(device, memory)
+            vk.vkDestroyBuffer(device, buffer, None)
+            vk.vkFreeMemory(device, memory, None)
+        return {"rounds": rounds, "slot_words": SLOT_WORDS}
+
+    def write(self, target: Any, binding: int, elements: list[int], buffer: Any, size: int) -> None:
+        writes = [
+            vk.VkWriteDescriptorSet(
+                dstSet=target, dstBinding=binding, dstArrayElement=element, descriptorCount=1,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=buffer, offset=offset, range=size)],
+            )
+            for element, offset in zip(elements, self.offsets(elements, binding), strict=True)
+        ]  # fmt: skip
+        if writes:
+            vk.vkUpdateDescriptorSets(self.device, len(writes), writes, 0, None)
+
+    def offsets(self, elements: list[int], binding: int) -> list[int]:
+        return [0 if binding == 0 else element * self.alignment for element in elements]
+
+    def write_items(self, target: Any, staging: Any, items: Any, elements: list[int]) -> None:
+        """Write items[element] of binding 1 in the chosen way."""
+        if not elements:
+            return
+        how = self.options.how
+        if how == "copy":
+            self.write(staging, 1, elements, items, 16)
+            copies = [
+                vk.VkCopyDescriptorSet(
+                    srcSet=staging, srcBinding=1, srcArrayElement=element, dstSet=target,
+                    dstBinding=1, dstArrayElement=element, descriptorCount=1,
+                )
+                for element in elements
+            ]  # fmt: skip
+            vk.vkUpdateDescriptorSets(self.device, 0, None, len(copies), copies)
+        elif how == "template":
+            for element in elements:
+                self.write_with_template(target, items, element)
+        else:
+            self.write(target, 1, elements, items, 16)
+
+    def write_with_template(self, target: Any, items: Any, element: int) -> None:
+        info = ffi.new("VkDescriptorBufferInfo *")
+        info.buffer = items
+        info.offset = element * self.alignment
+        info.range = 16
+        entry = vk.VkDescriptorUpdateTemplateEntry(
+            dstBinding=1, dstArrayElement=element, descriptorCount=1,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, offset=0,
+            stride=ffi.sizeof("VkDescriptorBufferInfo"),
+        )  # fmt: skip
+        template = vk.vkCreateDescriptorUpdateTemplate(
+            self.device,
+            vk.VkDescriptorUpdateTemplateCreateInfo(
+                descriptorUpdateEntryCount=1, pDescriptorUpdateEntries=[entry],
+                templateType=vk.VK_DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET,
+                descriptorSetLayout=self.layout,
+            ),
+            None,
+        )  # fmt: skip
+        vk.vkUpdateDescriptorSetWithTemplate(self.device, target, template, info)
+        vk.vkDestroyDescriptorUpdateTemplate(self.device, template, None)
+
+    def submit(self, command_buffer: Any) -> None:
+        fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
+        info = vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[command_buffer])
+        vk.vkQueueSubmit(self.queue, 1, [info], fence)
+        vk.vkWaitForFences(self.device, 1, [fence], vk.VK_TRUE, FENCE_TIMEOUT)
+        vk.vkDestroyFence(self.device, fence, None)
+
+    def close(self) -> None:
+        vk.vkDestroyDevice(self.device, None)
+        destroy = vk.vkGetInstanceProcAddr(self.instance, "vkDestroyDebugUtilsMessengerEXT")
+        destroy(self.instance, self.messenger, None)
+        vk.vkDestroyInstance(self.instance, None)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shader", required=True)
+    parser.add_argument("--layout-count", type=int, default=16)
+    parser.add_argument("--variable-count", type=int, default=8)
+    parser.add_argument("--write", default="0,1,2,3,4,5,6,7")
+    parser.add_argument("--late-write", default="")
+    parser.add_argument("--access", default="0")
+    parser.add_argument("--how", choices=["write", "copy", "template"], default="write")
+    parser.add_argument("--not-partial", action="store_true")
+    parser.add_argument("--update-after-bind", action="store_true")
+    parser.add_argument("--fill-sets", action="store_true")
+    parser.add_argument("--free-sets", action="store_true")
+    parser.add_argument("--submits", type=int, default=1)
+    parser.add_argument("--layer", action="append", default=[])
+    options = parser.parse_args(argv)
+    app = IndexingApp(options)
+    result = app.run()
+    app.close()
+    result["messages"] = messages
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

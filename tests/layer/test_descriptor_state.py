@@ -1,0 +1,159 @@
+"""Issue 8 end to end: the descriptor state the layer builds, as the shader reads it.
+
+``apps/indexing_app.py`` runs ``shaders/indexing_reporting.comp`` under the layer with the
+stand-in instrumenter: the shader reads our set's bound-sets words (binding 1) and state
+buffer (binding 2), checks its runtime-array index the way the instrumentation does, writes
+the records, and copies the state words it read into the result buffer, so both the words
+and the reports are checked here on lavapipe, independently of the real pass.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuav.instrument.descriptor_state import NO_STATE, binding_size_word, binding_table_word
+from tests.layer.conftest import APP_TIMEOUT, APPS, VALIDATION_LAYER, app_environment
+
+pytestmark = pytest.mark.vulkan
+
+OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
+UNINITIALIZED = "GPUAV-descriptor-uninitialized"
+NOT_DUMPED = 7  # the shader's filler for table words past the binding's size
+UNTOUCHED = 0xEEEEEEEE
+
+RunIndexing = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def run_indexing(tmp_path: Path, spirv: Callable[[str], Path], layer_folder: Path) -> RunIndexing:
+    def run(
+        *arguments: str,
+        shader: str = "indexing_reporting.comp",
+        layer: bool = True,
+        **options: Any,
+    ) -> dict[str, Any]:
+        environment = app_environment(layer_folder if layer else None, **options)
+        completed = subprocess.run(
+            [sys.executable, str(APPS / "indexing_app.py"), "--shader", str(spirv(shader)),
+             *arguments],
+            env=environment, cwd=tmp_path, capture_output=True, text=True, timeout=APP_TIMEOUT,
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stderr[-4000:]
+        result: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
+        return result
+
+    return run
+
+
+def slot(result: dict[str, Any], index: int, submit: int = 0) -> list[int]:
+    words: list[int] = result["rounds"][submit]
+    return words[index * 32 : index * 32 + 32]
+
+
+def ids(result: dict[str, Any]) -> list[str]:
+    return [message["id"] for message in result["messages"]]
+
+
+def texts(result: dict[str, Any], message_id: str) -> list[str]:
+    return [message["text"] for message in result["messages"] if message["id"] == message_id]
+
+
+def test_the_shader_reads_binding_1_of_set_0_at_the_contract_words() -> None:
+    # indexing_reporting.comp hard-codes these two word offsets.
+    assert (binding_table_word(1), binding_size_word(1)) == (3, 4)
+
+
+def test_state_words_are_the_variable_count_and_written_flags(run_indexing: RunIndexing) -> None:
+    result = run_indexing("--variable-count", "8", "--write", "0,1,2,6", "--access", "0")
+    words = slot(result, 0)
+    assert words[0] == 1  # set 0 has a region
+    assert words[1] == NO_STATE  # nothing bound at set 1
+    assert words[2:4] == [2, 8]  # two binding slots; binding 1 allocated with 8 of 16
+    assert words[4:20] == [1, 1, 1, 0, 0, 0, 1, 0] + [NOT_DUMPED] * 8
+    assert words[31] == 1000
+    assert ids(result) == []
+
+
+@pytest.mark.parametrize("how", ["write", "copy", "template"])
+def test_unwritten_descriptor_is_reported_only_where_accessed(
+    run_indexing: RunIndexing, how: str
+) -> None:
+    result = run_indexing("--write", "0,1,2", "--access", "0,2,5,1", "--how", how)
+    assert [slot(result, index)[4:12] for index in range(4)] == [[1, 1, 1, 0, 0, 0, 0, 0]] * 4
+    (text,) = texts(result, UNINITIALIZED)
+    assert "Descriptor index 5" in text
+    assert "Dispatch Index 3 (vkCmdDispatch)" in text
+    assert ids(result) == [UNINITIALIZED]
+    assert [slot(result, index)[31] for index in range(4)] == [1000, 1002, UNTOUCHED, 1001]
+
+
+def test_index_past_the_variable_count_is_out_of_bounds(run_indexing: RunIndexing) -> None:
+    result = run_indexing("--variable-count", "5", "--write", "0,1,2,3,4", "--access", "4,5,12")
+    messages = texts(result, OUT_OF_BOUNDS)
+    assert len(messages) == 2
+    assert "Index of 5 used to index descriptor array of length 5." in messages[0]
+    assert "Dispatch Index 2" in messages[0]
+    assert "Index of 12 used to index descriptor array of length 5." in messages[1]
+    assert slot(result, 0)[31] == 1004
+    assert UNINITIALIZED not in ids(result)
+
+
+def test_update_after_bind_counts_at_submit_time(run_indexing: RunIndexing) -> None:
+    result = run_indexing(
+        "--update-after-bind", "--write", "0", "--late-write", "3,5", "--access", "3,5,4"
+    )
+    assert slot(result, 0)[4:12] == [1, 0, 0, 1, 0, 1, 0, 0]
+    assert [slot(result, index)[31] for index in range(2)] == [1003, 1005]
+    (text,) = texts(result, UNINITIALIZED)
+    assert "Descriptor index 4" in text
+    assert ids(result) == [UNINITIALIZED]
+
+
+def test_binding_without_partially_bound_is_all_accessible(run_indexing: RunIndexing) -> None:
+    result = run_indexing(
+        "--not-partial", "--variable-count", "4", "--write", "0,1,2,3", "--access", "3"
+    )
+    assert slot(result, 0)[3:12] == [4, 1, 1, 1, 1] + [NOT_DUMPED] * 4
+    assert ids(result) == []
+
+
+def test_resubmitting_sees_the_same_state_and_freed_sets_are_forgotten(
+    run_indexing: RunIndexing,
+) -> None:
+    result = run_indexing("--write", "0,1", "--access", "0,3", "--submits", "3", "--free-sets")
+    assert ids(result) == [UNINITIALIZED] * 3
+    assert slot(result, 1, submit=2)[4:8] == [1, 1, 0, 0]
+
+
+@pytest.mark.parametrize("instrumenter", ["stand-in", "shipped"])
+def test_correct_program_gives_identical_results_with_and_without_the_layer(
+    run_indexing: RunIndexing, instrumenter: str
+) -> None:
+    arguments = ("--variable-count", "8", "--write", "0,1,2,3,4,5,6,7", "--access", "7,0,3,5")
+    without = run_indexing(*arguments, shader="indexing.comp", layer=False)
+    options: dict[str, Any] = {"instrumenter": None} if instrumenter == "shipped" else {}
+    within = run_indexing(*arguments, shader="indexing.comp", **options)
+    assert within["rounds"] == without["rounds"]
+    assert [slot(within, index)[31] for index in range(4)] == [1007, 1000, 1003, 1005]
+    assert ids(within) == []
+
+
+def test_no_validation_errors_from_our_descriptor_state(run_indexing: RunIndexing) -> None:
+    result = run_indexing(
+        "--update-after-bind", "--write", "0,1", "--late-write", "2", "--access", "0,2,4,9",
+        "--how", "template", "--free-sets", layers=[VALIDATION_LAYER],
+    )  # fmt: skip
+    foreign = [
+        message["text"]
+        for message in result["messages"]
+        if message["id"] not in (OUT_OF_BOUNDS, UNINITIALIZED)
+    ]
+    assert foreign == []
+    assert sorted(ids(result)) == [OUT_OF_BOUNDS, UNINITIALIZED]
