@@ -1,0 +1,130 @@
+"""The descriptor tracker and state buffer on their own (no Vulkan): regions as the contract
+lays them out, written flags from writes, copies and templates, consecutive-binding roll-over
+against a brute-force model, dirty-range flushes, region reuse."""
+
+from __future__ import annotations
+
+from array import array
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuav.instrument.descriptor_state import NO_STATE, region_words
+from gpuav.layer.calls import StateBufferHandles
+from gpuav.layer.descriptor_sets import (
+    BINDING_PARTIALLY_BOUND,
+    BINDING_VARIABLE_DESCRIPTOR_COUNT,
+    DescriptorTracker,
+    LayoutBinding,
+    TemplateEntry,
+)
+from gpuav.layer.state_buffer import StateBuffer
+
+STORAGE_BUFFER = 7
+PARTIAL = BINDING_PARTIALLY_BOUND
+VARIABLE = BINDING_VARIABLE_DESCRIPTOR_COUNT
+
+
+def tracker(capacity: int = 4096) -> DescriptorTracker:
+    words = memoryview(array("I", [0xDEAD] * capacity))
+    return DescriptorTracker(StateBuffer(StateBufferHandles(1, 2, capacity * 4, words), capacity))
+
+
+def mapped(descriptors: DescriptorTracker, handle: int) -> list[int]:
+    region = descriptors.sets[handle].region
+    start = region.offset
+    return descriptors.state.handles.words[start : start + len(region.words)].tolist()
+
+
+def test_region_of_a_plain_layout_is_the_contract_region() -> None:
+    descriptors = tracker()
+    bindings = [LayoutBinding(0, STORAGE_BUFFER, 3), LayoutBinding(2, STORAGE_BUFFER, 2)]
+    descriptors.create_layout(10, bindings)
+    descriptors.allocate_sets(5, [10], [100], [])
+    descriptors.state.flush()
+    assert mapped(descriptors, 100) == region_words({0: 3, 2: 2})
+
+
+def test_partially_bound_variable_binding_starts_unwritten_at_its_allocated_count() -> None:
+    descriptors = tracker()
+    bindings = [LayoutBinding(0, STORAGE_BUFFER, 1), LayoutBinding(1, 7, 64, PARTIAL | VARIABLE)]
+    descriptors.create_layout(10, bindings)
+    descriptors.allocate_sets(5, [10, 10], [100, 101], [3])
+    descriptors.state.flush()
+    assert mapped(descriptors, 100) == [2, 5, 1, 6, 3, 1, 0, 0, 0]
+    assert mapped(descriptors, 101)[4] == 0  # no count given: a variable count of zero
+    descriptors.write(100, 1, 1, 2)
+    assert descriptors.state.flush() == 2  # only the changed words travel
+    assert mapped(descriptors, 100)[6:] == [0, 1, 1]
+
+
+def test_writes_roll_over_into_the_next_binding_like_the_model() -> None:
+    descriptors = tracker()
+    bindings = [LayoutBinding(b, STORAGE_BUFFER, 2, PARTIAL) for b in (0, 1, 3)]
+    descriptors.create_layout(10, bindings)
+    descriptors.allocate_sets(5, [10], [100], [])
+    descriptors.write(100, 0, 1, 4)  # 0[1], 1[0], 1[1], then binding 2 is empty: 3[0]
+    descriptors.state.flush()
+    words = mapped(descriptors, 100)
+    tables = {b: words[words[1 + 2 * b] : words[1 + 2 * b] + words[2 + 2 * b]] for b in range(4)}
+    assert tables == {0: [0, 1], 1: [1, 1], 2: [], 3: [1, 0]}
+
+
+@given(
+    sizes=st.lists(st.integers(0, 4), min_size=1, max_size=5),
+    binding=st.integers(0, 4),
+    element=st.integers(0, 5),
+    count=st.integers(1, 12),
+)
+def test_roll_over_agrees_with_a_brute_force_walk(
+    sizes: list[int], binding: int, element: int, count: int
+) -> None:
+    descriptors = tracker()
+    bindings = [LayoutBinding(b, STORAGE_BUFFER, size, PARTIAL) for b, size in enumerate(sizes)]
+    descriptors.create_layout(10, bindings)
+    descriptors.allocate_sets(5, [10], [100], [])
+    descriptors.write(100, binding, element, count)
+    # The model: every descriptor of the set in binding order; the update starts at
+    # (binding, element) and, while it lasts, takes the next descriptors in that order.
+    order = [(b, i) for b, size in enumerate(sizes) for i in range(size)]
+    written: set[tuple[int, int]] = set()
+    if binding < len(sizes):
+        start = sum(sizes[:binding]) + element
+        written = set(order[start : start + count])
+    words = descriptors.sets[100].region.words
+    for b, i in order:
+        assert words[words[1 + 2 * b] + i] == int((b, i) in written), (b, i)
+
+
+def test_copies_carry_written_flags_and_templates_write_their_entries() -> None:
+    descriptors = tracker()
+    descriptors.create_layout(10, [LayoutBinding(0, STORAGE_BUFFER, 4, PARTIAL)])
+    descriptors.allocate_sets(5, [10, 10], [100, 101], [])
+    descriptors.write(100, 0, 1, 1)
+    descriptors.copy(100, 0, 0, 101, 0, 0, 3)  # flags 0, 1, 0
+    descriptors.create_template(7, 0, [TemplateEntry(0, 3, 1)])
+    descriptors.write_with_template(101, 7)
+    descriptors.state.flush()
+    assert mapped(descriptors, 101)[3:] == [0, 1, 0, 1]
+
+
+def test_freed_regions_are_reused_and_a_full_buffer_gives_no_state() -> None:
+    descriptors = tracker(capacity=12)
+    descriptors.create_layout(10, [LayoutBinding(0, STORAGE_BUFFER, 3)])  # 6 words a set
+    descriptors.allocate_sets(5, [10, 10, 10], [100, 101, 102], [])
+    assert [descriptors.region_of(h) for h in (100, 101, 102)] == [0, 6, NO_STATE]
+    descriptors.reset_pool(5)
+    assert descriptors.sets == {}
+    descriptors.allocate_sets(5, [10], [103], [])
+    assert descriptors.region_of(103) in (0, 6)
+    assert descriptors.region_of(999) == NO_STATE
+
+
+def test_updates_are_ignored_without_partially_bound_sets() -> None:
+    descriptors = tracker()
+    descriptors.create_layout(10, [LayoutBinding(0, STORAGE_BUFFER, 3)])
+    descriptors.allocate_sets(5, [10], [100], [])
+    assert not descriptors.tracks_writes
+    descriptors.state.flush()
+    descriptors.write(100, 0, 0, 3)
+    assert descriptors.state.flush() == 0
