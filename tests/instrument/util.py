@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuav.instrument.api import instrument_shader
 from gpuav.spirv import read
+from gpuav.spirv.grammar import Op
 from tests.shaders.glsl import TargetEnv, spirv_val
 
 SHADER_ID = 0x5EED
@@ -30,3 +31,23 @@ def origins(words: list[int], opcode: int) -> list[int]:
         if instruction.opcode == opcode and instruction.origin is not None:
             found.append(instruction.origin)
     return found
+
+
+def load_origins(words: list[int], variable_name: str) -> list[int]:
+    """Original indices of the OpLoads through an access chain into the named variable."""
+    module = read(words)
+    variable = next(
+        i.operands[0]
+        for i in module.debug_names
+        if i.opcode == Op.Name and i.string(1) == variable_name
+    )
+    chains = {
+        i.operands[1]
+        for i in module.instructions()
+        if i.opcode == Op.AccessChain and i.operands[2] == variable
+    }
+    return [
+        i.origin
+        for i in module.instructions()
+        if i.opcode == Op.Load and i.operands[2] in chains and i.origin is not None
+    ]
