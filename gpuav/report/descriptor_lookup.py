@@ -32,6 +32,16 @@ _FOLLOW = frozenset(
     }
 )
 _MAX_STEPS = 64
+# Types of values that stand for a descriptor (or a pointer that still leads to one).
+_HANDLE_TYPES = frozenset(
+    {
+        Op.TypeImage,
+        Op.TypeSampler,
+        Op.TypeSampledImage,
+        Op.TypePointer,
+        Op.TypeAccelerationStructureKHR,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -75,8 +85,15 @@ def find_descriptor(
                 break
             if definition.opcode not in _FOLLOW or len(definition.operands) < 3:
                 break
+            if definition.opcode == Op.Load and not _is_handle(definition, definitions):
+                break  # a value read from a buffer: the consumer is that load, not this one
             id_ = definition.operands[2]
     return None
+
+
+def _is_handle(load: Instruction, definitions: Mapping[int, Instruction]) -> bool:
+    loaded_type = definitions.get(load.operands[0])
+    return loaded_type is not None and loaded_type.opcode in _HANDLE_TYPES
 
 
 def _variable(

@@ -64,12 +64,17 @@ class ShaderInfo:
         self._definitions: dict[int, Instruction] = {}
         self._names: dict[int, str] = {}
         self._id_operands: IdOperands | None = None
+        self._code_start = 0  # index of the first OpFunction
         try:
             self.module = read(words)
         except DecodeError as error:
             self.error = str(error)
             return
         self.instructions = list(self.module.instructions())
+        self._code_start = next(
+            (at for at, item in enumerate(self.instructions) if item.opcode == Op.Function),
+            len(self.instructions),
+        )
         self._index()
 
     @property
@@ -103,8 +108,8 @@ class ShaderInfo:
 
     def descriptor(self, index: int) -> DescriptorVariable | None:
         """The descriptor variable the instruction at ``index`` consumes, if one can be found."""
-        if not 0 <= index < len(self.instructions) or self._decorations is None:
-            return None
+        if not self._code_start <= index < len(self.instructions) or self._decorations is None:
+            return None  # names and decorations mention variables but do not consume them
         instruction = self.instructions[index]
         if self._id_operands is None:
             self._id_operands = IdOperands(self.module) if self.module is not None else None

@@ -2,7 +2,9 @@
 
 The embedded text is what the compiler saw after including files, so a line number from
 OpLine cannot index it directly. Seed 000's rule: take the ``#line`` directive closest below
-the wanted line whose file matches, and count from it. We track the file a directive without
+the wanted line whose file matches, and count from it; we also require the line to fall
+before the next directive, so a line number past the end of an included part is not answered
+with the text of whatever follows it. We track the file a directive without
 a name continues (the C preprocessor's rule), so ``#line 300`` after ``#line 40 "cube.frag"``
 still belongs to cube.frag; a numeric second argument is a source-string number, not a name,
 and glslang keeps the main file in OpLine for it. Unlike the 2019 layer, a text with no
@@ -34,8 +36,10 @@ class SourceText:
 
     @classmethod
     def parse(cls, file: str | None, text: str) -> SourceText:
-        lines = tuple(text.split("\n"))
-        directives: list[LineDirective] = []
+        lines = tuple(text.removesuffix("\n").split("\n"))
+        # Lines before the first directive are numbered from 1, as if a ``#line 1`` preceded
+        # them; a real directive with the same number wins over this one.
+        directives = [LineDirective(-1, 1, file)]
         current = file
         for position, line in enumerate(lines):
             if "line" not in line:
@@ -52,24 +56,19 @@ class SourceText:
         """The text of ``line`` of ``file``, or None when this source cannot tell."""
         if line < 1:
             return None
-        if not self.directives:
-            if not _same_file(self.file, file):
-                return None
-            return self._at(line - 1)
-        best: LineDirective | None = None
-        for directive in self.directives:
-            wanted = directive.line <= line and _same_file(directive.file, file)
-            if wanted and (best is None or directive.line >= best.line):
-                best = directive
-        if best is None:
-            return None
-        return self._at(best.position + 1 + line - best.line)
+        best: tuple[int, int] | None = None  # (directive line, index of the wanted line)
+        ends = [directive.position for directive in self.directives[1:]] + [len(self.lines)]
+        for directive, end in zip(self.directives, ends, strict=True):
+            index = directive.position + 1 + line - directive.line
+            # The directive must number the wanted line itself: it lies before the next one.
+            wanted = directive.line <= line and index < end and _same_file(directive.file, file)
+            if wanted and (best is None or directive.line >= best[0]):
+                best = (directive.line, index)
+        return None if best is None else self._at(best[1])
 
     def _at(self, index: int) -> str | None:
         if 0 <= index < len(self.lines):
-            text = self.lines[index]
-            # A directive there means the wanted line is not in this text.
-            return None if _DIRECTIVE.match(text) else text.rstrip("\r")
+            return self.lines[index].rstrip("\r")
         return None
 
 
