@@ -11,7 +11,18 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from gpuav.spirv import read
 from gpuav.spirv.module import Module
-from gpuav.validate import rules_capabilities, rules_decorations, rules_groups, rules_images
+from gpuav.validate import (
+    rules_atomics,
+    rules_capabilities,
+    rules_decorations,
+    rules_execution,
+    rules_float_controls,
+    rules_groups,
+    rules_images,
+    rules_memory,
+    rules_pointers,
+    rules_storage,
+)
 from gpuav.validate.context import TARGET_ENVS, RuleFamily, ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
 
@@ -24,6 +35,12 @@ RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_images.check,
     rules_decorations.check,
     rules_groups.check,
+    rules_execution.check,
+    rules_memory.check,
+    rules_storage.check,
+    rules_pointers.check,
+    rules_atomics.check,
+    rules_float_controls.check,
 )
 
 
