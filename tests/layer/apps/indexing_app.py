@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -159,12 +160,12 @@ class IndexingApp:
             vk.VkDescriptorPoolCreateInfo(
                 flags=(POOL_UPDATE_AFTER_BIND if uab else 0)
                 | vk.VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT,
-                maxSets=2,
+                maxSets=2 + options.extra_sets,
                 poolSizeCount=1,
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(
                         type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                        descriptorCount=2 * (item_count + 1),
+                        descriptorCount=(2 + options.extra_sets) * (item_count + 1),
                     )
                 ],
             ),
@@ -185,6 +186,7 @@ class IndexingApp:
         target, staging = sets[0], sets[1]
         self.write(target, 0, [0], result, result_size)
         self.write_items(target, staging, items, indices(options.write))
+        bound = [target, *self.extra_sets(pool, result, result_size, items)]
         set_layouts = [layout]
         empty = None
         if options.fill_sets:
@@ -229,22 +231,30 @@ class IndexingApp:
         )[0]
         vk.vkBeginCommandBuffer(command_buffer, vk.VkCommandBufferBeginInfo())
         vk.vkCmdBindPipeline(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
-        vk.vkCmdBindDescriptorSets(
-            command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1, [target],
-            0, None,
-        )  # fmt: skip
         push = ffi.new("uint32_t[2]")
+        start = time.perf_counter()
         for slot, index in enumerate(access):
+            if slot == 0 or len(bound) > 1:
+                vk.vkCmdBindDescriptorSets(
+                    command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1,
+                    [bound[slot % len(bound)]], 0, None,
+                )  # fmt: skip
             push[0], push[1] = index, slot
             vk.vkCmdPushConstants(
                 command_buffer, pipeline_layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, push
             )
             vk.vkCmdDispatch(command_buffer, 1, 1, 1)
+        record_us = (time.perf_counter() - start) * 1e6 / max(1, len(access))
         vk.vkEndCommandBuffer(command_buffer)
         self.write_items(target, staging, items, indices(options.late_write))
         rounds = []
-        for _ in range(options.submits):
+        submit_ms = []
+        for round_number in range(options.submits):
+            if options.change_one and round_number:
+                self.write_items(target, staging, items, [round_number % options.variable_count])
+            start = time.perf_counter()
             self.submit(command_buffer)
+            submit_ms.append((time.perf_counter() - start) * 1e3)
             data = bytes(result_words[:result_size])
             rounds.append(
                 [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
@@ -263,7 +273,38 @@ class IndexingApp:
             vk.vkUnmapMemory(device, memory)
             vk.vkDestroyBuffer(device, buffer, None)
             vk.vkFreeMemory(device, memory, None)
-        return {"rounds": rounds, "slot_words": SLOT_WORDS}
+        timings = {"record_per_dispatch_us": record_us, "submit_all_ms": submit_ms}
+        return {"rounds": rounds, "slot_words": SLOT_WORDS, "timings": timings}
+
+    def extra_sets(self, pool: Any, result: Any, result_size: int, items: Any) -> list[Any]:
+        """--extra-sets sets of the full variable count, every descriptor written."""
+        count = self.options.extra_sets
+        if not count:
+            return []
+        full = self.options.layout_count
+        sets = vk.vkAllocateDescriptorSets(
+            self.device,
+            vk.VkDescriptorSetAllocateInfo(
+                pNext=vk.VkDescriptorSetVariableDescriptorCountAllocateInfo(
+                    descriptorSetCount=count, pDescriptorCounts=[full] * count
+                ),
+                descriptorPool=pool,
+                descriptorSetCount=count,
+                pSetLayouts=[self.layout] * count,
+            ),
+        )
+        infos = [
+            vk.VkDescriptorBufferInfo(buffer=items, offset=i * self.alignment, range=16)
+            for i in range(full)
+        ]
+        for handle in sets:
+            self.write(handle, 0, [0], result, result_size)
+            write = vk.VkWriteDescriptorSet(
+                dstSet=handle, dstBinding=1, dstArrayElement=0, descriptorCount=full,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, pBufferInfo=infos,
+            )  # fmt: skip
+            vk.vkUpdateDescriptorSets(self.device, 1, [write], 0, None)
+        return list(sets)
 
     def write(self, target: Any, binding: int, elements: list[int], buffer: Any, size: int) -> None:
         writes = [
@@ -351,6 +392,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--fill-sets", action="store_true")
     parser.add_argument("--free-sets", action="store_true")
     parser.add_argument("--submits", type=int, default=1)
+    parser.add_argument("--extra-sets", type=int, default=0)
+    parser.add_argument("--change-one", action="store_true")
     parser.add_argument("--layer", action="append", default=[])
     options = parser.parse_args(argv)
     app = IndexingApp(options)
