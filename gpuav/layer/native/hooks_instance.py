@@ -12,9 +12,9 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import device_setup
+from gpuav.layer import device_setup, shader_validation
 from gpuav.layer.calls import FeatureRequest, PhysicalDeviceFacts
-from gpuav.layer.native import callbacks
+from gpuav.layer.native import callbacks, enabled_features
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import (
     DEVICE_COMMANDS,
@@ -249,13 +249,37 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
         )
     except BaseException as error:
         report_error("vkCreateDevice", error, instance.state)
+    _record_shader_environment(device, create_info, physical_device, instance, facts)
     return result
+
+
+def _record_shader_environment(
+    device: int,
+    create_info: int,
+    physical_device: int,
+    instance: InstanceRecord,
+    facts: PhysicalDeviceFacts | None,
+) -> None:
+    """What the app enabled (its own create info), for validation at vkCreateShaderModule."""
+    if facts is None or not instance.state.settings.enabled:
+        return
+    if not shader_validation.validation_enabled():
+        return
+    try:
+        version = device_setup.effective_api_version(instance.state, facts)
+        environment = enabled_features.shader_environment(
+            create_info, physical_device, version, instance.next
+        )
+        shader_validation.post_call_record_create_device(device, environment)
+    except BaseException as error:
+        report_error("vkCreateDevice (shader validation)", error, instance.state)
 
 
 def destroy_device(device: int, allocator: int) -> None:
     record = REGISTRY.devices.pop(dispatch_key(device), None)
     if record is None:
         return
+    shader_validation.pre_call_record_destroy_device(device)
     if record.state is not None:
         try:
             device_setup.pre_call_record_destroy_device(record.state)

@@ -9,7 +9,7 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import pipeline_layouts, pipelines, shader_modules
+from gpuav.layer import pipeline_layouts, pipelines, shader_modules, shader_validation
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -47,6 +47,7 @@ def create_shader_module(device: int, create_info: int, allocator: int, module_o
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
+    _validate_shader_module(record, device, create_info)
     state = _enabled(record)
     prepared: tuple[list[int], int, list[int] | None] | None = None
     if state is not None:
@@ -70,6 +71,20 @@ def create_shader_module(device: int, create_info: int, allocator: int, module_o
         except BaseException as error:
             report_error("vkCreateShaderModule", error, record.instance.state)
     return result
+
+
+def _validate_shader_module(record: DeviceRecord, device: int, create_info: int) -> None:
+    """Static validation against the device's enabled features; the shader is passed on."""
+    if not shader_validation.has_environment(device):
+        return
+    try:
+        info = at(create_info, "VkShaderModuleCreateInfo")
+        words = words_at(address(info.pCode), int(info.codeSize) // 4)
+        shader_validation.pre_call_validate_create_shader_module(
+            device, words, record.instance.state.reporter
+        )
+    except BaseException as error:
+        report_error("vkCreateShaderModule (validation)", error, record.instance.state)
 
 
 def destroy_shader_module(device: int, module: int, allocator: int) -> None:

@@ -1,0 +1,119 @@
+"""Static validation at vkCreateShaderModule, against what the device was created with.
+
+Each diagnostic of ``gpuav.validate`` becomes one message (id = the rule's VUID) through the
+instance's reporter; the app's shader is passed on unchanged whatever is found. The result is
+cached by the module's words and the device's environment, so creating the same module again
+costs a hash. ``GPUAV_VALIDATE_SHADERS=0`` turns the check off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpuav.errors import GpuavError
+from gpuav.layer.reporting import LayerMessage, Reporter, internal_error_message
+from gpuav.validate.context import TARGET_ENVS
+from gpuav.validate.diagnostics import Diagnostic
+
+SETTING = "GPUAV_VALIDATE_SHADERS"
+INVALID_SPIRV_RULE = "VUID-VkShaderModuleCreateInfo-pCode-08736"
+CACHED_RESULTS = 256
+
+
+@dataclass(frozen=True)
+class ShaderEnvironment:
+    """What a device enabled at creation: the validator's view of it."""
+
+    target_env: str
+    features: frozenset[str]
+    extensions: frozenset[str]
+
+
+# Environments by device handle, recorded at vkCreateDevice.
+_ENVIRONMENTS: dict[int, ShaderEnvironment] = {}
+
+
+def validation_enabled() -> bool:
+    return os.environ.get(SETTING, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def target_env_for(api_version: int) -> str:
+    """``vulkan1.x`` for a packed VK_MAKE_API_VERSION, capped at the newest we know."""
+    environment = f"vulkan1.{(api_version >> 12) & 0x3FF}"
+    return environment if environment in TARGET_ENVS else TARGET_ENVS[-1]
+
+
+def post_call_record_create_device(device: int, environment: ShaderEnvironment) -> None:
+    if validation_enabled():
+        _ENVIRONMENTS[device] = environment
+
+
+def has_environment(device: int) -> bool:
+    return device in _ENVIRONMENTS
+
+
+def pre_call_record_destroy_device(device: int) -> None:
+    _ENVIRONMENTS.pop(device, None)
+
+
+def pre_call_validate_create_shader_module(
+    device: int, words: Sequence[int], reporter: Reporter, module_name: str = "a shader module"
+) -> list[Diagnostic]:
+    """Report every broken rule of the module; never raises. Returns the diagnostics."""
+    environment = _ENVIRONMENTS.get(device)
+    if environment is None:
+        return []
+    try:
+        diagnostics = _validate_cached(array("I", words).tobytes(), environment)
+    except Exception as error:  # the shader is passed on whatever happens here
+        reporter.emit(internal_error_message("shader validation", error))
+        return []
+    for diagnostic in diagnostics:
+        reporter.emit(message_for(diagnostic, module_name))
+    return list(diagnostics)
+
+
+def message_for(diagnostic: Diagnostic, module_name: str) -> LayerMessage:
+    where = ""
+    if diagnostic.instruction_index is not None:
+        where = f" (instruction {diagnostic.instruction_index})"
+    return LayerMessage(
+        message_id=diagnostic.rule,
+        severity=diagnostic.severity.value,
+        text=f"vkCreateShaderModule: {module_name}{where}: {diagnostic.message}",
+    )
+
+
+# Results by (digest of the words, environment); cleared when full (apps create few modules).
+_RESULTS: dict[tuple[bytes, ShaderEnvironment], tuple[Diagnostic, ...]] = {}
+
+
+def _validate_cached(data: bytes, environment: ShaderEnvironment) -> tuple[Diagnostic, ...]:
+    key = (hashlib.blake2b(data, digest_size=16).digest(), environment)
+    found = _RESULTS.get(key)
+    if found is None:
+        found = _validate(data, environment)
+        if len(_RESULTS) >= CACHED_RESULTS:
+            _RESULTS.clear()
+        _RESULTS[key] = found
+    return found
+
+
+def _validate(data: bytes, environment: ShaderEnvironment) -> tuple[Diagnostic, ...]:
+    from gpuav.validate.api import validate
+
+    try:
+        return tuple(
+            validate(
+                data,
+                target_env=environment.target_env,
+                features=environment.features,
+                extensions=environment.extensions,
+            )
+        )
+    except GpuavError as error:  # words that are not SPIR-V at all
+        return (Diagnostic(INVALID_SPIRV_RULE, str(error)),)
