@@ -1,4 +1,4 @@
-"""Capture a vertex shader's transform-feedback output on the test device (VK_EXT_transform_feedback).
+"""Capture transform-feedback output of a vertex shader (VK_EXT_transform_feedback).
 
 The harness's draw helper has no transform-feedback hook, so this draws points from a
 vertex-only pipeline with rasterization discarded, inside an attachment-less dynamic rendering
