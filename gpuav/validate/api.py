@@ -13,12 +13,14 @@ from gpuav.spirv import read
 from gpuav.spirv.module import Module
 from gpuav.validate import (
     rules_atomics,
+    rules_builtins,
     rules_capabilities,
     rules_decorations,
     rules_execution,
     rules_float_controls,
     rules_groups,
     rules_images,
+    rules_interface,
     rules_memory,
     rules_pointers,
     rules_storage,
@@ -35,12 +37,14 @@ RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_images.check,
     rules_decorations.check,
     rules_groups.check,
+    rules_builtins.check,
     rules_execution.check,
     rules_memory.check,
     rules_storage.check,
     rules_pointers.check,
     rules_atomics.check,
     rules_float_controls.check,
+    rules_interface.check,
 )
 
 

@@ -315,7 +315,8 @@ def _has_runtime_array(defs: Mapping[int, Instruction], type_id: int, depth: int
 
 
 def _flat_required(context: ValidationContext, entry_points: EntryPoints) -> Iterator[Diagnostic]:
-    """Integer and double fragment inputs must be Flat (built-ins excluded)."""
+    """Integer and double fragment inputs must be Flat, built-ins included (glslang decorates
+    gl_SampleID and gl_PrimitiveID Flat, and spirv-val asks for it)."""
     defs, decorations = context.def_use.defs, context.decorations
     for variable in global_variables(context):
         variable_id = variable.operands[1]
@@ -324,8 +325,6 @@ def _flat_required(context: ValidationContext, entry_points: EntryPoints) -> Ite
         if ExecutionModel.Fragment not in entry_points.interface_models.get(variable_id, set()):
             continue
         if decorations.has(variable_id, Decoration.Flat):
-            continue
-        if decorations.has(variable_id, Decoration.BuiltIn):
             continue
         pointee = variable_type(defs, variable)
         if pointee is None:
@@ -338,7 +337,6 @@ def _flat_required(context: ValidationContext, entry_points: EntryPoints) -> Ite
                 for member, member_type in enumerate(struct.operands[1:])
                 if _needs_flat(defs, member_type)
                 and not decorations.member_has(element, member, Decoration.Flat)
-                and not decorations.member_has(element, member, Decoration.BuiltIn)
             ]
         else:
             unflat = [0] if _needs_flat(defs, element) else []

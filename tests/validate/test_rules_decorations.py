@@ -320,3 +320,20 @@ def test_corpus_shaders_are_clean(corpus_shader: object) -> None:
         words = corpus_shader.compile(debug)  # type: ignore[attr-defined]
         target_env = corpus_shader.target_env  # type: ignore[attr-defined]
         assert validate_words(words, families=FAMILY, target_env=target_env) == []
+
+
+def test_integer_builtin_fragment_input_needs_flat_like_spirv_val() -> None:
+    decorations = "OpDecorate %sample BuiltIn SampleId"
+    types = _VARYING.format(name="sample", storage="Input", type="%uint")
+    text = shader(
+        "Fragment",
+        capabilities="OpCapability SampleRateShading",
+        interface="%sample",
+        decorations=decorations,
+        types=types,
+    )
+    assert rd.FLAT_REQUIRED in _rules(text)
+    accepted, output = _spirv_val(text)
+    assert not accepted and rd.FLAT_REQUIRED in output, output
+    flat = text.replace(decorations, decorations + "\nOpDecorate %sample Flat")
+    assert _rules(flat) == set()

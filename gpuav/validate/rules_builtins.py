@@ -1,0 +1,252 @@
+"""Built-in variables: execution model, storage class and type of each BuiltIn (seed 004,
+"Decorations", and the Vulkan spec's "Built-In Variables" chapter).
+
+The table is data (``builtins.json``). A BuiltIn decorates either a variable or a member of a
+block (``gl_PerVertex``); a member takes its storage class from the variables of that block
+type. Execution models other than the graphics and compute ones (mesh, ray tracing) are not
+judged: the table does not describe them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gpuav.spirv.grammar import BuiltIn, Decoration, ExecutionModel, Op, StorageClass
+from gpuav.spirv.instruction import Instruction
+from gpuav.validate.context import ValidationContext
+from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.shader_facts import (
+    EntryPoints,
+    global_variables,
+    scalar_info,
+    strip_arrays,
+    variable_storage,
+    variable_type,
+)
+
+NOT_IN_VULKAN = "VUID-StandaloneSpirv-BuiltIn-04668"
+
+_MODEL_NAMES = (
+    "Vertex",
+    "TessellationControl",
+    "TessellationEvaluation",
+    "Geometry",
+    "Fragment",
+    "GLCompute",
+)
+_JUDGED_MODELS = frozenset(getattr(ExecutionModel, name) for name in _MODEL_NAMES)
+# Interfaces that add an array level per vertex: (model, storage class).
+_ARRAYED = frozenset(
+    {
+        (ExecutionModel.TessellationControl, StorageClass.Input),
+        (ExecutionModel.TessellationControl, StorageClass.Output),
+        (ExecutionModel.TessellationEvaluation, StorageClass.Input),
+        (ExecutionModel.Geometry, StorageClass.Input),
+    }
+)
+
+
+@dataclass(frozen=True)
+class BuiltInRule:
+    name: str
+    type: str
+    per_vertex: bool
+    # execution model -> allowed storage classes; None as key: any model
+    storage: Mapping[int | None, frozenset[int]]
+    vuid_model: str | None
+    vuid_storage: Mapping[int | None, str]
+    vuid_type: str
+
+    def allowed(self, model: int) -> frozenset[int] | None:
+        found = self.storage.get(model)
+        return self.storage.get(None) if found is None else found
+
+    def storage_vuid(self, model: int) -> str:
+        return self.vuid_storage.get(model) or self.vuid_storage[None]
+
+
+def _model(name: str) -> int | None:
+    return None if name == "*" else int(getattr(ExecutionModel, name))
+
+
+@cache
+def _table() -> tuple[dict[int, BuiltInRule], frozenset[int]]:
+    text = resources.files("gpuav.validate").joinpath("builtins.json").read_text()
+    document: dict[str, Any] = json.loads(text)
+    rules: dict[int, BuiltInRule] = {}
+    for name, entry in document["builtins"].items():
+        rules[int(getattr(BuiltIn, name))] = BuiltInRule(
+            name=name,
+            type=entry["type"],
+            per_vertex=bool(entry.get("per_vertex", False)),
+            storage={
+                _model(model): frozenset(int(getattr(StorageClass, s)) for s in classes)
+                for model, classes in entry["models"].items()
+            },
+            vuid_model=entry["vuid_model"],
+            vuid_storage={_model(model): vuid for model, vuid in entry["vuid_storage"].items()},
+            vuid_type=entry["vuid_type"],
+        )
+    forbidden = frozenset(
+        int(getattr(BuiltIn, name)) for name in document["not_in_vulkan"] if hasattr(BuiltIn, name)
+    )
+    return rules, forbidden
+
+
+def check(context: ValidationContext) -> Iterator[Diagnostic]:
+    rules, forbidden = _table()
+    defs = context.def_use.defs
+    entry_points: EntryPoints | None = None
+    by_struct: dict[int, list[Instruction]] | None = None
+    for annotation in context.module.annotations:
+        operands = annotation.operands
+        if (
+            annotation.opcode == Op.Decorate
+            and len(operands) >= 3
+            and operands[1] == Decoration.BuiltIn
+        ):
+            target, builtin, member_type = operands[0], operands[2], None
+        elif (
+            annotation.opcode == Op.MemberDecorate
+            and len(operands) >= 4
+            and operands[2] == Decoration.BuiltIn
+        ):
+            target, builtin = operands[0], operands[3]
+            struct = defs.get(target)
+            member = operands[1] + 1
+            if struct is None or struct.opcode != Op.TypeStruct or member >= len(struct.operands):
+                continue
+            member_type = struct.operands[member]
+        else:
+            continue
+        if builtin in forbidden:
+            yield Diagnostic(
+                NOT_IN_VULKAN,
+                "this BuiltIn is not one of Vulkan's built-in variables",
+                annotation.origin,
+            )
+            continue
+        rule = rules.get(builtin)
+        if rule is None:
+            continue
+        entry_points = entry_points or EntryPoints(context)
+        if member_type is None:
+            variable = defs.get(target)
+            if variable is None or variable.opcode != Op.Variable or len(variable.operands) < 3:
+                continue
+            yield from _variable(context, rule, variable, None, entry_points)
+        else:
+            if by_struct is None:
+                by_struct = _variables_by_struct(context)
+            for variable in by_struct.get(target, []):
+                yield from _variable(context, rule, variable, member_type, entry_points)
+
+
+def _variables_by_struct(context: ValidationContext) -> dict[int, list[Instruction]]:
+    defs = context.def_use.defs
+    found: dict[int, list[Instruction]] = {}
+    for variable in global_variables(context):
+        pointee = variable_type(defs, variable)
+        if pointee is not None:
+            found.setdefault(strip_arrays(defs, pointee), []).append(variable)
+    return found
+
+
+def _variable(
+    context: ValidationContext,
+    rule: BuiltInRule,
+    variable: Instruction,
+    member_type: int | None,
+    entry_points: EntryPoints,
+) -> Iterator[Diagnostic]:
+    defs = context.def_use.defs
+    storage = variable_storage(variable)
+    models = entry_points.models_using(variable.operands[1]) & _JUDGED_MODELS
+    reported: set[str] = set()
+    for model in sorted(models):
+        allowed = rule.allowed(model)
+        if allowed is None:
+            if rule.vuid_model is not None and rule.vuid_model not in reported:
+                reported.add(rule.vuid_model)
+                yield Diagnostic(
+                    rule.vuid_model,
+                    f"BuiltIn {rule.name} is not available in the "
+                    f"{_model_name(model)} execution model",
+                    variable.origin,
+                )
+            continue
+        if storage not in allowed:
+            vuid = rule.storage_vuid(model)
+            if vuid not in reported:
+                reported.add(vuid)
+                classes = " or ".join(sorted(_storage_name(s) for s in allowed))
+                yield Diagnostic(
+                    vuid,
+                    f"BuiltIn {rule.name} in {_model_name(model)} must be declared {classes}",
+                    variable.origin,
+                )
+            continue
+        type_id = member_type
+        if type_id is None:
+            type_id = variable_type(defs, variable)
+            if type_id is not None and rule.per_vertex and (model, storage) in _ARRAYED:
+                type_id = _element(defs, type_id)
+        wrong_type = type_id is not None and not _type_matches(defs, type_id, rule.type)
+        if wrong_type and rule.vuid_type not in reported:
+            reported.add(rule.vuid_type)
+            yield Diagnostic(
+                rule.vuid_type, f"BuiltIn {rule.name} must be a {rule.type}", variable.origin
+            )
+
+
+def _element(defs: Mapping[int, Instruction], type_id: int) -> int | None:
+    instruction = defs.get(type_id)
+    if instruction is None or instruction.opcode not in (Op.TypeArray, Op.TypeRuntimeArray):
+        return None  # not arrayed: the arrayed-interface rule is not ours
+    return instruction.operands[1] if len(instruction.operands) > 1 else None
+
+
+def _type_matches(defs: Mapping[int, Instruction], type_id: int, wanted: str) -> bool:
+    shape, _, scalar_name = wanted.partition(" ")
+    if shape.startswith("array"):
+        array = defs.get(type_id)
+        if array is None or array.opcode != Op.TypeArray or len(array.operands) < 3:
+            return False
+        length = shape.removeprefix("array")
+        if length and _constant(defs, array.operands[2]) != int(length):
+            return False
+        return _type_matches(defs, array.operands[1], scalar_name)
+    if shape.startswith("vec"):
+        scalar, components = scalar_name, int(shape.removeprefix("vec"))
+    else:
+        scalar, components = shape, 1
+    info = scalar_info(defs, type_id)
+    if info is None or info.components != components:
+        return False
+    if scalar == "bool":
+        return info.kind == "bool"
+    kind = "float" if scalar.startswith("float") else "int"
+    return info.kind == kind and info.width == int(scalar.removeprefix(kind))
+
+
+def _constant(defs: Mapping[int, Instruction], id_: int) -> int | None:
+    instruction = defs.get(id_)
+    if instruction is None or instruction.opcode != Op.Constant or len(instruction.operands) < 3:
+        return None
+    return instruction.operands[2]
+
+
+def _model_name(model: int) -> str:
+    for name in _MODEL_NAMES:
+        if getattr(ExecutionModel, name) == model:
+            return name
+    return str(model)
+
+
+def _storage_name(storage: int) -> str:
+    return "Input" if storage == StorageClass.Input else "Output"
