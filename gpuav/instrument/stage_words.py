@@ -68,6 +68,7 @@ class StageWords:
         )
         builder.name(self.variable, "gpuav_stage_info")
         self._builtins: dict[int, int] = {}
+        self._loaded: dict[int, int] = {}
         module = builder.module
         for instruction in module.globals:
             if instruction.opcode == Op.Variable and instruction.operands[2] == StorageClass.Input:
@@ -78,6 +79,7 @@ class StageWords:
     def fill(self, entry_point: Instruction, function: Function) -> None:
         """Store the stage words at the start of ``function`` (the entry point's)."""
         stage, first, second = _STAGE_BUILTINS[entry_point.operands[0]]
+        self._loaded: dict[int, int] = {}  # built-in variable -> its load in this prologue
         builder = self.builder
         block = function.blocks[0]
         position = 0
@@ -123,7 +125,9 @@ class StageWords:
         builder = self.builder
         pointer_type = self._type_of(variable)
         pointee = self._definition(pointer_type).operands[2]
-        value = builder.op(Op.Load, pointee, variable)
+        value = self._loaded.get(variable)
+        if value is None:
+            value = self._loaded[variable] = builder.op(Op.Load, pointee, variable)
         scalar_type = pointee
         if component is not None and self._definition(pointee).opcode == Op.TypeVector:
             scalar_type = self._definition(pointee).operands[1]
