@@ -12,7 +12,8 @@ from gpuav.validate import api
 from gpuav.validate.api import INTERNAL_ERROR_RULE, validate
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from tests.shaders.glsl import compile_glsl
+from tests.shaders.glsl import DEBUG_MODES, DebugMode, compile_glsl, corpus_shaders
+from tests.validate.features import every_extension, every_feature
 
 COMPUTE = """#version 450
 layout(local_size_x = 1) in;
@@ -78,3 +79,21 @@ def test_registered_families_are_module_check_functions() -> None:
     for family in api.RULE_FAMILIES:
         assert family.__name__ == "check"
         assert family.__module__.startswith("gpuav.validate.rules_")
+
+
+@pytest.mark.parametrize("debug", DEBUG_MODES)
+def test_corpus_validates_clean_with_its_features(debug: DebugMode) -> None:
+    # Every family over real glslang output, with every feature and extension enabled: no
+    # diagnostic at all (a false positive here would reach every app through the layer).
+    features, extensions = every_feature(), every_extension()
+    found = {}
+    for shader in corpus_shaders():
+        diagnostics = validate(
+            shader.compile(debug),
+            target_env=shader.target_env,
+            features=features,
+            extensions=extensions,
+        )
+        if diagnostics:
+            found[shader.name] = [(d.rule, d.message) for d in diagnostics]
+    assert found == {}

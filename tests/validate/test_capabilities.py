@@ -4,11 +4,8 @@ features and extensions enabled (rules_capabilities with capability_table.json).
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
-import vulkan
 
 from gpuav.spirv.grammar import OPERAND_KINDS, Capability
 from gpuav.validate import rules_capabilities
@@ -24,23 +21,11 @@ from gpuav.validate.rules_capabilities import (
 )
 from tests.shaders.glsl import corpus_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
+from tests.validate.features import package_names, table_names
 
 FAMILY = [rules_capabilities.check]
 TABLE = json.loads(TABLE_PATH.read_text())
-ALL_FEATURES = frozenset(
-    alternative["feature"]
-    for section in ("capabilities", "extensions")
-    for alternatives in TABLE[section].values()
-    for alternative in alternatives
-    if "feature" in alternative
-)
-ALL_EXTENSIONS = frozenset(
-    alternative["extension"]
-    for section in ("capabilities", "extensions")
-    for alternatives in TABLE[section].values()
-    for alternative in alternatives
-    if "extension" in alternative
-)
+ALL_FEATURES, ALL_EXTENSIONS = table_names()
 
 # Every capability of seed 004's table (Vulkan 1.1.97), by its name there.
 SEED_CAPABILITIES = [
@@ -201,13 +186,7 @@ def test_every_seed_capability_is_in_the_table() -> None:
 
 
 def test_table_names_are_vulkan_feature_and_extension_names() -> None:
-    package = Path(vulkan.__file__).parent
-    cdef = (package / "vulkan.cdef.h").read_text()
-    features = set()
-    for body in re.findall(r"typedef struct VkPhysicalDevice\w*\s*\{(.*?)\}", cdef, re.S):
-        features |= set(re.findall(r"VkBool32\s+(\w+);", body))
-    features |= set(re.findall(r"VK_SUBGROUP_FEATURE_\w+_BIT\w*", cdef))
-    extensions = set(re.findall(r'_EXTENSION_NAME = "(\w+)"', (package / "_vulkan.py").read_text()))
+    features, extensions = package_names()
     unknown = (ALL_FEATURES - features) | (ALL_EXTENSIONS - extensions)
     assert unknown == NEWER_THAN_VULKAN_PACKAGE
     assert all(name.startswith("SPV_") for name in TABLE["extensions"])
