@@ -79,7 +79,7 @@ class StageWords:
     def fill(self, entry_point: Instruction, function: Function) -> None:
         """Store the stage words at the start of ``function`` (the entry point's)."""
         stage, first, second = _STAGE_BUILTINS[entry_point.operands[0]]
-        self._loaded: dict[int, int] = {}  # built-in variable -> its load in this prologue
+        self._loaded = {}  # built-in variable -> its load in this prologue
         builder = self.builder
         block = function.blocks[0]
         position = 0

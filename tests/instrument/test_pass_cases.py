@@ -192,7 +192,8 @@ def test_spirv_1_4_lists_every_global_in_the_interface() -> None:
     filecheck(
         disassemble(instrumented(words, "vulkan1.3")),
         """
-        CHECK: OpEntryPoint Fragment %main "main" {{.*}}%gl_FragCoord %gpuav_output %gpuav_stage_info
+        CHECK: OpEntryPoint Fragment %main "main" {{.*}}%gl_FragCoord %gpuav_output %gpuav_stage_
+        CHECK: OpDecorate %gl_FragCoord
         CHECK: OpDecorate %gpuav_output_block Block
         CHECK: %gpuav_output = OpVariable %_ptr_StorageBuffer_gpuav_output_block StorageBuffer
         """,
