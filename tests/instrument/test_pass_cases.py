@@ -193,7 +193,6 @@ def test_spirv_1_4_lists_every_global_in_the_interface() -> None:
         disassemble(instrumented(words, "vulkan1.3")),
         """
         CHECK: OpEntryPoint Fragment %main "main" {{.*}}%gl_FragCoord %gpuav_output %gpuav_stage_
-        CHECK: OpDecorate %gl_FragCoord
         CHECK: OpDecorate %gpuav_output_block Block
         CHECK: %gpuav_output = OpVariable %_ptr_StorageBuffer_gpuav_output_block StorageBuffer
         """,
