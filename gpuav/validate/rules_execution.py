@@ -27,6 +27,12 @@ WORKGROUP_SIZE_CONSTANT = "VUID-WorkgroupSize-WorkgroupSize-04426"
 WORKGROUP_SIZE_TYPE = "VUID-WorkgroupSize-WorkgroupSize-04427"
 DERIVATIVE_QUADS = "VUID-StandaloneSpirv-DerivativeGroupQuadsKHR-10151"
 DERIVATIVE_LINEAR = "VUID-StandaloneSpirv-DerivativeGroupLinearKHR-10152"
+WORKGROUP_SIZE_LIMITS = (
+    "VUID-RuntimeSpirv-x-06429",
+    "VUID-RuntimeSpirv-y-06430",
+    "VUID-RuntimeSpirv-z-06431",
+)
+WORKGROUP_INVOCATIONS_LIMIT = "VUID-RuntimeSpirv-x-06432"
 
 _ALLOWED_ADDRESSING = (AddressingModel.Logical, AddressingModel.PhysicalStorageBuffer64)
 _WORKGROUP_MODELS = frozenset({Model.GLCompute, Model.TaskEXT, Model.MeshEXT})
@@ -148,6 +154,8 @@ def _execution_modes(context: ValidationContext) -> Iterator[Diagnostic]:
             )
         if size is not None:
             yield from _derivative_groups(entry.string(2), declared, size, function, mode_origins)
+        if size is not None and model == Model.GLCompute:
+            yield from _size_limits(context, entry.string(2), size, entry.origin)
 
 
 def _has_size_mode(declared: dict[int, list[int]]) -> bool:
@@ -251,4 +259,29 @@ def _derivative_groups(
             f"entry point {name!r} uses DerivativeGroupLinearKHR but its workgroup size "
             f"{x}x{y}x{z} has {x * y * z} invocations, not a multiple of four",
             mode_origins[function, ExecutionMode.DerivativeGroupLinearKHR],
+        )
+
+
+def _size_limits(
+    context: ValidationContext, name: str, size: tuple[int, int, int], origin: int | None
+) -> Iterator[Diagnostic]:
+    """LocalSize against the device limits, where they are known (``limits`` holds
+    ``maxComputeWorkGroupInvocations`` and, per dimension, ``maxComputeWorkGroupSize[i]``)."""
+    for axis, (extent, rule) in enumerate(zip(size, WORKGROUP_SIZE_LIMITS, strict=True)):
+        limit = context.limits.get(f"maxComputeWorkGroupSize[{axis}]")
+        if limit is not None and extent > limit:
+            yield Diagnostic(
+                rule,
+                f"compute entry point {name!r}: workgroup size {'xyz'[axis]} = {extent} exceeds "
+                f"maxComputeWorkGroupSize[{axis}] = {limit}",
+                origin,
+            )
+    invocations = size[0] * size[1] * size[2]
+    limit = context.limits.get("maxComputeWorkGroupInvocations")
+    if limit is not None and invocations > limit:
+        yield Diagnostic(
+            WORKGROUP_INVOCATIONS_LIMIT,
+            f"compute entry point {name!r}: {invocations} invocations per workgroup exceed "
+            f"maxComputeWorkGroupInvocations = {limit}",
+            origin,
         )

@@ -260,3 +260,19 @@ def test_broken_module_never_raises() -> None:
     text = compute().replace('OpEntryPoint GLCompute %main "main"', 'OpEntryPoint GLCompute %x "x"')
     words = assemble(text.replace("OpExecutionMode %main", "OpExecutionMode %x"))
     assert rules.COMPUTE_LOCAL_SIZE not in broken(validate_words(words, families=FAMILY))
+
+
+def test_local_size_against_device_limits() -> None:
+    text = compute(modes="OpExecutionMode %main LocalSize 64 4 1")
+    roomy = {"maxComputeWorkGroupInvocations": 256, "maxComputeWorkGroupSize[0]": 64}
+    assert validate_asm(text, families=FAMILY, limits=roomy) == []
+    tight = {"maxComputeWorkGroupInvocations": 128, "maxComputeWorkGroupSize[0]": 32}
+    found = broken(validate_asm(text, families=FAMILY, limits=tight))
+    assert found == {rules.WORKGROUP_INVOCATIONS_LIMIT, rules.WORKGROUP_SIZE_LIMITS[0]}
+    # The WorkgroupSize built-in overrides LocalSize.
+    overridden = compute(
+        modes="OpExecutionMode %main LocalSize 64 4 1",
+        annotations="OpDecorate %size BuiltIn WorkgroupSize",
+        globals_="%size = OpConstantComposite %v3uint %uint_2 %uint_1 %uint_1",
+    )
+    assert validate_asm(overridden, families=FAMILY, limits=tight) == []
