@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpuav.errors import DecodeError
+from gpuav.instrument.cli import add_instrument_command
 from gpuav.layer.cli import add_layer_commands
 from gpuav.report.cli import add_decode_command
 from gpuav.validate.cli import add_validate_command
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     add_decode_command(subparsers)
     add_interface_commands(subparsers)
     add_validate_command(subparsers)
+    add_instrument_command(subparsers)
     args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)

@@ -53,6 +53,22 @@ class InstrumentResult:
 
 def instrument_module(module: Module, *, shader_id: int, descriptor_set: int) -> InstrumentResult:
     """Run the descriptor-bounds pass on ``module`` in place."""
+    try:
+        return _instrument(module, shader_id=shader_id, descriptor_set=descriptor_set)
+    except (
+        LookupError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        RuntimeError,
+        StopIteration,
+    ) as error:
+        # The reader checks words, not meaning: a module whose ids or types do not fit together
+        # is declined (the layer keeps the original), never a crash.
+        raise DescriptorBoundsUnsupported(f"malformed module: {error!r}") from error
+
+
+def _instrument(module: Module, *, shader_id: int, descriptor_set: int) -> InstrumentResult:
     for capability in module.capabilities:
         reason = _DECLINED_CAPABILITIES.get(capability.operands[0])
         if reason is not None:
