@@ -4,9 +4,11 @@
 Each DenormPreserve, DenormFlushToZero, SignedZeroInfNanPreserve, RoundingModeRTE and
 RoundingModeRTZ mode names a float width; the device says per width whether it supports it
 (``shaderDenormPreserveFloat16`` ...). Those are VkPhysicalDeviceFloatControlsProperties
-members, so they are read from ``features`` or from nonzero ``limits``. The independence
-properties (``denormBehaviorIndependence``, ``roundingModeIndependence``) are enums read from
-``limits``; when absent they are not checked.
+members, so they are read from ``features`` or from nonzero ``limits``. When neither names
+any of them the device's float-controls support is unknown (a feature list from device
+creation carries no properties) and the per-width rules are not checked rather than reported
+for every shader. The independence properties (``denormBehaviorIndependence``,
+``roundingModeIndependence``) are enums read from ``limits``; when absent they are not checked.
 """
 
 from __future__ import annotations
@@ -87,7 +89,18 @@ def feature_name(mode: int, width: int) -> str:
     return f"{_FEATURES[mode][0]}{width}"
 
 
+ALL_PROPERTIES = frozenset(
+    f"{prefix}{width}" for prefix, _rules in _FEATURES.values() for width in (16, 32, 64)
+)
+
+
+def support_known(context: ValidationContext) -> bool:
+    """Whether the caller said anything about float-controls support."""
+    return any(name in context.features or name in context.limits for name in ALL_PROPERTIES)
+
+
 def check(context: ValidationContext) -> Iterable[Diagnostic]:
+    known = support_known(context)
     # entry function id -> kind ("denorm"/"rounding") -> width -> (mode, instruction)
     chosen: dict[int, dict[str, dict[int, tuple[int, Instruction]]]] = {}
     for instruction in context.module.execution_modes:
@@ -99,7 +112,7 @@ def check(context: ValidationContext) -> Iterable[Diagnostic]:
         if width not in rules:
             continue
         feature = feature_name(mode, width)
-        if not enabled(context, feature):
+        if known and not enabled(context, feature):
             yield Diagnostic(
                 rules[width],
                 f"{_NAMES[mode]} for {width}-bit floats needs {feature}",
