@@ -4,7 +4,7 @@ Rules: only the storage classes Vulkan knows; Output not in compute or ray stage
 only in compute, task and mesh; initializers only on Output, Private, Function and Workgroup
 variables (Workgroup: OpConstantNull and shaderZeroInitializeWorkgroupMemory); 8- and 16-bit
 data only in the storage classes whose storage feature is enabled; arithmetic on 8/16-bit
-types only with the Int8, Int16 or Float16 capability.
+types only with the Int8, Int16 or Float16 capability; initializers that are constants.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ INPUT_OUTPUT_16BIT = "VUID-RuntimeSpirv-storageInputOutput16-06334"
 # SPV_KHR_8bit_storage / SPV_KHR_16bit_storage: the storage capabilities allow loads, stores
 # and conversions only; computing on the values needs the arithmetic capability. No VUID.
 SMALL_TYPE_ARITHMETIC = "GPUAV-StandaloneSpirv-SmallTypeArithmetic"
+# SPIR-V OpVariable: "Initializer must be an <id> from a constant instruction or a global
+# (module scope) OpVariable instruction". No Vulkan VUID.
+INITIALIZER_CONSTANT = "GPUAV-StandaloneSpirv-OpVariable-ConstantInitializer"
 
 _ALLOWED = frozenset(
     {
@@ -94,6 +97,8 @@ _SMALL_STORAGE = {
     for buffer in _BUFFER_CLASSES
 }
 _COMPUTING_CLASSES = ("Arithmetic", "Bit")
+_COMPARING_CLASS = "Relational_and_Logical"
+_CONSTANT_CLASS = "Constant-Creation"
 
 
 def check(context: ValidationContext) -> Iterable[Diagnostic]:
@@ -186,6 +191,18 @@ def _variables(context: ValidationContext) -> Iterator[Diagnostic]:
 def _initializer(
     context: ValidationContext, instruction: Instruction, storage: int
 ) -> Iterator[Diagnostic]:
+    value = context.def_use.defs.get(instruction.operands[3])
+    info = INSTRUCTIONS.get(value.opcode) if value is not None else None
+    is_global_variable = (
+        value is not None and value.opcode == Op.Variable and (context.def_use.place(value) is None)
+    )
+    if not is_global_variable and (info is None or info[1] != _CONSTANT_CLASS):
+        yield Diagnostic(
+            INITIALIZER_CONSTANT,
+            f"the initializer of %{instruction.operands[1]} is not a constant or a module-scope "
+            "variable",
+            instruction.origin,
+        )
     if storage not in _INITIALIZABLE:
         yield Diagnostic(
             INITIALIZER_CLASS,
@@ -194,7 +211,6 @@ def _initializer(
             instruction.origin,
         )
     elif storage == Class.Workgroup:
-        value = context.def_use.defs.get(instruction.operands[3])
         if value is None or value.opcode != Op.ConstantNull:
             yield Diagnostic(
                 WORKGROUP_INITIALIZER_NULL,
@@ -278,9 +294,15 @@ def _small_type_arithmetic(context: ValidationContext) -> Iterator[Diagnostic]:
         for block in function.blocks:
             for instruction in block.instructions:
                 info = INSTRUCTIONS.get(instruction.opcode)
-                if info is None or info[1] not in _COMPUTING_CLASSES:
+                if info is None:
                     continue
-                type_id = instruction.type_id
+                if info[1] in _COMPUTING_CLASSES:
+                    type_id = instruction.type_id
+                elif info[1] == _COMPARING_CLASS and len(instruction.operands) > 2:
+                    # Comparisons return bool: the operand type is what is computed on.
+                    type_id = context.types.type_of(instruction.operands[2])
+                else:
+                    continue
                 scalar = defs.get(type_id) if type_id is not None else None
                 while scalar is not None and scalar.opcode in (Op.TypeVector, Op.TypeMatrix):
                     scalar = defs.get(scalar.operands[1])

@@ -215,3 +215,46 @@ def test_glsl_small_types_need_each_storage_feature() -> None:
         "storagePushConstant8",
     ]
     assert validate_words(words, families=FAMILY, target_env=ENV, features=features) == []
+
+
+def test_function_variable_initialized_from_a_computed_value() -> None:
+    text = module(
+        "%ptr = OpTypePointer Function %uint\n%var = OpUndef %uint",
+        body="%sum = OpIAdd %uint %uint_7 %uint_7",
+    ).replace(
+        "%entry = OpLabel\n",
+        "%entry = OpLabel\n%local = OpVariable %ptr Function %sum\n",
+    )
+    # OpEntryPoint lists %var, an OpUndef here: keep the interface empty instead.
+    text = text.replace('"main" %var', '"main"')
+    words = assemble(text, ENV)
+    assert broken(validate_words(words, families=FAMILY, target_env=ENV)) == {
+        rules.INITIALIZER_CONSTANT
+    }
+    assert not spirv_val(words, ENV)[0]
+
+
+def test_comparing_16bit_integers_needs_int16() -> None:
+    text = module(
+        """
+%ushort = OpTypeInt 16 0
+%bool = OpTypeBool
+%block = OpTypeStruct %ushort
+%ptr = OpTypePointer StorageBuffer %block
+%var = OpVariable %ptr StorageBuffer
+%ptr_ushort = OpTypePointer StorageBuffer %ushort
+""",
+        body="""
+%p = OpAccessChain %ptr_ushort %var %uint_0
+%x = OpLoad %ushort %p
+%same = OpIEqual %bool %x %x
+""",
+        capabilities='OpCapability StorageBuffer16BitAccess\nOpExtension "SPV_KHR_16bit_storage"',
+        annotations="OpDecorate %block Block\nOpMemberDecorate %block 0 Offset 0\n"
+        "OpDecorate %var DescriptorSet 0\nOpDecorate %var Binding 0",
+    )
+    words = assemble(text, ENV)
+    features = ["storageBuffer16BitAccess"]
+    found = broken(validate_words(words, families=FAMILY, target_env=ENV, features=features))
+    assert found == {rules.SMALL_TYPE_ARITHMETIC}
+    assert not spirv_val(words, ENV)[0]
