@@ -19,6 +19,7 @@ from gpuav.validate import (
     rules_execution,
     rules_float_controls,
     rules_groups,
+    rules_image_operands,
     rules_images,
     rules_interface,
     rules_memory,
@@ -35,6 +36,7 @@ INTERNAL_ERROR_RULE = "GPUAV-validator-internal-error"
 RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_capabilities.check,
     rules_images.check,
+    rules_image_operands.check,
     rules_decorations.check,
     rules_groups.check,
     rules_builtins.check,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpuav.spirv import read
-from gpuav.validate import rules_images
+from gpuav.validate import rules_image_operands, rules_images
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.rules_images import image_formats, vulkan_format
 from tests.shaders.glsl import corpus_shaders
@@ -287,3 +287,96 @@ def test_corpus_shaders_are_clean(corpus_shader: object) -> None:
     target_env = corpus_shader.target_env  # type: ignore[attr-defined]
     found = validate_words(words, families=FAMILY, target_env=target_env, features=EVERY_FEATURE)
     assert found == []
+
+
+# Image instructions (rules_image_operands): 04780, 04865, 04777, 04664
+OPERAND_FAMILY = [rules_image_operands.check]
+_SAMPLED_IMAGE = """
+%image = OpTypeImage %float {dim} {depth} 0 0 1 Unknown
+%combined = OpTypeSampledImage %image
+%combined_ptr = OpTypePointer UniformConstant %combined
+%var = OpVariable %combined_ptr UniformConstant
+%coord2 = OpConstantComposite %v2float %float_0 %float_0
+%coord3 = OpConstantComposite %v3float %float_0 %float_0 %float_0
+%offset = OpConstantComposite %v2int %int_0 %int_0
+"""
+
+
+def _operand_rules(text: str) -> set[str]:
+    return rules(validate_asm(text, families=OPERAND_FAMILY))
+
+
+def _sampling(body: str, dim: str = "2D", depth: int = 0, capabilities: str = "") -> str:
+    return shader(
+        "Fragment",
+        capabilities=capabilities,
+        decorations=_BINDING,
+        types=_SAMPLED_IMAGE.format(dim=dim, depth=depth),
+        body="%loaded = OpLoad %combined %var\n" + body,
+    )
+
+
+def test_storage_image_read_of_two_components_is_reported_like_spirv_val() -> None:
+    types = _STORAGE_IMAGE.format(sampled=2, image_format="Rgba8") + (
+        "%coord = OpConstantComposite %v2int %int_0 %int_0"
+    )
+    good = shader(
+        decorations=_BINDING,
+        types=types,
+        body="%loaded = OpLoad %image %var\n%texel = OpImageRead %v4float %loaded %coord",
+    )
+    assert _operand_rules(good) == set()
+    bad = good.replace("OpImageRead %v4float", "OpImageRead %v2float")
+    assert rules_image_operands.READ_RESULT in _operand_rules(bad)
+    accepted, _ = spirv_val(assemble(bad), "vulkan1.1")
+    assert not accepted
+
+
+def test_offset_on_storage_image_read_is_reported() -> None:
+    types = _STORAGE_IMAGE.format(sampled=2, image_format="Rgba8") + (
+        "%coord = OpConstantComposite %v2int %int_0 %int_0"
+    )
+    text = shader(
+        capabilities="OpCapability ImageGatherExtended",
+        decorations=_BINDING,
+        types=types,
+        body="%loaded = OpLoad %image %var\n"
+        "%texel = OpImageRead %v4float %loaded %coord ConstOffset %coord",
+    )
+    assert rules_image_operands.OFFSET_SAMPLED in _operand_rules(text)
+    sampled = _sampling(
+        "%texel = OpImageSampleImplicitLod %v4float %loaded %coord2 ConstOffset %offset"
+    )
+    assert _operand_rules(sampled) == set()
+
+
+def test_dref_sampling_of_3d_image_is_reported_like_spirv_val() -> None:
+    good = _sampling(
+        "%depth = OpImageSampleDrefImplicitLod %float %loaded %coord2 %float_0", depth=1
+    )
+    assert _operand_rules(good) == set()
+    bad = _sampling(
+        "%depth = OpImageSampleDrefImplicitLod %float %loaded %coord3 %float_0", "3D", depth=1
+    )
+    assert rules_image_operands.DREF_3D in _operand_rules(bad)
+    accepted, output = spirv_val(assemble(bad), "vulkan1.1")
+    assert not accepted and rules_image_operands.DREF_3D in output, output
+
+
+def test_gather_component_must_be_constant_like_spirv_val() -> None:
+    good = _sampling("%texels = OpImageGather %v4float %loaded %coord2 %uint_1")
+    assert _operand_rules(good) == set()
+    bad = _sampling(
+        "%component = OpIAdd %uint %uint_1 %uint_0\n"
+        "%texels = OpImageGather %v4float %loaded %coord2 %component"
+    )
+    assert rules_image_operands.GATHER_COMPONENT in _operand_rules(bad)
+    accepted, output = spirv_val(assemble(bad), "vulkan1.1")
+    assert not accepted and rules_image_operands.GATHER_COMPONENT in output, output
+
+
+@pytest.mark.parametrize("corpus_shader", corpus_shaders(), ids=lambda shader: shader.name)
+def test_corpus_image_instructions_are_clean(corpus_shader: object) -> None:
+    words = corpus_shader.compile()  # type: ignore[attr-defined]
+    target_env = corpus_shader.target_env  # type: ignore[attr-defined]
+    assert validate_words(words, families=OPERAND_FAMILY, target_env=target_env) == []
