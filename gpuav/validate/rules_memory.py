@@ -189,14 +189,17 @@ def _execution_scope(
         yield _at(
             instruction, EXECUTION_SCOPE, f"execution scope {name} is not Workgroup or Subgroup"
         )
-    if scope == Scope.Workgroup and models - _WORKGROUP_MODELS:
+    stages = models & _SUBGROUP_BARRIER_MODELS
+    barrier = instruction.opcode == Op.ControlBarrier
+    # 04682 is the more specific rule for a barrier in those stages: say it once.
+    outside = models - _WORKGROUP_MODELS - (stages if barrier else frozenset())
+    if scope == Scope.Workgroup and outside:
         yield _at(
             instruction,
             EXECUTION_SCOPE_WORKGROUP_STAGE,
-            f"Workgroup execution scope used in {_stages(models - _WORKGROUP_MODELS)}",
+            f"Workgroup execution scope used in {_stages(outside)}",
         )
-    stages = models & _SUBGROUP_BARRIER_MODELS
-    if instruction.opcode == Op.ControlBarrier and scope != Scope.Subgroup and stages:
+    if barrier and scope != Scope.Subgroup and stages:
         yield _at(
             instruction,
             CONTROL_BARRIER_STAGE,

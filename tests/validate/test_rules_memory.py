@@ -15,6 +15,7 @@ from tests.validate.asm import assemble, spirv_val, validate_words
 from tests.validate.asm import rules as broken
 
 FAMILY = [rules.check]
+ENV = "vulkan1.2"
 
 # Semantics: Acquire 0x2, Release 0x4, AcquireRelease 0x8, SequentiallyConsistent 0x10,
 # UniformMemory 0x40, WorkgroupMemory 0x100, MakeAvailable 0x2000, MakeVisible 0x4000,
@@ -261,6 +262,21 @@ def test_sequentially_consistent_is_a_warning_with_glsl450_and_an_error_with_vul
     (error,) = validate_words(words, families=FAMILY, target_env="vulkan1.2")
     assert (error.rule, error.severity) == (rules.SEQUENTIALLY_CONSISTENT, Severity.ERROR)
     assert not spirv_val(words, "vulkan1.2")[0]
+
+
+def test_workgroup_barrier_in_a_callable_shader() -> None:
+    """Callable shaders are not in 04682's list, so 04637 is the rule broken there; in a
+    fragment shader 04682 alone is reported for the same barrier."""
+    text = module("OpControlBarrier %workgroup %invocation %sem", 0, model="CallableKHR")
+    text = text.replace(
+        "OpCapability Shader",
+        'OpCapability Shader\nOpCapability RayTracingKHR\nOpExtension "SPV_KHR_ray_tracing"',
+    )
+    found = validate_words(assemble(text, ENV), families=FAMILY, target_env=ENV)
+    assert broken(found) == {rules.EXECUTION_SCOPE_WORKGROUP_STAGE}
+    fragment = module("OpControlBarrier %workgroup %invocation %sem", 0, model="Fragment")
+    found = validate_words(assemble(fragment, ENV), families=FAMILY, target_env=ENV)
+    assert broken(found) == {rules.CONTROL_BARRIER_STAGE}
 
 
 def test_device_scope_with_memory_model_but_no_device_scope_feature() -> None:
