@@ -183,7 +183,8 @@ class ShaderInfo:
                 file = strings.get(operands[0])
                 preferred = tuple(t for t in texts if t.file == file)
                 others = tuple(t for t in texts if t.file != file)
-                current = LineMark(file, operands[1], operands[2], preferred + others)
+                line = operands[1]
+                current = LineMark(file, line, operands[2], preferred + others) if line else None
             elif instruction.opcode == Op.ExtInst and operands[3] == DEBUG_LINE:
                 current = _debug_line(operands, debug_texts, constants, texts)
             elif instruction.opcode == Op.FunctionEnd:
@@ -208,8 +209,8 @@ def _debug_line(
     file, own_texts = debug_texts.get(operands[4], (None, ()))
     line = constants.get(operands[5])
     column = constants.get(operands[7], 0)
-    if line is None:
-        return None
+    if not line:
+        return None  # glslang writes line 0 for compiler-generated code
     return LineMark(file, line, column, own_texts + texts)
 
 

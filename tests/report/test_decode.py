@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuav.instrument import record as layout
@@ -12,6 +12,8 @@ from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_
 from gpuav.report.decode import decode_output_buffer, decode_output_bytes
 
 WORD = st.integers(min_value=0, max_value=2**32 - 1)
+# Drawing whole records is slow in hypothesis; a few hundred lists of them cover the layout.
+RECORD_LISTS = settings(max_examples=min(settings().max_examples, 300))
 
 BOUNDS = ErrorRecord(
     7, 108, Stage.FRAGMENT, (0x43D1C000, 0x437E8000), ErrorCode.INDEX_OUT_OF_BOUNDS, 6, 6
@@ -132,6 +134,7 @@ RECORDS = st.builds(
 )
 
 
+@RECORD_LISTS
 @given(st.lists(RECORDS, max_size=12), st.integers(min_value=0, max_value=20))
 def test_encode_then_decode_is_identity(records: list[ErrorRecord], spare: int) -> None:
     size = sum(len(item.encode()) for item in records)
@@ -140,6 +143,7 @@ def test_encode_then_decode_is_identity(records: list[ErrorRecord], spare: int) 
     assert decoded.diagnostics == ()
 
 
+@RECORD_LISTS
 @given(st.lists(RECORDS, min_size=1, max_size=8), st.integers(min_value=1, max_value=100))
 def test_overflowed_buffers_keep_every_complete_record(
     records: list[ErrorRecord], dropped: int
@@ -163,6 +167,7 @@ def test_any_word_list_decodes_without_raising(words: list[int]) -> None:
     assert len(decoded.records) * layout.COMMON_WORDS <= max(len(words) - 1, 0)
 
 
+@RECORD_LISTS
 @given(st.lists(RECORDS, min_size=1, max_size=6), st.data())
 def test_a_corrupted_word_never_raises(records: list[ErrorRecord], data: st.DataObject) -> None:
     words = buffer(records, sum(len(item.encode()) for item in records) + 4)
