@@ -13,8 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
-from gpuav.instrument.find_accesses import DescriptorAccess, Findings, find_accesses
+from gpuav.instrument.find_accesses import (
+    DESCRIPTOR_CLASSES,
+    DescriptorAccess,
+    Findings,
+    find_accesses,
+)
 from gpuav.instrument.record_writer import RecordWriter
+from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, add_to_interface, check_supported
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, write
@@ -75,7 +81,14 @@ def _instrument(module: Module, *, shader_id: int, descriptor_set: int) -> Instr
             raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument {reason}")
     if any(m.operands[0] != AddressingModel.Logical for m in module.memory_model):
         raise DescriptorBoundsUnsupported(f"{PASS_NAME} needs the Logical addressing model")
-    def_use = DefUse(module)
+    roots = {
+        variable.operands[1]
+        for variable in module.globals
+        if variable.opcode == Op.Variable and variable.operands[2] in DESCRIPTOR_CLASSES
+    }
+    if not roots:
+        return InstrumentResult(module)
+    def_use = ShaderIndex(module, roots)
     types = Types(def_use.defs)
     decorations = Decorations(module)
     findings = find_accesses(module, def_use, types, decorations)

@@ -225,12 +225,14 @@ def remove_unused_links(module: Module, findings: Findings, def_use: DefUse) -> 
     for function in functions:
         for block in function.blocks:
             for instruction in block.instructions:
-                uses.update(used_ids(instruction))
-                opcode = instruction.opcode
-                if opcode in _NAMING and (
-                    opcode == Op.SampledImage or instruction.operands[1] in candidates
-                ):
-                    where[instruction.operands[1]] = (block.instructions, instruction)
+                operands = instruction.operands
+                if candidates.isdisjoint(operands):
+                    continue
+                if instruction.opcode in _NAMING and operands[1] in candidates:
+                    where[operands[1]] = (block.instructions, instruction)
+                for used in used_ids(instruction):
+                    if used in candidates:
+                        uses[used] += 1
     removed: set[int] = set()
     pending = [result for result in where if uses[result] == 0]
     while pending:

@@ -62,7 +62,7 @@ SEED_IMAGE_INSTRUCTIONS = frozenset(
 _IMAGE_NAME_PREFIXES = ("OpImage", "OpFragment")
 
 _ACCESS_CHAINS = (Op.AccessChain, Op.InBoundsAccessChain)
-_DESCRIPTOR_CLASSES = (
+DESCRIPTOR_CLASSES = (
     StorageClass.UniformConstant,
     StorageClass.Uniform,
     StorageClass.StorageBuffer,
@@ -157,7 +157,7 @@ class _Finder:
 
     def run(self, include_runtime: bool) -> Findings:
         for variable in self.module.globals:
-            if variable.opcode == Op.Variable and variable.operands[2] in _DESCRIPTOR_CLASSES:
+            if variable.opcode == Op.Variable and variable.operands[2] in DESCRIPTOR_CLASSES:
                 self._variable(variable, include_runtime)
         findings = Findings(unchecked=self.unchecked)
         for consumer, index, links, lookups, kind in self.found.values():
