@@ -9,9 +9,11 @@ is passed on and runs (lavapipe supports doubles), so the results match a run wi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gpuav.layer import shader_validation
 from gpuav.validate.rules_capabilities import CAPABILITY_NOT_ENABLED_RULE
 from tests.layer.conftest import RunPython
 from tests.shaders.glsl import compile_glsl
@@ -79,3 +81,83 @@ def test_validation_can_be_turned_off(
     shader = _shader(tmp_path, "double")
     run = run_python_app(_arguments(shader), layer_folder, extra={"GPUAV_VALIDATE_SHADERS": "0"})
     assert run.with_id(CAPABILITY_NOT_ENABLED_RULE) == []
+
+
+# -- the engine part, without a device ------------------------------------------------------
+
+
+class _Collect:
+    def __init__(self) -> None:
+        self.messages: list[object] = []
+
+    def emit(self, message: object, objects: object = ()) -> None:
+        self.messages.append(message)
+
+
+def _environment(*features: str) -> shader_validation.ShaderEnvironment:
+    return shader_validation.ShaderEnvironment("vulkan1.1", frozenset(features), frozenset())
+
+
+def test_engine_reports_each_creation_and_validates_each_module_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    words = compile_glsl(REGION_WITH.format(wide="double"), "comp")
+    device = 0x5EED
+    shader_validation.post_call_record_create_device(device, _environment("shaderInt64"))
+    calls: list[bytes] = []
+    original = shader_validation._validate
+
+    def counting(data: bytes, environment: shader_validation.ShaderEnvironment) -> Any:
+        calls.append(data)
+        return original(data, environment)
+
+    monkeypatch.setattr(shader_validation, "_validate", counting)
+    reporter = _Collect()
+    for _ in range(3):
+        found = shader_validation.pre_call_validate_create_shader_module(
+            device,
+            words,
+            reporter,  # type: ignore[arg-type]
+        )
+        assert [d.rule for d in found] == [CAPABILITY_NOT_ENABLED_RULE]
+    assert len(reporter.messages) == 3 and len(calls) == 1
+    # Another device with the feature enabled: a different environment, validated afresh.
+    shader_validation.post_call_record_create_device(device + 1, _environment("shaderFloat64"))
+    assert not shader_validation.pre_call_validate_create_shader_module(
+        device + 1,
+        words,
+        reporter,  # type: ignore[arg-type]
+    )
+    assert len(calls) == 2
+    for handle in (device, device + 1):
+        shader_validation.pre_call_record_destroy_device(handle)
+    assert not shader_validation.has_environment(device)
+
+
+def test_engine_reports_words_that_are_not_spirv_and_never_raises() -> None:
+    device = 0xBAD
+    shader_validation.post_call_record_create_device(device, _environment())
+    reporter = _Collect()
+    found = shader_validation.pre_call_validate_create_shader_module(
+        device,
+        [1, 2, 3, 4, 5, 6],
+        reporter,  # type: ignore[arg-type]
+    )
+    assert [d.rule for d in found] == [shader_validation.INVALID_SPIRV_RULE]
+    # A word that does not fit 32 bits makes the conversion itself fail: an internal error.
+    found = shader_validation.pre_call_validate_create_shader_module(
+        device,
+        [1 << 40],
+        reporter,  # type: ignore[arg-type]
+    )
+    assert found == []
+    assert reporter.messages[-1].message_id == "GPUAV-internal-error"
+    shader_validation.pre_call_record_destroy_device(device)
+
+
+def test_setting_off_records_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(shader_validation.SETTING, "0")
+    shader_validation.post_call_record_create_device(0xF00, _environment())
+    assert not shader_validation.has_environment(0xF00)
+    assert shader_validation.target_env_for((1 << 22) | (3 << 12)) == "vulkan1.3"
+    assert shader_validation.target_env_for((1 << 22) | (9 << 12)) == "vulkan1.4"
