@@ -88,9 +88,9 @@ def test_validation_can_be_turned_off(
 
 class _Collect:
     def __init__(self) -> None:
-        self.messages: list[object] = []
+        self.messages: list[Any] = []
 
-    def emit(self, message: object, objects: object = ()) -> None:
+    def emit(self, message: Any, objects: object = ()) -> None:
         self.messages.append(message)
 
 
