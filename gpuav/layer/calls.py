@@ -46,6 +46,7 @@ def api_version_number(major: int, minor: int, patch: int = 0) -> int:
 
 
 API_VERSION_1_1 = api_version_number(1, 1)
+API_VERSION_1_2 = api_version_number(1, 2)
 
 
 class VulkanCallFailed(ResourceExhausted):
@@ -68,6 +69,8 @@ class PhysicalDeviceFacts:
     memory_type_flags: tuple[int, ...]
     fragment_stores_and_atomics: bool
     vertex_pipeline_stores_and_atomics: bool
+    buffer_device_address: bool = False  # Vulkan 1.2 feature (issue 8's context path)
+    max_push_constants_size: int = 128
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class FeatureRequest:
 
     fragment_stores_and_atomics: bool
     vertex_pipeline_stores_and_atomics: bool
+    buffer_device_address: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,9 +117,10 @@ class DeviceCalls(Protocol):
     def destroy_output_chunk(self, chunk: OutputChunkHandles) -> None: ...
 
     def create_state_buffer(
-        self, size: int, memory_type_flags: tuple[int, ...]
+        self, size: int, memory_type_flags: tuple[int, ...], device_address: bool = False
     ) -> StateBufferHandles:
-        """A host-coherent storage buffer of ``size`` bytes, mapped and zeroed."""
+        """A host-coherent storage buffer of ``size`` bytes, mapped and zeroed; with
+        ``device_address``, shaders may also reach it through its device address."""
 
     def destroy_state_buffer(self, handles: StateBufferHandles) -> None: ...
 
@@ -133,6 +138,11 @@ class DeviceCalls(Protocol):
         set_index: int,
         descriptor_set: int,
     ) -> None: ...
+
+    def cmd_push_context(
+        self, command_buffer: int, layout: int, stages: int, offset: int, context: int
+    ) -> None:
+        """Push the 64-bit device address ``context`` at byte ``offset`` (issue 8)."""
 
     def cmd_host_read_barrier(self, command_buffer: int) -> None:
         """Make shader writes available to host reads (recorded at the end of a primary)."""
@@ -157,6 +167,9 @@ class OutputChunkHandles:
     descriptor_pool: int
     descriptor_sets: tuple[int, ...]
     words: memoryview
+    # Device address of each block's context (three uint64 addresses: its output block, its
+    # bound-sets area, the state buffer), written once; empty without buffer device addresses.
+    context_addresses: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,6 +180,7 @@ class StateBufferHandles:
     memory: int
     size: int
     words: memoryview
+    device_address: int = 0
 
 
 @dataclass(frozen=True)
@@ -179,11 +193,20 @@ class ChunkLayout:
     set_layout: int
     memory_type_flags: tuple[int, ...]
     state_buffer: int
+    state_address: int = 0  # nonzero: give each block a context (buffer device addresses)
 
     @property
     def bound_sets_start(self) -> int:
         return self.blocks * self.block_range
 
     @property
-    def size(self) -> int:
+    def contexts_start(self) -> int:
         return self.blocks * (self.block_range + self.bound_sets_range)
+
+    @property
+    def size(self) -> int:
+        contexts = CONTEXT_BYTES * self.blocks if self.state_address else 0
+        return self.contexts_start + contexts
+
+
+CONTEXT_BYTES = 32  # three uint64 addresses, padded

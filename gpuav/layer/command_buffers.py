@@ -117,13 +117,22 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
     block = output.acquire()
     if block.spill and not device.degraded:
         degrade(device, "no device memory left for output blocks")
-    device.calls.cmd_bind_output_block(
-        state.handle,
-        bind_point,
-        pipeline.layout,
-        device.set_index,
-        block.descriptor_set,
-    )
+    if pipeline.context_stages and device.context_offset is not None:
+        device.calls.cmd_push_context(
+            state.handle,
+            pipeline.layout,
+            pipeline.context_stages,
+            device.context_offset,
+            block.context_address,
+        )
+    else:
+        device.calls.cmd_bind_output_block(
+            state.handle,
+            bind_point,
+            pipeline.layout,
+            device.set_index,
+            block.descriptor_set,
+        )
     words = state.bound_words.get(bind_point, NO_STATE_WORDS)
     offset = block.bound_sets_offset
     block.chunk.words[offset : offset + len(words)] = words

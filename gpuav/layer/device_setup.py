@@ -8,6 +8,7 @@ import os
 from gpuav.layer import notices
 from gpuav.layer.calls import (
     API_VERSION_1_1,
+    API_VERSION_1_2,
     SHADER_STAGES_INSTRUMENTED,
     DeviceCalls,
     FeatureRequest,
@@ -17,6 +18,7 @@ from gpuav.layer.descriptor_sets import DescriptorTracker
 from gpuav.layer.output_buffers import OutputBuffers
 from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
+from gpuav.layer.shader_modules import instrumenter_accepts
 from gpuav.layer.state import DeviceState, InstanceState
 from gpuav.layer.state_buffer import StateBuffer
 
@@ -59,7 +61,29 @@ def pre_call_record_create_device(
     return FeatureRequest(
         fragment_stores_and_atomics=facts.fragment_stores_and_atomics,
         vertex_pipeline_stores_and_atomics=facts.vertex_pipeline_stores_and_atomics,
+        buffer_device_address=uses_buffer_device_address(instance, facts),
     )
+
+
+def uses_buffer_device_address(instance: InstanceState, facts: PhysicalDeviceFacts) -> bool:
+    """Whether pipelines whose layout took our set reach our buffers by device address
+    (issue 8): needs Vulkan 1.2's bufferDeviceAddress, room for 8 push-constant bytes and an
+    instrumenter that takes ``context_address``; without them such pipelines keep their
+    original shaders (``notices.layout_uses_reserved_set``)."""
+    return (
+        facts.buffer_device_address
+        and effective_api_version(instance, facts) >= API_VERSION_1_2
+        and facts.max_push_constants_size >= CONTEXT_PUSH_BYTES
+        and instrumenter_accepts("context_address")
+    )
+
+
+CONTEXT_PUSH_BYTES = 8
+
+
+def context_offset(facts: PhysicalDeviceFacts) -> int:
+    """The context address goes in the last 8 bytes of push-constant space."""
+    return (facts.max_push_constants_size - CONTEXT_PUSH_BYTES) // 8 * 8
 
 
 def blocks_per_chunk_setting() -> int | None:
@@ -96,16 +120,21 @@ def post_call_record_create_device(
     try:
         device.set_layout = calls.create_descriptor_set_layout(SHADER_STAGES_INSTRUMENTED)
         device.padding_set_layout = calls.create_descriptor_set_layout(None)
-        device.descriptors = DescriptorTracker(StateBuffer.create(calls, facts))
+        addresses = uses_buffer_device_address(instance, facts)
+        state = StateBuffer.create(calls, facts, device_address=addresses)
+        device.descriptors = DescriptorTracker(state)
         blocks_per_chunk = blocks_per_chunk or blocks_per_chunk_setting()
         kwargs = {} if blocks_per_chunk is None else {"blocks_per_chunk": blocks_per_chunk}
         device.output = OutputBuffers(
             calls,
             facts,
             device.set_layout,
-            state_buffer=device.descriptors.state.handles.buffer,
+            state_buffer=state.handles.buffer,
+            state_address=state.handles.device_address,
             **kwargs,
         )
+        if addresses:
+            device.context_offset = context_offset(facts)
     except Exception as error:
         _destroy_state_buffer(device)
         _destroy_layouts(device)
@@ -136,8 +165,9 @@ def pre_call_record_destroy_device(device: DeviceState) -> None:
 
         read_back_finished(device, settle_all=True)
     for module in device.shader_modules.values():
-        if module.shadow:
-            calls.destroy_shader_module(module.shadow)
+        for shadow in (module.shadow, module.context_shadow):
+            if shadow:
+                calls.destroy_shader_module(shadow)
     for layout in device.pipeline_layouts.values():
         if layout.destroyed_by_app:
             calls.destroy_pipeline_layout(layout.handle)

@@ -65,6 +65,7 @@ class Block:
     word_offset: int
     descriptor_set: int
     bound_sets_offset: int  # word offset of the block's bound-sets area in the chunk
+    context_address: int = 0  # device address of the block's context (0: none)
     spill: bool = False
 
 
@@ -78,11 +79,13 @@ class OutputBuffers:
         set_layout: int,
         blocks_per_chunk: int = DEFAULT_BLOCKS_PER_CHUNK,
         state_buffer: int = 0,
+        state_address: int = 0,
     ) -> None:
         self._calls = calls
         self._facts = facts
         self._set_layout = set_layout
         self._state_buffer = state_buffer
+        self._state_address = state_address
         self.block_bytes = block_size_bytes(facts)
         self.bound_sets_bytes = bound_sets_size_bytes(facts)
         self.block_words = self.block_bytes // 4
@@ -107,15 +110,25 @@ class OutputBuffers:
             self._set_layout,
             self._facts.memory_type_flags,
             self._state_buffer,
+            self._state_address,
         )
         handles = self._calls.create_output_chunk(layout)
         chunk = Chunk(handles, handles.words)
         self._chunks.append(chunk)
         bound_base = layout.bound_sets_start // 4
         bound_words = self.bound_sets_bytes // 4
+        contexts = handles.context_addresses or (0,) * len(handles.descriptor_sets)
         self._free.extend(
-            Block(chunk, index * self.block_words, descriptor_set, bound_base + index * bound_words)
-            for index, descriptor_set in enumerate(handles.descriptor_sets)
+            Block(
+                chunk,
+                index * self.block_words,
+                descriptor_set,
+                bound_base + index * bound_words,
+                context_address,
+            )
+            for index, (descriptor_set, context_address) in enumerate(
+                zip(handles.descriptor_sets, contexts, strict=True)
+            )
         )
         return chunk
 

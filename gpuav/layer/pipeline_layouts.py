@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuav.layer import faults, notices
+from gpuav.layer.calls import SHADER_STAGES_INSTRUMENTED
+from gpuav.layer.shader_modules import instrumenter_accepts
 from gpuav.layer.state import DeviceState, PipelineLayoutState
+
+PushRange = tuple[int, int, int]  # stage flags, offset, size (bytes)
+CONTEXT_BYTES = 8
 
 
 def pre_call_record_create_pipeline_layout(
@@ -32,10 +37,41 @@ def pre_call_record_create_pipeline_layout(
     return [*set_layouts, *padding, device.set_layout]
 
 
+def pre_call_record_push_constant_ranges(
+    device: DeviceState, ranges: Sequence[PushRange]
+) -> tuple[list[PushRange], int] | None:
+    """Push-constant ranges that also give every stage the context address (issue 8), and the
+    stages to push it with; None to keep the app's ranges.
+
+    Only with buffer device addresses and an instrumenter that takes ``context_address``.
+    Every layout is changed alike (not only those that took our set) so that layouts the app
+    made compatible stay compatible. A range may not share a stage with another
+    (VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292), so the app's ranges are
+    extended up to the context's end and one range is added for the stages they lack.
+    """
+    offset = device.context_offset
+    if offset is None or device.degraded or not instrumenter_accepts("context_address"):
+        return None
+    end = offset + CONTEXT_BYTES
+    if any(start + size > offset for _, start, size in ranges):
+        return None
+    covered = 0
+    extended: list[PushRange] = []
+    for stages, start, _ in ranges:
+        extended.append((stages, start, end - start))
+        covered |= stages
+    missing = SHADER_STAGES_INSTRUMENTED & ~covered
+    if missing:
+        extended.append((missing, offset, CONTEXT_BYTES))
+    return extended, covered | missing
+
+
 def post_call_record_create_pipeline_layout(
-    device: DeviceState, handle: int, set_count: int, patched: bool
+    device: DeviceState, handle: int, set_count: int, patched: bool, context_stages: int = 0
 ) -> None:
-    device.pipeline_layouts[handle] = PipelineLayoutState(handle, set_count, patched)
+    device.pipeline_layouts[handle] = PipelineLayoutState(
+        handle, set_count, patched, context_stages=context_stages
+    )
 
 
 def pre_call_record_destroy_pipeline_layout(device: DeviceState, handle: int) -> bool:

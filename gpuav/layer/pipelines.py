@@ -21,7 +21,7 @@ from gpuav.layer.calls import (
     PipelineInfo,
 )
 from gpuav.layer.pipeline_layouts import release_pipeline_layout
-from gpuav.layer.shader_modules import instrument_words
+from gpuav.layer.shader_modules import context_shadow, instrument_words
 from gpuav.layer.state import DeviceState, PipelineState, ShaderTracker
 
 
@@ -32,6 +32,7 @@ class PipelinePlan:
     modules: dict[int, int] = field(default_factory=dict)
     inline_words: dict[int, list[int]] = field(default_factory=dict)
     shaders: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
+    context_stages: int = 0  # shaders reach our buffers through the pushed context address
 
     @property
     def instrumented(self) -> bool:
@@ -48,6 +49,16 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
     usable = (
         layout is not None and layout.patched and not device.degraded and not info.uses_libraries
     )
+    # Issue 8: a layout that took our set may still reach our buffers by device address.
+    by_address = (
+        layout is not None
+        and not usable
+        and bool(layout.context_stages)
+        and not device.degraded
+        and not info.uses_libraries
+    )
+    if by_address and layout is not None:
+        plan.context_stages = layout.context_stages
     for index, stage in enumerate(info.stages):
         if not stage.stage & SHADER_STAGES_INSTRUMENTED:
             continue
@@ -56,6 +67,12 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
         if stage.module:
             module = device.shader_modules.get(stage.module)
             if module is None or not module.shadow:
+                continue
+            if by_address:
+                shadow = context_shadow(device, module)
+                if shadow:
+                    plan.modules[index] = shadow
+                    plan.shaders.append((module.shader_id, stage.module, module.words))
                 continue
             if not usable:
                 if layout is not None and not layout.patched:
@@ -67,9 +84,14 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
                 continue
             plan.modules[index] = module.shadow
             plan.shaders.append((module.shader_id, stage.module, module.words))
-        elif stage.inline_words is not None and usable:
+        elif stage.inline_words is not None and (usable or by_address):
             shader_id = next(device.shader_ids)
-            instrumented = instrument_words(device, list(stage.inline_words), shader_id)
+            options = {}
+            if by_address and device.context_offset is not None:
+                from gpuav.instrument.descriptor_state import PushConstantAddress
+
+                options["context_address"] = PushConstantAddress(device.context_offset)
+            instrumented = instrument_words(device, list(stage.inline_words), shader_id, **options)
             if instrumented is not None:
                 plan.inline_words[index] = instrumented
                 plan.shaders.append((shader_id, 0, stage.inline_words))
@@ -107,7 +129,12 @@ def post_call_record_create_pipelines(
             if layout is not None:
                 layout.pipelines += 1
         device.pipelines[handle] = PipelineState(
-            handle, bind_point, info.layout, plan.instrumented, shaders
+            handle,
+            bind_point,
+            info.layout,
+            plan.instrumented,
+            shaders,
+            plan.context_stages if plan.instrumented else 0,
         )
 
 

@@ -13,8 +13,11 @@ stay correct, instead of running instrumented code with nothing bound at our set
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Callable
+from functools import cache
+from typing import Any
 
 from gpuav.errors import GpuavError
 from gpuav.layer import faults, notices
@@ -36,14 +39,35 @@ def load_instrumenter() -> Instrumenter:
     return instrument_shader
 
 
-def instrument_words(device: DeviceState, words: list[int], shader_id: int) -> list[int] | None:
-    """Instrumented words, or None (said once per reason) when the shader stays as it is."""
+@cache
+def instrumenter_accepts(option: str) -> bool:
+    """Whether the instrumentation function takes keyword ``option`` (issue 8 added
+    ``descriptor_state`` and ``context_address``)."""
+    try:
+        parameters = inspect.signature(load_instrumenter()).parameters
+    except (ValueError, TypeError, ImportError, AttributeError):
+        return False
+    return option in parameters or any(
+        parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()
+    )
+
+
+def instrument_words(
+    device: DeviceState, words: list[int], shader_id: int, **options: Any
+) -> list[int] | None:
+    """Instrumented words, or None (said once per reason) when the shader stays as it is.
+
+    ``options`` go to the instrumenter as they are; ``descriptor_state=True`` is added when it
+    takes that option (the layer always provides the descriptor state).
+    """
     if not device.enabled or device.degraded:
         return None
+    if instrumenter_accepts("descriptor_state"):
+        options.setdefault("descriptor_state", True)
     try:
         faults.check("instrument_shader")
         instrumented = load_instrumenter()(
-            list(words), shader_id=shader_id, descriptor_set=device.set_index
+            list(words), shader_id=shader_id, descriptor_set=device.set_index, **options
         )
         return [int(word) for word in instrumented]
     except GpuavError as error:
@@ -80,8 +104,34 @@ def post_call_record_create_shader_module(
     device.shader_modules[handle] = ShaderModuleState(handle, shader_id, tuple(words), shadow)
 
 
+def context_shadow(device: DeviceState, module: ShaderModuleState) -> int:
+    """The module instrumented to reach our buffers through the pushed context address
+    (issue 8), made when a pipeline first needs it; 0 when it cannot be had."""
+    if module.context_tried or device.context_offset is None:
+        return module.context_shadow
+    module.context_tried = True
+    from gpuav.instrument.descriptor_state import PushConstantAddress
+
+    instrumented = instrument_words(
+        device,
+        list(module.words),
+        module.shader_id,
+        context_address=PushConstantAddress(device.context_offset),
+    )
+    if instrumented is not None:
+        try:
+            module.context_shadow = device.calls.create_shader_module(instrumented)
+        except Exception as error:
+            from gpuav.layer.command_buffers import degrade
+
+            degrade(device, f"shader module creation: {error}")
+    return module.context_shadow
+
+
 def pre_call_record_destroy_shader_module(device: DeviceState, handle: int) -> None:
     """Drop the module's state; pipeline trackers keep their own copy of the words."""
     state = device.shader_modules.pop(handle, None)
-    if state is not None and state.shadow:
-        device.calls.destroy_shader_module(state.shadow)
+    if state is not None:
+        for shadow in (state.shadow, state.context_shadow):
+            if shadow:
+                device.calls.destroy_shader_module(shadow)

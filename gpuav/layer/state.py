@@ -39,6 +39,8 @@ class ShaderModuleState:
     shader_id: int
     words: tuple[int, ...]
     shadow: int = 0
+    context_shadow: int = 0  # instrumented to reach our buffers through a context address
+    context_tried: bool = False
 
 
 @dataclass
@@ -48,6 +50,9 @@ class PipelineLayoutState:
     patched: bool
     pipelines: int = 0  # live pipelines that bind our set through this layout
     destroyed_by_app: bool = False
+    # Not patched, but given a push constant for the context address (issue 8): the stages
+    # to push it with (0: none, the pipelines keep their original shaders).
+    context_stages: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class PipelineState:
     layout: int
     instrumented: bool
     shaders: dict[int, ShaderTracker]
+    context_stages: int = 0  # reaches our buffers through the pushed context address
 
 
 @dataclass(slots=True)
@@ -132,6 +138,8 @@ class DeviceState:
     object_names: dict[int, str] = field(default_factory=dict)
     pending: list[PendingSubmission] = field(default_factory=list)
     descriptors: DescriptorTracker | None = None
+    # Byte offset of the pushed context address (buffer device addresses on), else None.
+    context_offset: int | None = None
 
     @property
     def reporter(self) -> Reporter:

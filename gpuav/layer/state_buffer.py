@@ -58,11 +58,16 @@ class StateBuffer:
 
     @classmethod
     def create(
-        cls, calls: DeviceCalls, facts: PhysicalDeviceFacts, words: int | None = None
+        cls,
+        calls: DeviceCalls,
+        facts: PhysicalDeviceFacts,
+        words: int | None = None,
+        device_address: bool = False,
     ) -> StateBuffer:
         capacity = words or state_words_setting()
         capacity = min(capacity, facts.max_storage_buffer_range // 4)
-        return cls(calls.create_state_buffer(capacity * 4, facts.memory_type_flags), capacity)
+        handles = calls.create_state_buffer(capacity * 4, facts.memory_type_flags, device_address)
+        return cls(handles, capacity)
 
     def allocate(self, words: array[int]) -> Region:
         """A region holding ``words``, written at the next flush (NO_STATE when full)."""

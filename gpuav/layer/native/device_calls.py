@@ -17,6 +17,7 @@ from gpuav.instrument.descriptor_state import (
     STATE_BINDING,
 )
 from gpuav.layer.calls import (
+    CONTEXT_BYTES,
     MEMORY_PROPERTY_HOST_CACHED,
     MEMORY_PROPERTY_HOST_COHERENT,
     MEMORY_PROPERTY_HOST_VISIBLE,
@@ -55,6 +56,7 @@ class NativeDeviceCalls:
         self.next = next_functions
         self._keep: list[Any] = []
         self._set_arrays: dict[int, int] = {}
+        self._context_values: dict[int, int] = {}
         barrier = vkffi.new("VkMemoryBarrier *")
         barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
         barrier.srcAccessMask = vk.VK_ACCESS_SHADER_WRITE_BIT
@@ -102,24 +104,59 @@ class NativeDeviceCalls:
 
     def create_output_chunk(self, layout: ChunkLayout) -> OutputChunkHandles:
         made: dict[str, int] = {}
+        with_contexts = bool(layout.state_address)
         try:
-            buffer, memory, words = self._mapped_buffer(layout.size, layout.memory_type_flags, made)
+            buffer, memory, words = self._mapped_buffer(
+                layout.size, layout.memory_type_flags, made, with_contexts
+            )
             descriptor_sets = self._block_descriptor_sets(made, buffer, layout)
-            return OutputChunkHandles(buffer, memory, made["pool"], descriptor_sets, words)
+            contexts = self._write_contexts(buffer, words, layout) if with_contexts else ()
+            return OutputChunkHandles(
+                buffer, memory, made["pool"], descriptor_sets, words, contexts
+            )
         except Exception:
             self._destroy_parts(made)
             raise
 
+    def _write_contexts(
+        self, buffer: int, words: memoryview, layout: ChunkLayout
+    ) -> tuple[int, ...]:
+        """Each block's context (``descriptor_state.ADDRESS_*`` order), written once."""
+        base = self.buffer_address(buffer)
+        addresses = []
+        for index in range(layout.blocks):
+            context = layout.contexts_start + index * CONTEXT_BYTES
+            values = (
+                base + index * layout.block_range,
+                base + layout.bound_sets_start + index * layout.bound_sets_range,
+                layout.state_address,
+            )
+            for slot, value in enumerate(values):
+                word = context // 4 + 2 * slot
+                words[word] = value & 0xFFFF_FFFF
+                words[word + 1] = value >> 32
+            addresses.append(base + context)
+        return tuple(addresses)
+
+    def buffer_address(self, buffer: int) -> int:
+        info = vkffi.new("VkBufferDeviceAddressInfo *")
+        info.sType = vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO
+        info.buffer = vkffi.cast("VkBuffer", buffer)
+        return int(self.next.vkGetBufferDeviceAddress(self.device, address(info)))
+
     def create_state_buffer(
-        self, size: int, memory_type_flags: tuple[int, ...]
+        self, size: int, memory_type_flags: tuple[int, ...], device_address: bool = False
     ) -> StateBufferHandles:
         made: dict[str, int] = {}
         try:
-            buffer, memory, words = self._mapped_buffer(size, memory_type_flags, made)
+            buffer, memory, words = self._mapped_buffer(
+                size, memory_type_flags, made, device_address
+            )
+            where = self.buffer_address(buffer) if device_address else 0
         except Exception:
             self._destroy_parts(made)
             raise
-        return StateBufferHandles(buffer, memory, size, words)
+        return StateBufferHandles(buffer, memory, size, words, where)
 
     def destroy_state_buffer(self, handles: StateBufferHandles) -> None:
         handles.words.release()
@@ -127,13 +164,19 @@ class NativeDeviceCalls:
         self._destroy_parts({"buffer": handles.buffer, "memory": handles.memory})
 
     def _mapped_buffer(
-        self, size: int, memory_type_flags: tuple[int, ...], made: dict[str, int]
+        self,
+        size: int,
+        memory_type_flags: tuple[int, ...],
+        made: dict[str, int],
+        device_address: bool = False,
     ) -> tuple[int, int, memoryview]:
         """A zeroed, mapped, host-coherent storage buffer (its handles also go in ``made``)."""
         buffer_info = vkffi.new("VkBufferCreateInfo *")
         buffer_info.sType = vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO
         buffer_info.size = size
         buffer_info.usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+        if device_address:
+            buffer_info.usage |= vk.VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
         buffer_info.sharingMode = vk.VK_SHARING_MODE_EXCLUSIVE
         made["buffer"] = self._create("vkCreateBuffer", buffer_info)
 
@@ -145,6 +188,11 @@ class NativeDeviceCalls:
         allocate.memoryTypeIndex = choose_memory_type(
             requirements.memoryTypeBits, memory_type_flags
         )
+        if device_address:
+            flags = vkffi.new("VkMemoryAllocateFlagsInfo *")
+            flags.sType = vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO
+            flags.flags = vk.VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT
+            allocate.pNext = flags
         made["memory"] = self._create("vkAllocateMemory", allocate)
         self._check(
             "vkBindBufferMemory",
@@ -266,6 +314,14 @@ class NativeDeviceCalls:
         self.next.vkCmdBindDescriptorSets(
             command_buffer, bind_point, layout, set_index, 1, sets, 0, 0
         )
+
+    def cmd_push_context(
+        self, command_buffer: int, layout: int, stages: int, offset: int, context: int
+    ) -> None:
+        values = self._context_values.get(context)
+        if values is None:
+            values = self._context_values[context] = self._array("uint64_t[1]", context)
+        self.next.vkCmdPushConstants(command_buffer, layout, stages, offset, 8, values)
 
     def _array(self, type_name: str, value: int) -> int:
         array = vkffi.new(type_name, [value])

@@ -63,6 +63,7 @@ INSTANCE_COMMANDS: tuple[str, ...] = (
     "vkGetPhysicalDeviceProperties",
     "vkGetPhysicalDeviceProperties2",
     "vkGetPhysicalDeviceFeatures",
+    "vkGetPhysicalDeviceFeatures2",
     "vkGetPhysicalDeviceMemoryProperties",
     "vkEnumerateDeviceExtensionProperties",
     "vkCreateDebugUtilsMessengerEXT",

@@ -13,7 +13,7 @@ import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import device_setup, shader_validation
-from gpuav.layer.calls import FeatureRequest, PhysicalDeviceFacts
+from gpuav.layer.calls import API_VERSION_1_2, FeatureRequest, PhysicalDeviceFacts
 from gpuav.layer.native import callbacks, enabled_features
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import (
@@ -153,6 +153,19 @@ def _physical_device_facts(record: InstanceRecord, physical_device: int) -> Phys
     memory = vkffi.new("VkPhysicalDeviceMemoryProperties *")
     record.next.vkGetPhysicalDeviceMemoryProperties(physical_device, address(memory))
     limits = properties.limits
+    buffer_device_address = False
+    if (
+        int(properties.apiVersion) >= API_VERSION_1_2
+        and record.state.api_version >= API_VERSION_1_2
+        and record.next.vkGetPhysicalDeviceFeatures2 is not None
+    ):
+        features12 = vkffi.new("VkPhysicalDeviceVulkan12Features *")
+        features12.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
+        features2 = vkffi.new("VkPhysicalDeviceFeatures2 *")
+        features2.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
+        features2.pNext = features12
+        record.next.vkGetPhysicalDeviceFeatures2(physical_device, address(features2))
+        buffer_device_address = bool(features12.bufferDeviceAddress)
     return PhysicalDeviceFacts(
         api_version=int(properties.apiVersion),
         max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
@@ -163,6 +176,8 @@ def _physical_device_facts(record: InstanceRecord, physical_device: int) -> Phys
         ),
         fragment_stores_and_atomics=bool(features.fragmentStoresAndAtomics),
         vertex_pipeline_stores_and_atomics=bool(features.vertexPipelineStoresAndAtomics),
+        buffer_device_address=buffer_device_address,
+        max_push_constants_size=int(limits.maxPushConstantsSize),
     )
 
 
@@ -173,7 +188,57 @@ def _turn_on(features: Any, request: FeatureRequest) -> None:
         features.vertexPipelineStoresAndAtomics = 1
 
 
+def _with_buffer_device_address(create_info: int, keep: list[Any]) -> int:
+    """``create_info`` (already ours or the app's) with bufferDeviceAddress on (issue 8).
+
+    The feature goes where the app put its Vulkan 1.2 features, if anywhere (chaining both
+    structures is invalid: VUID-VkDeviceCreateInfo-pNext-02830); otherwise a
+    VkPhysicalDeviceBufferDeviceAddressFeatures is put at the head of the chain.
+    """
+    info = at(create_info, "VkDeviceCreateInfo")
+    first = address(info.pNext)
+    for structure_type, type_name in (
+        (
+            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+            "VkPhysicalDeviceVulkan12Features",
+        ),
+        (
+            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+            "VkPhysicalDeviceBufferDeviceAddressFeatures",
+        ),
+    ):
+        chained = find(first, structure_type)
+        if not chained:
+            continue
+        if at(chained, type_name).bufferDeviceAddress:
+            return create_info
+        replacement = copy_struct(chained, type_name, keep)
+        replacement.bufferDeviceAddress = 1
+        head = replace_in_chain(first, chained, address(replacement), keep)
+        if head is None:
+            return create_info
+        copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
+        copy.pNext = vkffi.cast("void *", head)
+        return address(copy)
+    added = vkffi.new("VkPhysicalDeviceBufferDeviceAddressFeatures *")
+    keep.append(added)
+    added.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES
+    added.bufferDeviceAddress = 1
+    added.pNext = info.pNext
+    copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
+    copy.pNext = added
+    return address(copy)
+
+
 def _with_features(create_info: int, request: FeatureRequest, keep: list[Any]) -> int | None:
+    """The create info with our features on; None if nothing to change."""
+    changed = _with_stores(create_info, request, keep)
+    if request.buffer_device_address:
+        return _with_buffer_device_address(changed or create_info, keep)
+    return changed
+
+
+def _with_stores(create_info: int, request: FeatureRequest, keep: list[Any]) -> int | None:
     """A copy of the VkDeviceCreateInfo with the two features on; None if nothing to change.
 
     Seed 000 (GpuPreCallRecordCreateDevice) modifies pEnabledFeatures; apps may instead chain

@@ -110,6 +110,8 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
     create = record.next.vkCreatePipelineLayout
     patched_info = 0
     set_count = 0
+    added_set = False
+    context_stages = 0
     keep: list[Any] = []
     if state is not None:
         try:
@@ -117,30 +119,54 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
             set_count = int(info.setLayoutCount)
             set_layouts = handles_at(address(info.pSetLayouts), set_count)
             wanted = pipeline_layouts.pre_call_record_create_pipeline_layout(state, set_layouts)
-            if wanted is not None:
+            ranges = pipeline_layouts.pre_call_record_push_constant_ranges(
+                state, _push_ranges(info)
+            )
+            if wanted is not None or ranges is not None:
                 copy = copy_struct(create_info, "VkPipelineLayoutCreateInfo", keep)
+                patched_info = address(copy)
+            if wanted is not None:
                 array = vkffi.new("uint64_t[]", wanted)
                 keep.append(array)
                 copy.setLayoutCount = len(wanted)
                 copy.pSetLayouts = vkffi.cast("VkDescriptorSetLayout *", array)
-                patched_info = address(copy)
+                added_set = True
+            if ranges is not None:
+                new_ranges, context_stages = ranges
+                items = vkffi.new("VkPushConstantRange[]", len(new_ranges))
+                keep.append(items)
+                for index, (stages, offset, size) in enumerate(new_ranges):
+                    items[index].stageFlags = stages
+                    items[index].offset = offset
+                    items[index].size = size
+                copy.pushConstantRangeCount = len(new_ranges)
+                copy.pPushConstantRanges = items
         except BaseException as error:
             report_error("vkCreatePipelineLayout", error, record.instance.state)
             patched_info = 0
     result = int(create(device, patched_info or create_info, allocator, layout_out))
-    patched = bool(patched_info) and result == 0
+    patched = added_set and bool(patched_info) and result == 0
     if patched_info and result < 0:
         # Our set pushed a limit over the edge: make the app's layout as it asked.
         result = int(create(device, create_info, allocator, layout_out))
+        context_stages = 0
     if result == 0 and state is not None:
         try:
             handle = handles_at(layout_out, 1)[0]
             pipeline_layouts.post_call_record_create_pipeline_layout(
-                state, handle, set_count, patched
+                state, handle, set_count, patched, context_stages
             )
         except BaseException as error:
             report_error("vkCreatePipelineLayout", error, record.instance.state)
     return result
+
+
+def _push_ranges(info: Any) -> list[tuple[int, int, int]]:
+    items = info.pPushConstantRanges
+    return [
+        (int(items[i].stageFlags), int(items[i].offset), int(items[i].size))
+        for i in range(info.pushConstantRangeCount)
+    ]
 
 
 def destroy_pipeline_layout(device: int, layout: int, allocator: int) -> None:

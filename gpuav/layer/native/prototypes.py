@@ -92,6 +92,7 @@ ALIASES: dict[str, str] = {
 CALLED: tuple[str, ...] = (
     "vkEnumerateDeviceExtensionProperties",
     "vkGetPhysicalDeviceFeatures",
+    "vkGetPhysicalDeviceFeatures2",
     "vkGetPhysicalDeviceMemoryProperties",
     "vkCreateDescriptorSetLayout",
     "vkDestroyDescriptorSetLayout",
@@ -109,6 +110,8 @@ CALLED: tuple[str, ...] = (
     "vkUnmapMemory",
     "vkCmdBindDescriptorSets",
     "vkCmdPipelineBarrier",
+    "vkCmdPushConstants",
+    "vkGetBufferDeviceAddress",
     "vkCreateFence",
     "vkDestroyFence",
     "vkGetFenceStatus",
