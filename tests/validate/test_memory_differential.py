@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from gpuav.spirv import read, write
@@ -106,6 +106,7 @@ def test_scope_and_semantics_rules_agree_with_spirv_val(which: int, pick: int, v
         theirs = re.findall(r"\[(VUID-[^\]]+)\]", message)[:1]
         for vuid in theirs:
             if vuid in SAME_RULE:
+                event(f"both report {vuid}")
                 assert SAME_RULE[vuid] in ours, (vuid, ours, message)
 
 
