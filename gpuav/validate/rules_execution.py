@@ -15,7 +15,7 @@ from gpuav.spirv.grammar import AddressingModel, BuiltIn, Decoration, ExecutionM
 from gpuav.spirv.grammar import ExecutionModel as Model
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import Reach, constant_u32, enum_name, reach
+from gpuav.validate.reach import Reach, constant_u32, enabled, enum_name, reach
 
 ENTRY_POINT_SIGNATURE = "VUID-StandaloneSpirv-None-04633"
 RECURSION = "VUID-StandaloneSpirv-None-04634"
@@ -33,6 +33,7 @@ WORKGROUP_SIZE_LIMITS = (
     "VUID-RuntimeSpirv-z-06431",
 )
 WORKGROUP_INVOCATIONS_LIMIT = "VUID-RuntimeSpirv-x-06432"
+LOCAL_SIZE_ID_FEATURE = "VUID-RuntimeSpirv-LocalSizeId-06434"
 
 _ALLOWED_ADDRESSING = (AddressingModel.Logical, AddressingModel.PhysicalStorageBuffer64)
 _WORKGROUP_MODELS = frozenset({Model.GLCompute, Model.TaskEXT, Model.MeshEXT})
@@ -120,6 +121,12 @@ def _execution_modes(context: ValidationContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 ORIGIN_LOWER_LEFT,
                 "the OriginLowerLeft execution mode must not be used",
+                instruction.origin,
+            )
+        elif mode == ExecutionMode.LocalSizeId and not enabled(context, "maintenance4"):
+            yield Diagnostic(
+                LOCAL_SIZE_ID_FEATURE,
+                "the LocalSizeId execution mode needs the maintenance4 feature",
                 instruction.origin,
             )
         elif mode == ExecutionMode.PixelCenterInteger:

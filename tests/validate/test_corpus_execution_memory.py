@@ -32,6 +32,7 @@ FAMILIES = [
 ]
 # Every device feature (or property) these families consult.
 ALL_FEATURES = [
+    "maintenance4",
     "vulkanMemoryModel",
     "vulkanMemoryModelDeviceScope",
     "shaderSubgroupClock",

@@ -193,12 +193,16 @@ def test_compute_without_local_size() -> None:
     check_both(compute(modes=""), rules.COMPUTE_LOCAL_SIZE)
 
 
-def test_compute_with_local_size_id_is_clean() -> None:
-    check_both(
-        compute(modes="OpExecutionModeId %main LocalSizeId %uint_1 %uint_1 %uint_1"),
-        None,
-        target_env="vulkan1.3",
+def test_compute_with_local_size_id_needs_maintenance4() -> None:
+    text = compute(modes="OpExecutionModeId %main LocalSizeId %uint_1 %uint_1 %uint_1")
+    words = assemble(text, "vulkan1.3")
+    clean = validate_words(
+        words, families=FAMILY, target_env="vulkan1.3", features=["maintenance4"]
     )
+    assert clean == []
+    found = broken(validate_words(words, families=FAMILY, target_env="vulkan1.3"))
+    assert found == {rules.LOCAL_SIZE_ID_FEATURE}
+    assert spirv_val(words, "vulkan1.3")[0]  # a device rule: spirv-val accepts
 
 
 def test_workgroup_size_builtin_replaces_local_size() -> None:
