@@ -48,12 +48,14 @@ def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
     if not words:
         return DecodedBuffer((), ("empty output buffer (no DataWrittenLength word)",), 0)
     written = int(words[layout.WRITTEN_LENGTH_WORD]) & WORD_MASK
-    data = [int(word) & WORD_MASK for word in words[layout.DATA_FIRST_WORD :]]
+    first = layout.DATA_FIRST_WORD
+    data_length = len(words) - first
     records: list[ErrorRecord] = []
     diagnostics: list[str] = []
     position = 0
-    while position < len(data):
-        size = data[position]
+    # Words are read where needed: most blocks hold nothing, and the layer's are 4096 words.
+    while position < data_length:
+        size = int(words[first + position]) & WORD_MASK
         if size == 0:
             break
         if not MIN_RECORD_WORDS <= size <= layout.MAX_RECORD_WORDS:
@@ -62,20 +64,21 @@ def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
                 f"{MIN_RECORD_WORDS} and {layout.MAX_RECORD_WORDS}; stopped reading"
             )
             break
-        if position + size > len(data):
+        if position + size > data_length:
             diagnostics.append(
                 f"corrupt record at Data[{position}]: size {size} runs past the end of Data "
-                f"({len(data)} words); stopped reading"
+                f"({data_length} words); stopped reading"
             )
             break
-        item = data[position : position + size]
+        start = first + position
+        item = [int(word) & WORD_MASK for word in words[start : start + size]]
         decoded = _record(item, position, diagnostics)
         if decoded is not None:
             records.append(decoded)
         position += size
-    if written > len(data):
+    if written > data_length:
         diagnostics.append(
-            f"shaders tried to write {written} words into a Data array of {len(data)}; "
+            f"shaders tried to write {written} words into a Data array of {data_length}; "
             "errors that did not fit were dropped"
         )
     elif written < position:

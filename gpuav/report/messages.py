@@ -201,9 +201,12 @@ def compose_messages(records: Sequence[ErrorRecord], context: ActionContext) -> 
             record.descriptor_index,
         )
         groups.setdefault(key, []).append(record)
+    infos: dict[int, ShaderInfo | None] = {}
     messages = []
     for group in groups.values():
-        shader = context.shader(group[0].shader_id)
-        info = shader_info(shader.words) if shader is not None else None
-        messages.append(compose_message(group[0], len(group), context, info))
+        shader_id = group[0].shader_id
+        if shader_id not in infos:
+            shader = context.shader(shader_id)
+            infos[shader_id] = shader_info(shader.words) if shader is not None else None
+        messages.append(compose_message(group[0], len(group), context, infos[shader_id]))
     return messages

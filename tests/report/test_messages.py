@@ -309,7 +309,7 @@ def test_the_shader_is_parsed_once_for_many_records(monkeypatch) -> None:  # typ
         return real_read(data)
 
     monkeypatch.setattr(module, "read", counting_read)
-    module._cached.cache_clear()
+    module.clear_cache()
     index = consumer(words, Op.ImageFetch)
     records = [
         ErrorRecord(SHADER_ID, index, Stage.COMPUTE, (x, 0), OOB, x % 5, 2) for x in range(500)
