@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuav.errors import DecodeError
 from gpuav.report.descriptor_lookup import DescriptorVariable, find_descriptor
@@ -61,8 +61,7 @@ class ShaderInfo:
         self._marks: list[LineMark | None] = []
         self._disassembly: list[str] | None = None
         self._decorations: Decorations | None = None
-        self._definitions: dict[int, Instruction] = {}
-        self._names: dict[int, str] = {}
+        self._tables = _Tables()
         self._id_operands: IdOperands | None = None
         self._code_start = 0  # index of the first OpFunction
         try:
@@ -75,7 +74,9 @@ class ShaderInfo:
             (at for at, item in enumerate(self.instructions) if item.opcode == Op.Function),
             len(self.instructions),
         )
-        self._index()
+        self._decorations = Decorations(self.module)
+        self._tables = _scan(self.instructions)
+        self._marks = _line_marks(len(self.instructions), self._tables)
 
     @property
     def has_line_info(self) -> bool:
@@ -121,97 +122,114 @@ class ShaderInfo:
             for at in self._id_operands.positions(instruction)
             if at not in skip
         ]
-        return find_descriptor(ids, self._definitions, self._decorations, self._names)
-
-    def _index(self) -> None:
-        assert self.module is not None
-        module = self.module
-        self._decorations = Decorations(module)
-        strings: dict[int, str] = {}
-        constants: dict[int, int] = {}
-        debug_sets: set[int] = set()
-        op_sources: list[tuple[str | None, list[str]]] = []
-        debug_sources: dict[int, tuple[str | None, list[str]]] = {}
-        last_debug_source: list[str] | None = None
-        pending: list[tuple[int, Instruction]] = []  # line instructions, by position
-        for position, instruction in enumerate(self.instructions):
-            opcode, operands = instruction.opcode, instruction.operands
-            if opcode == Op.String:
-                strings[operands[0]] = decode_string(operands, 1)[0]
-            elif opcode == Op.Name and len(operands) > 1:
-                self._names[operands[0]] = decode_string(operands, 1)[0]
-            elif opcode == Op.ExtInstImport:
-                if decode_string(operands, 1)[0] == DEBUG_INFO_SET:
-                    debug_sets.add(operands[0])
-            elif opcode == Op.Constant and len(operands) >= 3:
-                constants[operands[1]] = operands[2]
-            elif opcode == Op.Source:
-                file = strings.get(operands[2]) if len(operands) > 2 else None
-                source_parts = [decode_string(operands, 3)[0]] if len(operands) > 3 else []
-                op_sources.append((file, source_parts))
-            elif opcode == Op.SourceContinued and op_sources:
-                op_sources[-1][1].append(decode_string(operands, 0)[0])
-            elif opcode == Op.ExtInst and len(operands) >= 4 and operands[2] in debug_sets:
-                number = operands[3]
-                if number == DEBUG_SOURCE and len(operands) >= 5:
-                    embedded = strings.get(operands[5]) if len(operands) > 5 else None
-                    debug_parts = [] if embedded is None else [embedded]
-                    debug_sources[operands[1]] = (strings.get(operands[4]), debug_parts)
-                    last_debug_source = debug_parts
-                elif number == DEBUG_SOURCE_CONTINUED and last_debug_source is not None:
-                    last_debug_source.append(strings.get(operands[4], ""))
-                elif number in (DEBUG_LINE, DEBUG_NO_LINE):
-                    pending.append((position, instruction))
-            elif opcode in (Op.Line, Op.NoLine, Op.FunctionEnd):
-                pending.append((position, instruction))
-            result = instruction.result_id
-            if result is not None:
-                self._definitions[result] = instruction
-        texts = tuple(SourceText.parse(file, "".join(parts)) for file, parts in op_sources if parts)
-        debug_texts: dict[int, tuple[str | None, tuple[SourceText, ...]]] = {
-            id_: (file, (SourceText.parse(file, "".join(parts)),) if parts else ())
-            for id_, (file, parts) in debug_sources.items()
-        }
-        self._marks = [None] * len(self.instructions)
-        current: LineMark | None = None
-        start = 0
-        for position, instruction in pending:
-            self._marks[start:position] = [current] * (position - start)
-            start = position
-            operands = instruction.operands
-            if instruction.opcode == Op.Line:
-                file = strings.get(operands[0])
-                preferred = tuple(t for t in texts if t.file == file)
-                others = tuple(t for t in texts if t.file != file)
-                line = operands[1]
-                current = LineMark(file, line, operands[2], preferred + others) if line else None
-            elif instruction.opcode == Op.ExtInst and operands[3] == DEBUG_LINE:
-                current = _debug_line(operands, debug_texts, constants, texts)
-            elif instruction.opcode == Op.FunctionEnd:
-                # The position in force reaches OpFunctionEnd, not the next function.
-                self._marks[position] = current
-                start = position + 1
-                current = None
-            else:
-                current = None
-        self._marks[start:] = [current] * (len(self.instructions) - start)
+        tables = self._tables
+        return find_descriptor(ids, tables.definitions, self._decorations, tables.names)
 
 
-def _debug_line(
-    operands: list[int],
-    debug_texts: dict[int, tuple[str | None, tuple[SourceText, ...]]],
-    constants: dict[int, int],
-    texts: tuple[SourceText, ...],
-) -> LineMark | None:
+@dataclass
+class _Tables:
+    """What one pass over the module collects for the line table and the lookups."""
+
+    strings: dict[int, str] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    constants: dict[int, int] = field(default_factory=dict)
+    definitions: dict[int, Instruction] = field(default_factory=dict)
+    texts: tuple[SourceText, ...] = ()  # OpSource (+ OpSourceContinued) texts
+    debug_sources: dict[int, tuple[str | None, tuple[SourceText, ...]]] = field(
+        default_factory=dict
+    )
+    # OpLine, OpNoLine, DebugLine, DebugNoLine and OpFunctionEnd, with their positions.
+    line_changes: list[tuple[int, Instruction]] = field(default_factory=list)
+
+
+def _scan(instructions: list[Instruction]) -> _Tables:
+    tables = _Tables()
+    strings = tables.strings
+    debug_sets: set[int] = set()
+    op_sources: list[tuple[str | None, list[str]]] = []
+    debug_sources: dict[int, tuple[str | None, list[str]]] = {}
+    last_debug_source: list[str] | None = None
+    for position, instruction in enumerate(instructions):
+        opcode, operands = instruction.opcode, instruction.operands
+        if opcode == Op.String:
+            strings[operands[0]] = decode_string(operands, 1)[0]
+        elif opcode == Op.Name and len(operands) > 1:
+            tables.names[operands[0]] = decode_string(operands, 1)[0]
+        elif opcode == Op.ExtInstImport:
+            if decode_string(operands, 1)[0] == DEBUG_INFO_SET:
+                debug_sets.add(operands[0])
+        elif opcode == Op.Constant and len(operands) >= 3:
+            tables.constants[operands[1]] = operands[2]
+        elif opcode == Op.Source:
+            file = strings.get(operands[2]) if len(operands) > 2 else None
+            source_parts = [decode_string(operands, 3)[0]] if len(operands) > 3 else []
+            op_sources.append((file, source_parts))
+        elif opcode == Op.SourceContinued and op_sources:
+            op_sources[-1][1].append(decode_string(operands, 0)[0])
+        elif opcode == Op.ExtInst and len(operands) >= 4 and operands[2] in debug_sets:
+            number = operands[3]
+            if number == DEBUG_SOURCE and len(operands) >= 5:
+                embedded = strings.get(operands[5]) if len(operands) > 5 else None
+                debug_parts = [] if embedded is None else [embedded]
+                debug_sources[operands[1]] = (strings.get(operands[4]), debug_parts)
+                last_debug_source = debug_parts
+            elif number == DEBUG_SOURCE_CONTINUED and last_debug_source is not None:
+                last_debug_source.append(strings.get(operands[4], ""))
+            elif number in (DEBUG_LINE, DEBUG_NO_LINE):
+                tables.line_changes.append((position, instruction))
+        elif opcode in (Op.Line, Op.NoLine, Op.FunctionEnd):
+            tables.line_changes.append((position, instruction))
+        result = instruction.result_id
+        if result is not None:
+            tables.definitions[result] = instruction
+    tables.texts = tuple(
+        SourceText.parse(file, "".join(parts)) for file, parts in op_sources if parts
+    )
+    tables.debug_sources = {
+        id_: (file, (SourceText.parse(file, "".join(parts)),) if parts else ())
+        for id_, (file, parts) in debug_sources.items()
+    }
+    return tables
+
+
+def _line_marks(count: int, tables: _Tables) -> list[LineMark | None]:
+    """The source position in force at each of ``count`` instructions."""
+    marks: list[LineMark | None] = [None] * count
+    current: LineMark | None = None
+    start = 0
+    for position, instruction in tables.line_changes:
+        marks[start:position] = [current] * (position - start)
+        start = position
+        operands = instruction.operands
+        if instruction.opcode == Op.Line:
+            file = tables.strings.get(operands[0])
+            preferred = tuple(text for text in tables.texts if text.file == file)
+            others = tuple(text for text in tables.texts if text.file != file)
+            line = operands[1]
+            current = LineMark(file, line, operands[2], preferred + others) if line else None
+        elif instruction.opcode == Op.ExtInst and operands[3] == DEBUG_LINE:
+            current = _debug_line(operands, tables)
+        elif instruction.opcode == Op.FunctionEnd:
+            # The position in force reaches OpFunctionEnd, not the next function.
+            marks[position] = current
+            start = position + 1
+            current = None
+        else:
+            current = None
+    marks[start:] = [current] * (count - start)
+    return marks
+
+
+def _debug_line(operands: list[int], tables: _Tables) -> LineMark | None:
     """DebugLine Source LineStart LineEnd ColumnStart ColumnEnd (ids of constants)."""
     if len(operands) < 9:
         return None
-    file, own_texts = debug_texts.get(operands[4], (None, ()))
-    line = constants.get(operands[5])
-    column = constants.get(operands[7], 0)
+    file, own_texts = tables.debug_sources.get(operands[4], (None, ()))
+    line = tables.constants.get(operands[5])
+    column = tables.constants.get(operands[7], 0)
     if not line:
         return None  # glslang writes line 0 for compiler-generated code
-    return LineMark(file, line, column, own_texts + texts)
+    return LineMark(file, line, column, own_texts + tables.texts)
 
 
 @functools.lru_cache(maxsize=CACHED_SHADERS)
