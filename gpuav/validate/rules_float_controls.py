@@ -64,7 +64,7 @@ _FEATURES: dict[int, tuple[str, dict[int, str]]] = {
         },
     ),
 }
-_NAMES = {
+MODE_NAMES = {
     Mode.SignedZeroInfNanPreserve: "SignedZeroInfNanPreserve",
     Mode.DenormPreserve: "DenormPreserve",
     Mode.DenormFlushToZero: "DenormFlushToZero",
@@ -87,6 +87,11 @@ _ROUNDING_MODES = (Mode.RoundingModeRTE, Mode.RoundingModeRTZ)
 def feature_name(mode: int, width: int) -> str:
     """The device property that allows ``mode`` for floats of ``width`` bits."""
     return f"{_FEATURES[mode][0]}{width}"
+
+
+def rule_for(mode: int, width: int) -> str:
+    """The VUID broken by ``mode`` for ``width``-bit floats without its property."""
+    return _FEATURES[mode][1][width]
 
 
 ALL_PROPERTIES = frozenset(
@@ -115,7 +120,7 @@ def check(context: ValidationContext) -> Iterable[Diagnostic]:
         if known and not enabled(context, feature):
             yield Diagnostic(
                 rules[width],
-                f"{_NAMES[mode]} for {width}-bit floats needs {feature}",
+                f"{MODE_NAMES[mode]} for {width}-bit floats needs {feature}",
                 instruction.origin,
             )
         kind = "denorm" if mode in _DENORM_MODES else "rounding" if mode in _ROUNDING_MODES else ""
@@ -155,7 +160,7 @@ def _independence(
     choices = {width: modes[width][0] if width in modes else None for width in widths}
     if len(set(choices.values())) > 1:
         described = ", ".join(
-            f"{width}-bit {_NAMES[mode] if mode is not None else 'default'}"
+            f"{width}-bit {MODE_NAMES[mode] if mode is not None else 'default'}"
             for width, mode in choices.items()
         )
         kind = "denormal" if denorm else "rounding"

@@ -49,11 +49,7 @@ ALL_FEATURES = [
         for w in (16, 32, 64)
         for o in ("Atomics", "AtomicAdd", "AtomicMinMax")
     ),
-    *(
-        rules_float_controls.feature_name(mode, width)
-        for mode in rules_float_controls._FEATURES
-        for width in (16, 32, 64)
-    ),
+    *rules_float_controls.ALL_PROPERTIES,
 ]
 SHADERS = corpus_shaders()
 

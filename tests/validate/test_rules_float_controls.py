@@ -67,7 +67,7 @@ MODES = [
     ExecutionMode.RoundingModeRTE,
     ExecutionMode.RoundingModeRTZ,
 ]
-NAMES = {mode: rules._NAMES[mode] for mode in MODES}
+NAMES = {mode: rules.MODE_NAMES[mode] for mode in MODES}
 
 
 def module(modes: list[tuple[int, int]]) -> list[int]:
@@ -88,7 +88,7 @@ def test_each_mode_and_width_needs_its_property(mode: int, width: int) -> None:
     words = module([(mode, width)])
     feature = rules.feature_name(mode, width)
     found = validate_words(words, families=FAMILY, target_env=ENV, limits={feature: 0})
-    assert broken(found) == {rules._FEATURES[mode][1][width]}
+    assert broken(found) == {rules.rule_for(mode, width)}
     assert feature.endswith(str(width)) and feature in found[0].message
     assert validate_words(words, families=FAMILY, target_env=ENV, features=[feature]) == []
 
