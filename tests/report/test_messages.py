@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
+from gpuav.report import shader_info as shader_info_module
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.messages import Message, compose_messages
 from gpuav.report.shader_info import ShaderInfo
 from gpuav.spirv.grammar import Op
+from gpuav.spirv.module import Module
+from gpuav.spirv.reader import read
 from tests.report import stage_shaders
 from tests.report.helpers import float_bits, instruction_indices
 from tests.shaders.glsl import compile_glsl
@@ -296,24 +303,22 @@ def test_spilled_actions_and_inline_code() -> None:
     ]
 
 
-def test_the_shader_is_parsed_once_for_many_records(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import gpuav.report.shader_info as module
-
+def test_the_shader_is_parsed_once_for_many_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layer reads blocks back after every submit: parsing is per shader, not per record
+    nor per message nor per submit."""
     words = compile_glsl(stage_shaders.COMPUTE, "comp", debug="g", source_name="cache.comp")
-    words = [*words]
-    calls = []
-    from gpuav.spirv.reader import read as real_read
+    calls: list[int] = []
 
-    def counting_read(data):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        return real_read(data)
+    def counting_read(data: Sequence[int]) -> Module:
+        calls.append(len(data))
+        return read(data)
 
-    monkeypatch.setattr(module, "read", counting_read)
-    module.clear_cache()
+    monkeypatch.setattr(shader_info_module, "read", counting_read)
+    shader_info_module.clear_cache()
     index = consumer(words, Op.ImageFetch)
     records = [
         ErrorRecord(SHADER_ID, index, Stage.COMPUTE, (x, 0), OOB, x % 5, 2) for x in range(500)
     ]
-    for _ in range(3):
+    for _ in range(3):  # three submits; each builds its own context (a new tuple of words)
         assert len(compose_messages(records, compute_context(words))) == 5
-    assert len(calls) == 1
+    assert calls == [len(words)]
