@@ -136,7 +136,7 @@ def _execution_modes(context: ValidationContext) -> Iterator[Diagnostic]:
                 "half-integer coordinates)",
                 instruction.origin,
             )
-    workgroup_size, size_diagnostics = _workgroup_size_builtin(context)
+    has_builtin, workgroup_size, size_diagnostics = _workgroup_size_builtin(context)
     yield from size_diagnostics
     for entry in context.module.entry_points:
         if len(entry.operands) < 2:
@@ -152,7 +152,7 @@ def _execution_modes(context: ValidationContext) -> Iterator[Diagnostic]:
         if model not in _WORKGROUP_MODELS and model != Model.MeshNV and model != Model.TaskNV:
             continue
         size = workgroup_size or _local_size(context, declared)
-        if model == Model.GLCompute and size is None and not _has_size_mode(declared):
+        if model == Model.GLCompute and not has_builtin and not _has_size_mode(declared):
             yield Diagnostic(
                 COMPUTE_LOCAL_SIZE,
                 f"compute entry point {entry.string(2)!r} declares no LocalSize or LocalSizeId "
@@ -186,11 +186,13 @@ def _local_size(
 
 def _workgroup_size_builtin(
     context: ValidationContext,
-) -> tuple[tuple[int, int, int] | None, list[Diagnostic]]:
-    """The size a WorkgroupSize-decorated constant gives (it overrides LocalSize), and the
-    diagnostics of a decorated object that is not a 3 x 32-bit integer constant."""
+) -> tuple[bool, tuple[int, int, int] | None, list[Diagnostic]]:
+    """Whether an object is decorated WorkgroupSize, the size it gives when known (it
+    overrides LocalSize), and the diagnostics of a decorated object that is not a
+    3 x 32-bit integer constant."""
     diagnostics: list[Diagnostic] = []
     size: tuple[int, int, int] | None = None
+    present = False
     for annotation in context.module.annotations:
         operands = annotation.operands
         if not (
@@ -203,6 +205,7 @@ def _workgroup_size_builtin(
         target = context.def_use.defs.get(operands[0])
         if target is None or target.opcode not in _COMPOSITES + _CONSTANTS + (Op.Variable,):
             continue
+        present = True
         if target.opcode not in _COMPOSITES:
             diagnostics.append(
                 Diagnostic(
@@ -229,7 +232,7 @@ def _workgroup_size_builtin(
                 x, y, z = (value or 0 for value in values)
                 size = (x, y, z)
         # A specialization-constant size is only known at pipeline creation.
-    return size, diagnostics
+    return present, size, diagnostics
 
 
 def _is_uvec3(context: ValidationContext, type_id: int) -> bool:

@@ -214,6 +214,16 @@ def test_workgroup_size_builtin_replaces_local_size() -> None:
     check_both(text, None)
 
 
+def test_specialization_constant_workgroup_size_replaces_local_size() -> None:
+    text = compute(
+        modes="",
+        annotations="OpDecorate %size BuiltIn WorkgroupSize\nOpDecorate %x SpecId 0",
+        globals_="%x = OpSpecConstant %uint 4\n"
+        "%size = OpSpecConstantComposite %v3uint %x %uint_1 %uint_1",
+    )
+    check_both(text, None)
+
+
 def test_workgroup_size_builtin_of_wrong_type() -> None:
     text = compute(
         annotations="OpDecorate %size BuiltIn WorkgroupSize",
