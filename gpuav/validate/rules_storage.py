@@ -59,9 +59,13 @@ _ALLOWED = frozenset(
         Class.ShaderRecordBufferKHR,
         Class.PhysicalStorageBuffer,
         Class.TileImageEXT,
-        # Mesh shading and SER extensions (their own specs add them).
+        # Storage classes of extensions whose own rules admit them (mesh shading, shader
+        # execution reordering, tile shading, AMDX shader enqueue).
         Class.TaskPayloadWorkgroupEXT,
         Class.HitObjectAttributeNV,
+        Class.HitObjectAttributeEXT,
+        Class.TileAttachmentQCOM,
+        Class.NodePayloadAMDX,
     }
 )
 _NO_OUTPUT_MODELS = frozenset(
