@@ -67,7 +67,9 @@ class BuiltInRule:
         return self.storage.get(None) if found is None else found
 
     def storage_vuid(self, model: int) -> str:
-        return self.vuid_storage.get(model) or self.vuid_storage[None]
+        # Models without their own storage VUID share the "*" one, or else the first listed.
+        found = self.vuid_storage.get(model) or self.vuid_storage.get(None)
+        return found or next(iter(self.vuid_storage.values()))
 
 
 def _model(name: str) -> int | None:
