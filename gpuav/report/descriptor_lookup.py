@@ -44,6 +44,12 @@ _HANDLE_TYPES = frozenset(
 )
 
 
+# The only definitions the walk looks at: what it follows, variables, and the types it reads.
+DEFINITIONS_NEEDED = (
+    _FOLLOW | _HANDLE_TYPES | {Op.Variable, Op.TypeArray, Op.TypeRuntimeArray, Op.TypeStruct}
+)
+
+
 @dataclass(frozen=True)
 class DescriptorVariable:
     variable_id: int

@@ -15,7 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpuav.errors import DecodeError
-from gpuav.report.descriptor_lookup import DescriptorVariable, find_descriptor
+from gpuav.report.descriptor_lookup import (
+    DEFINITIONS_NEEDED,
+    DescriptorVariable,
+    find_descriptor,
+)
 from gpuav.report.source_text import SourceText
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.id_operands import IdOperands
@@ -31,6 +35,20 @@ DEBUG_SOURCE_CONTINUED = 102
 DEBUG_LINE = 103
 DEBUG_NO_LINE = 104
 CACHED_SHADERS = 64
+_SCANNED = frozenset(
+    {
+        Op.String,
+        Op.Name,
+        Op.ExtInstImport,
+        Op.Constant,
+        Op.Source,
+        Op.SourceContinued,
+        Op.ExtInst,
+        Op.Line,
+        Op.NoLine,
+        Op.FunctionEnd,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -149,8 +167,13 @@ def _scan(instructions: list[Instruction]) -> _Tables:
     op_sources: list[tuple[str | None, list[str]]] = []
     debug_sources: dict[int, tuple[str | None, list[str]]] = {}
     last_debug_source: list[str] | None = None
+    definitions = tables.definitions
     for position, instruction in enumerate(instructions):
         opcode, operands = instruction.opcode, instruction.operands
+        if opcode in DEFINITIONS_NEEDED:
+            definitions[operands[RESULT_INDEX[opcode]]] = instruction
+        if opcode not in _SCANNED:
+            continue
         if opcode == Op.String:
             strings[operands[0]] = decode_string(operands, 1)[0]
         elif opcode == Op.Name and len(operands) > 1:
@@ -179,9 +202,6 @@ def _scan(instructions: list[Instruction]) -> _Tables:
                 tables.line_changes.append((position, instruction))
         elif opcode in (Op.Line, Op.NoLine, Op.FunctionEnd):
             tables.line_changes.append((position, instruction))
-        result = instruction.result_id
-        if result is not None:
-            tables.definitions[result] = instruction
     tables.texts = tuple(
         SourceText.parse(file, "".join(parts)) for file, parts in op_sources if parts
     )
