@@ -11,6 +11,7 @@ shader's words and the per-record questions are dictionary lookups.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -261,6 +262,7 @@ def _cached(words: tuple[int, ...]) -> ShaderInfo:
 # its contents (about 1 ms for a 1 MiB module). The entry keeps the tuple alive, so its id
 # cannot be reused while it is here.
 _by_identity: dict[int, tuple[Sequence[int], ShaderInfo]] = {}
+_by_identity_lock = threading.Lock()  # read-backs of several queues may run at once
 
 
 def shader_info(words: Sequence[int]) -> ShaderInfo:
@@ -270,13 +272,15 @@ def shader_info(words: Sequence[int]) -> ShaderInfo:
         return entry[1]
     info = _cached(words if isinstance(words, tuple) else tuple(words))
     if isinstance(words, tuple):
-        if len(_by_identity) >= CACHED_SHADERS:
-            _by_identity.pop(next(iter(_by_identity)), None)
-        _by_identity[id(words)] = (words, info)
+        with _by_identity_lock:
+            if len(_by_identity) >= CACHED_SHADERS:
+                del _by_identity[next(iter(_by_identity))]
+            _by_identity[id(words)] = (words, info)
     return info
 
 
 def clear_cache() -> None:
     """Forget every shader (tests and benchmarks measure the cold path)."""
-    _by_identity.clear()
+    with _by_identity_lock:
+        _by_identity.clear()
     _cached.cache_clear()

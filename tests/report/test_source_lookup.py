@@ -230,3 +230,14 @@ def test_lines_before_the_first_directive_count_from_one() -> None:
     assert source.line_text("m.frag", 2) == "void f();"
     assert source.line_text("m.frag", 50) == "void g();"
     assert source.line_text("m.frag", 3) is None
+
+
+def test_the_cache_is_bounded() -> None:
+    from gpuav.report import shader_info as module
+
+    module.clear_cache()
+    kept = [(0x07230203, 0x10000, 0, number, 0) for number in range(module.CACHED_SHADERS + 10)]
+    infos = [shader_info(words) for words in kept]
+    assert len(module._by_identity) == module.CACHED_SHADERS
+    assert module._cached.cache_info().currsize == module.CACHED_SHADERS
+    assert shader_info(kept[-1]) is infos[-1]
