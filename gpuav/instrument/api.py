@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
+from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.find_accesses import (
     DESCRIPTOR_CLASSES,
     DescriptorAccess,
@@ -20,8 +21,15 @@ from gpuav.instrument.find_accesses import (
     find_accesses,
 )
 from gpuav.instrument.record_writer import RecordWriter
+from gpuav.instrument.resources import (
+    AddressResources,
+    Resources,
+    SetResources,
+    list_in_interfaces,
+)
 from gpuav.instrument.shader_index import ShaderIndex
-from gpuav.instrument.stage_words import StageWords, add_to_interface, check_supported
+from gpuav.instrument.stage_words import StageWords, check_supported
+from gpuav.instrument.state_reader import StateReader
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, write
 from gpuav.spirv.analysis.decorations import Decorations
@@ -30,9 +38,10 @@ from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import AddressingModel, Capability, Op
 from gpuav.spirv.instruction import Instruction
-from gpuav.spirv.module import Function, Module, version_word
+from gpuav.spirv.module import Function, Module
 
 PASS_NAME = "descriptor-bounds"
+_PHYSICAL = (AddressingModel.Physical32, AddressingModel.Physical64)
 
 _DECLINED_CAPABILITIES = {
     Capability.Kernel: "Kernel (OpenCL) modules",
@@ -57,10 +66,28 @@ class InstrumentResult:
         return [a for a in self.findings.accesses if a.statically_out_of_bounds]
 
 
-def instrument_module(module: Module, *, shader_id: int, descriptor_set: int) -> InstrumentResult:
-    """Run the descriptor-bounds pass on ``module`` in place."""
+def instrument_module(
+    module: Module,
+    *,
+    shader_id: int,
+    descriptor_set: int,
+    descriptor_state: bool = False,
+    context_address: ContextAddressSource | None = None,
+) -> InstrumentResult:
+    """Run the descriptor-bounds pass on ``module`` in place.
+
+    ``descriptor_state``: also check runtime arrays against, and every checked descriptor for
+    being written in, the state the layer keeps (issue 8). ``context_address``: reach our
+    buffers through device addresses instead of a descriptor set.
+    """
     try:
-        return _instrument(module, shader_id=shader_id, descriptor_set=descriptor_set)
+        return _instrument(
+            module,
+            shader_id=shader_id,
+            descriptor_set=descriptor_set,
+            descriptor_state=descriptor_state,
+            context_address=context_address,
+        )
     except (
         LookupError,
         ValueError,
@@ -74,13 +101,20 @@ def instrument_module(module: Module, *, shader_id: int, descriptor_set: int) ->
         raise DescriptorBoundsUnsupported(f"malformed module: {error!r}") from error
 
 
-def _instrument(module: Module, *, shader_id: int, descriptor_set: int) -> InstrumentResult:
+def _instrument(
+    module: Module,
+    *,
+    shader_id: int,
+    descriptor_set: int,
+    descriptor_state: bool,
+    context_address: ContextAddressSource | None,
+) -> InstrumentResult:
     for capability in module.capabilities:
         reason = _DECLINED_CAPABILITIES.get(capability.operands[0])
         if reason is not None:
             raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument {reason}")
-    if any(m.operands[0] != AddressingModel.Logical for m in module.memory_model):
-        raise DescriptorBoundsUnsupported(f"{PASS_NAME} needs the Logical addressing model")
+    if any(m.operands[0] in _PHYSICAL for m in module.memory_model):
+        raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument physical addressing")
     roots = {
         variable.operands[1]
         for variable in module.globals
@@ -91,7 +125,7 @@ def _instrument(module: Module, *, shader_id: int, descriptor_set: int) -> Instr
     def_use = ShaderIndex(module, roots)
     types = Types(def_use.defs)
     decorations = Decorations(module)
-    findings = find_accesses(module, def_use, types, decorations)
+    findings = find_accesses(module, def_use, types, decorations, include_runtime=descriptor_state)
     result = InstrumentResult(module, findings)
     if not findings.accesses:
         return result
@@ -101,23 +135,22 @@ def _instrument(module: Module, *, shader_id: int, descriptor_set: int) -> Instr
 
     builder = Builder(module, def_use)
     stage_words = StageWords(builder, decorations)
+    resources: Resources
+    if context_address is None:
+        resources = SetResources(builder, descriptor_set, descriptor_state)
+    else:
+        resources = AddressResources(builder, context_address)
     writer = RecordWriter(
-        builder,
-        descriptor_set=descriptor_set,
-        shader_id=shader_id & 0xFFFF_FFFF,
-        stage_info=stage_words.variable,
+        builder, resources, shader_id=shader_id & 0xFFFF_FFFF, stage_info=stage_words.variable
     )
-    guarder = Guarder(builder, def_use, types, writer, _decorations_by_target(module))
+    state = StateReader(builder, resources) if descriptor_state else None
+    guarder = Guarder(builder, def_use, types, writer, state, _decorations_by_target(module))
     for access in _last_first(findings.accesses, def_use):
         guarder.guard(access)
     remove_unused_links(module, findings, def_use)
     for function, entry_point in entry_functions:
         stage_words.fill(entry_point, function)
-    for entry_point in module.entry_points:
-        if module.version >= version_word(1, 4):
-            # SPIR-V 1.4: every global variable the entry point uses is in its interface.
-            add_to_interface(entry_point, writer.variable)
-            add_to_interface(entry_point, stage_words.variable)
+    list_in_interfaces(builder, [*resources.variables, stage_words.variable])
     return result
 
 
@@ -162,22 +195,22 @@ def _decorations_by_target(module: Module) -> dict[int, list[Instruction]]:
     return found
 
 
-def instrument_shader(words: list[int], *, shader_id: int, descriptor_set: int) -> list[int]:
+def instrument_shader(
+    words: list[int],
+    *,
+    shader_id: int,
+    descriptor_set: int,
+    descriptor_state: bool = False,
+    context_address: ContextAddressSource | None = None,
+) -> list[int]:
     """Instrumented copy of ``words``; the words themselves when nothing needs a check."""
-    module = read(words)
-    try:
-        result = instrument_module(module, shader_id=shader_id, descriptor_set=descriptor_set)
-    except (
-        LookupError,
-        ValueError,
-        TypeError,
-        AttributeError,
-        RuntimeError,
-        StopIteration,
-    ) as error:
-        # The reader checks words, not meaning: a module whose ids or types do not fit together
-        # is declined (the layer keeps the original), never a crash.
-        raise DescriptorBoundsUnsupported(f"malformed module: {error!r}") from error
+    result = instrument_module(
+        read(words),
+        shader_id=shader_id,
+        descriptor_set=descriptor_set,
+        descriptor_state=descriptor_state,
+        context_address=context_address,
+    )
     if not result.changed:
         return list(words)
     return write(result.module)

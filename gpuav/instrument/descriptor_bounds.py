@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup, Findings
 from gpuav.instrument.record import ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
+from gpuav.instrument.state_reader import StateReader
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
@@ -51,6 +52,7 @@ class Check:
     in_bounds: int
     index: int
     length: int
+    written: int | None = None  # descriptor state: may the descriptor be accessed?
 
 
 @dataclass
@@ -59,6 +61,7 @@ class Guarder:
     def_use: DefUse
     types: Types
     writer: RecordWriter
+    state: StateReader | None
     decorations_by_target: dict[int, list[Instruction]] = field(default_factory=dict)
 
     @property
@@ -78,9 +81,10 @@ class Guarder:
         builder.index = position
         checks = [self._check(lookup) for lookup in access.lookups if self._checked(lookup)]
         bool_ = builder.type_bool()
-        ok = checks[0].in_bounds
-        for check in checks[1:]:
-            ok = builder.op(Op.LogicalAnd, bool_, ok, check.in_bounds)
+        conditions = [c.in_bounds for c in checks] + [c.written for c in checks if c.written]
+        ok = conditions[0]
+        for condition in conditions[1:]:
+            ok = builder.op(Op.LogicalAnd, bool_, ok, condition)
         result = consumer.result_id
         result_type = consumer.type_id
         new_result = result or 0
@@ -100,12 +104,7 @@ class Guarder:
                 builder.emit(consumer)
             with invalid:
                 for check in checks:
-                    if len(checks) == 1:
-                        self._report(index, check)
-                    else:
-                        failed = builder.op(Op.LogicalNot, bool_, check.in_bounds)
-                        with builder.if_then(failed):
-                            self._report(index, check)
+                    self._report(index, check, alone=len(checks) == 1)
         if result is not None and result_type is not None:
             null = builder.constant_null(result_type)
             builder.phi(
@@ -115,18 +114,43 @@ class Guarder:
                 result=result,
             )
 
-    def _report(self, index: int, check: Check) -> None:
-        self.writer.call(index, ErrorCode.INDEX_OUT_OF_BOUNDS, check.index, check.length)
+    def _report(self, index: int, check: Check, alone: bool) -> None:
+        """Write the failing check's record(s): out of bounds, or in bounds but unwritten."""
+        builder = self.builder
+        bool_ = builder.type_bool()
+        code = ErrorCode.INDEX_OUT_OF_BOUNDS
+        if check.written is None and alone:
+            self.writer.call(index, code, check.index, check.length)
+            return
+        outside = builder.op(Op.LogicalNot, bool_, check.in_bounds)
+        with builder.if_then(outside):
+            self.writer.call(index, code, check.index, check.length)
+        if check.written is not None:
+            unwritten = builder.op(
+                Op.LogicalAnd,
+                bool_,
+                check.in_bounds,
+                builder.op(Op.LogicalNot, bool_, check.written),
+            )
+            with builder.if_then(unwritten):
+                code = ErrorCode.DESCRIPTOR_UNINITIALIZED
+                self.writer.call(index, code, check.index, check.length)
 
-    @staticmethod
-    def _checked(lookup: DescriptorLookup) -> bool:
+    def _checked(self, lookup: DescriptorLookup) -> bool:
         if lookup.runtime_sized:
-            return False
+            return self._with_state(lookup)
         if lookup.static_index is None:
             return True
         if lookup.static_length is None:
             return lookup.static_index != 0
         return lookup.statically_out_of_bounds
+
+    def _with_state(self, lookup: DescriptorLookup) -> bool:
+        return (
+            self.state is not None
+            and lookup.descriptor_set is not None
+            and lookup.binding is not None
+        )
 
     def _clone_links(self, links: tuple[Instruction, ...]) -> dict[int, int]:
         renamed: dict[int, int] = {}
@@ -153,29 +177,45 @@ class Guarder:
         builder = self.builder
         uint = builder.type_int(32, False)
         bool_ = builder.type_bool()
-        lengths = [self._as_uint(length) for length in lookup.lengths if length is not None]
+        lengths = [None if n is None else self._as_uint(n) for n in lookup.lengths]
         indices = [self._as_uint(index) for index in lookup.indices]
         in_each: int | None = None
-        for index, as_uint, length in zip(lookup.indices, indices, lengths, strict=True):
-            if lookup.element is not None:
-                break  # seed 003: only base + element is checked
-            ok = self._less_than(index, as_uint, length)
-            in_each = ok if in_each is None else builder.op(Op.LogicalAnd, bool_, in_each, ok)
+        if lookup.element is None:  # seed 003: with an element only base + element is checked
+            for index, as_uint, length in zip(lookup.indices, indices, lengths, strict=True):
+                if length is not None:
+                    ok = self._less_than(index, as_uint, length)
+                    in_each = (
+                        ok if in_each is None else builder.op(Op.LogicalAnd, bool_, in_each, ok)
+                    )
         flat = indices[0] if indices else builder.constant_uint(0)
-        for as_uint, length in zip(indices[1:], lengths[1:], strict=True):
-            flat = builder.op(Op.IAdd, uint, builder.op(Op.IMul, uint, flat, length), as_uint)
+        for as_uint, inner in zip(indices[1:], lengths[1:], strict=True):
+            if inner is None:  # only the outermost dimension can be a runtime array
+                raise RuntimeError("runtime array inside a descriptor array")
+            flat = builder.op(Op.IAdd, uint, builder.op(Op.IMul, uint, flat, inner), as_uint)
+        total: int | None = None
         if lookup.static_length is not None:
             total = builder.constant_uint(lookup.static_length)
-        else:
-            total = lengths[0]
-            for length in lengths[1:]:
+        elif all(length is not None for length in lengths):
+            known = [length for length in lengths if length is not None]
+            total = known[0] if known else builder.constant_uint(1)
+            for length in known[1:]:
                 total = builder.op(Op.IMul, uint, total, length)
         if lookup.element is not None:
             flat = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
+        if self.state is not None and self._with_state(lookup):
+            assert lookup.descriptor_set is not None and lookup.binding is not None
+            unknown = builder.constant_uint(0xFFFF_FFFF)  # no state, runtime array: unchecked
+            actual = self.state.length(lookup.descriptor_set, lookup.binding, total or unknown)
+            in_bounds = builder.op(Op.ULessThan, bool_, flat, actual)
+            if in_each is not None:
+                in_bounds = builder.op(Op.LogicalAnd, bool_, in_each, in_bounds)
+            written = self.state.written(lookup.descriptor_set, lookup.binding, flat)
+            return Check(in_bounds, flat, actual, written)
+        if total is None:
+            raise RuntimeError("a runtime array checked without descriptor state")
+        if lookup.element is not None:
             return Check(builder.op(Op.ULessThan, bool_, flat, total), flat, total)
-        if in_each is None:
-            in_each = builder.constant_bool(True)
-        return Check(in_each, flat, total)
+        return Check(in_each or builder.constant_bool(True), flat, total)
 
     def _int_type(self, value: int) -> tuple[int, int, bool]:
         type_id = self.types.type_of(value)

@@ -52,6 +52,11 @@ ADDRESS_OUTPUT = 0
 ADDRESS_BOUND_SETS = 1
 ADDRESS_STATE = 2
 CONTEXT_ADDRESSES = 3
+# Added for the pass (its padding so far): the fourth uint64 of a context is the number of
+# words in the output block's ``Data``. OpArrayLength cannot measure a buffer reached through
+# an address, so in address mode this is the only bound the shader has; 0 (the padding left
+# as it is) means no record is ever written.
+CONTEXT_DATA_WORDS = 3
 
 
 def binding_table_word(binding: int) -> int:

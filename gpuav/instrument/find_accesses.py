@@ -100,6 +100,8 @@ class DescriptorLookup:
     element: int | None = None
     static_index: int | None = None
     static_length: int | None = None
+    descriptor_set: int | None = None
+    binding: int | None = None
 
     @property
     def runtime_sized(self) -> bool:
@@ -194,7 +196,15 @@ class _Finder:
         var_id = variable.operands[1]
         if not arrays:
             if kind == "buffer":  # only an OpPtrAccessChain can move a single block's index
-                whole = DescriptorLookup(var_id, (), (), static_index=0, static_length=1)
+                whole = DescriptorLookup(
+                    var_id,
+                    (),
+                    (),
+                    static_index=0,
+                    static_length=1,
+                    descriptor_set=self.decorations.descriptor_set(var_id),
+                    binding=self.decorations.binding(var_id),
+                )
                 self._walk_pointer(var_id, whole, {}, var_id)
             return
         lengths = tuple(
@@ -239,7 +249,16 @@ class _Finder:
             static_index = flat if in_each else max(flat, static_length)
         elif len(values) == 1 and values[0] is not None:
             static_index = values[0]
-        return DescriptorLookup(variable, indices, lengths, None, static_index, static_length)
+        return DescriptorLookup(
+            variable,
+            indices,
+            lengths,
+            None,
+            static_index,
+            static_length,
+            self.decorations.descriptor_set(variable),
+            self.decorations.binding(variable),
+        )
 
     def _walk_image_pointer(
         self, chain: Instruction, lookup: DescriptorLookup, links: dict[int, Instruction]

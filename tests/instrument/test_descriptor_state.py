@@ -1,0 +1,182 @@
+"""Issue 8 on lavapipe: runtime arrays checked against the layer's descriptor state,
+unwritten descriptors reported, NO_STATE meaning unknown, and the three buffers reached
+through a context address (push constant or specialization constants) instead of a set."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from gpuav.instrument.api import instrument_shader
+from gpuav.instrument.descriptor_state import (
+    CONTEXT_ADDRESSES,
+    MAX_TRACKED_SETS,
+    NO_STATE,
+    PushConstantAddress,
+    SpecializationAddress,
+    binding_table_word,
+    region_words,
+)
+from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
+from gpuav.spirv.disassembler import disassemble
+from gpuav.spirv.grammar import Op
+from tests.harness import Binding, DescriptorSetSpec, VulkanContext
+from tests.instrument.util import DEBUG_SET, SHADER_ID, origins
+from tests.shaders.glsl import TargetEnv, compile_glsl, spirv_val
+
+pytestmark = pytest.mark.vulkan
+
+RUNTIME_COMP = """#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 4) in;
+layout(set = 0, binding = 0) uniform sampler2D textures[{size}];
+layout(set = 0, binding = 1) readonly buffer Indices {{ uint index[4]; }} indices;
+layout(set = 0, binding = 2) buffer Out {{ vec4 v[4]; }} o;
+void main() {{
+    uint i = gl_GlobalInvocationID.x;
+    o.v[i] = texture(textures[nonuniformEXT(indices.index[i])], vec2(0.5));
+}}
+"""
+
+
+def _words(size: str = "") -> list[int]:
+    return compile_glsl(RUNTIME_COMP.format(size=size), "comp", target_env="vulkan1.2")
+
+
+def _instrument(words: list[int], env: TargetEnv = "vulkan1.2", **options: object) -> list[int]:
+    out = instrument_shader(
+        words, shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True, **options
+    )  # type: ignore[arg-type]
+    spirv_val(out, env)
+    return out
+
+
+def _state(unwritten: int | None, size: int = 4) -> list[int]:
+    words = region_words({0: size, 1: 1, 2: 1})
+    if unwritten is not None:
+        words[words[binding_table_word(0)] + unwritten] = 0
+    return words
+
+
+def _app_set(vk: VulkanContext, indices: list[int], out: object) -> list[Binding]:
+    sampler = vk.sampler()
+    pairs = []
+    for i in range(4):
+        image = vk.image(1, 1, "R32G32B32A32_SFLOAT")
+        image.upload(np.array([[[i + 1.0, 0.0, 0.0, 1.0]]], np.float32))
+        pairs.append((image.view(), sampler))
+    return [
+        Binding(0, "combined_image_sampler", pairs),
+        Binding(1, "storage_buffer", [vk.buffer(data=np.array(indices, np.uint32))]),
+        Binding(2, "storage_buffer", [out]),  # type: ignore[list-item]
+    ]
+
+
+def _bound_sets(region_of_set_0: int) -> np.ndarray:
+    return np.array([region_of_set_0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
+
+
+def _records(
+    x_and_codes: list[tuple[int, ErrorCode, int, int | None]], sample: int
+) -> list[ErrorRecord]:
+    return [
+        ErrorRecord(
+            SHADER_ID, sample, Stage.COMPUTE, (x, pack_compute_yz(0, 0)), code, index, length
+        )
+        for x, code, index, length in x_and_codes
+    ]
+
+
+def _run_with_set(
+    vk: VulkanContext, words: list[int], indices: list[int], bound: np.ndarray, state: list[int]
+) -> tuple[list[float], list[ErrorRecord]]:
+    out = vk.buffer(4 * 16)
+    debug = vk.debug_buffer(capacity_words=256)
+    ours = DescriptorSetSpec(
+        [
+            debug.binding(),
+            Binding(1, "storage_buffer", [vk.buffer(data=bound)]),
+            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
+        ]
+    )
+    result = vk.run_compute(words, {0: _app_set(vk, indices, out), DEBUG_SET: ours})
+    records = sorted(debug.records(), key=lambda r: r.stage_words)
+    return result.buffer(out, np.float32).tolist(), records
+
+
+def test_runtime_array_bounds_and_unwritten_descriptor(vk: VulkanContext) -> None:
+    words = _words()
+    values, records = _run_with_set(
+        vk, _instrument(words), [1, 2, 4, 0xFFFF_FFFF], _bound_sets(0), _state(unwritten=2)
+    )
+    sample = origins(words, Op.ImageSampleExplicitLod)[0]
+    assert records == _records(
+        [
+            (1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, None),
+            (2, ErrorCode.INDEX_OUT_OF_BOUNDS, 4, 4),
+            (3, ErrorCode.INDEX_OUT_OF_BOUNDS, 0xFFFF_FFFF, 4),
+        ],
+        sample,
+    )
+    assert values[:4] == [2.0, 0.0, 0.0, 1.0] and values[4:] == [0.0] * 12
+
+
+def test_state_size_smaller_than_the_declared_array(vk: VulkanContext) -> None:
+    words = _words("4")
+    _, records = _run_with_set(
+        vk, _instrument(words), [0, 3, 1, 2], _bound_sets(0), _state(None, size=3)
+    )
+    sample = origins(words, Op.ImageSampleExplicitLod)[0]
+    assert records == _records([(1, ErrorCode.INDEX_OUT_OF_BOUNDS, 3, 3)], sample)
+
+
+def test_no_state_means_unknown(vk: VulkanContext) -> None:
+    words = _words()
+    indices = [3, 2, 1, 0]
+    values, records = _run_with_set(
+        vk, _instrument(words), indices, _bound_sets(NO_STATE), _state(unwritten=2)
+    )
+    assert records == []
+    assert values[0::4] == [4.0, 3.0, 2.0, 1.0]
+
+
+def _context(vk: VulkanContext, debug: object, bound: np.ndarray, state: list[int]) -> object:
+    bound_buffer = vk.buffer(data=bound)
+    state_buffer = vk.buffer(data=np.array(state, np.uint32))
+    addresses = [
+        debug.buffer.device_address,  # type: ignore[attr-defined]
+        bound_buffer.device_address,
+        state_buffer.device_address,
+        debug.capacity_words,  # type: ignore[attr-defined]
+    ]
+    assert CONTEXT_ADDRESSES == 3
+    return vk.buffer(data=np.array(addresses, np.uint64))
+
+
+@pytest.mark.parametrize("source", ["push", "spec"])
+def test_context_address_modes(vk: VulkanContext, source: str) -> None:
+    vk.require("bufferDeviceAddress", "shaderInt64")
+    words = _words()
+    debug = vk.debug_buffer(capacity_words=256)
+    context = _context(vk, debug, _bound_sets(0), _state(unwritten=2))
+    address = context.device_address  # type: ignore[attr-defined]
+    out = vk.buffer(4 * 16)
+    app = {0: _app_set(vk, [1, 2, 4, 0], out)}
+    if source == "push":
+        checked = _instrument(words, context_address=PushConstantAddress(0))
+        vk.run_compute(checked, app, push_constants=struct.pack("<Q", address))
+    else:
+        checked = _instrument(words, context_address=SpecializationAddress(40, 41))
+        spec = {40: address & 0xFFFF_FFFF, 41: address >> 32}
+        vk.run_compute(checked, app, specialization=spec)
+    assert f"DescriptorSet {DEBUG_SET}" not in disassemble(checked)  # no set needed
+    sample = origins(words, Op.ImageSampleExplicitLod)[0]
+    assert sorted(debug.records(), key=lambda r: r.stage_words) == _records(
+        [
+            (1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, None),
+            (2, ErrorCode.INDEX_OUT_OF_BOUNDS, 4, 4),
+        ],
+        sample,
+    )
