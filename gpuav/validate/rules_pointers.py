@@ -61,7 +61,7 @@ def check(context: ValidationContext) -> Iterable[Diagnostic]:
                     yield from _ptr_access_chain(context, instruction, capabilities)
                 elif opcode == Op.Variable:
                     yield from _aliasing(context, instruction)
-                elif physical and opcode in (Op.Load, Op.Store):
+                elif physical and opcode in (Op.Load, Op.Store, Op.CopyMemory, Op.CopyMemorySized):
                     yield from _aligned(context, instruction)
                 elif physical and opcode in (Op.ConvertUToPtr, Op.ConvertPtrToU):
                     yield from _convert_width(context, instruction)
@@ -132,36 +132,69 @@ def _aliasing(context: ValidationContext, instruction: Instruction) -> Iterator[
         )
 
 
-def _aligned(context: ValidationContext, instruction: Instruction) -> Iterator[Diagnostic]:
+def _memory_operands(operands: list[int], start: int) -> list[tuple[int, int | None]]:
+    """(mask, Aligned literal or None) for each Memory Operands group from ``start``. A
+    mask's parameters follow it in bit order: Aligned's literal, then the ids of
+    MakePointerAvailable and MakePointerVisible."""
+    groups: list[tuple[int, int | None]] = []
+    at = start
+    while at < len(operands) and len(groups) < 2:
+        mask = operands[at]
+        alignment = (
+            operands[at + 1] if mask & MemoryAccess.Aligned and at + 1 < len(operands) else None
+        )
+        at += 1 + sum(
+            1
+            for bit in (
+                MemoryAccess.Aligned,
+                MemoryAccess.MakePointerAvailable,
+                MemoryAccess.MakePointerVisible,
+            )
+            if mask & bit
+        )
+        groups.append((mask, alignment))
+    return groups
+
+
+def _accesses(instruction: Instruction) -> list[tuple[int, tuple[int, int | None]]]:
+    """(pointer id, its memory operands) for each pointer a load, store or copy accesses."""
     operands = instruction.operands
-    pointer_at, access_at = (2, 3) if instruction.opcode == Op.Load else (0, 2)
-    if len(operands) <= pointer_at:
-        return
-    if _pointer_class(context, operands[pointer_at]) != Class.PhysicalStorageBuffer:
-        return
-    access = operands[access_at] if len(operands) > access_at else 0
-    if not access & MemoryAccess.Aligned:
-        yield Diagnostic(
-            PHYSICAL_ALIGNED,
-            f"{instruction.name} through a PhysicalStorageBuffer pointer needs the Aligned "
-            "memory operand",
-            instruction.origin,
-        )
-        return
-    # Aligned's literal follows the mask; operands of lower bits (none below Aligned but
-    # Volatile, which has none) come first.
-    if len(operands) <= access_at + 1:
-        return
-    alignment = operands[access_at + 1]
-    pointer_type = context.def_use.defs[context.def_use.defs[operands[pointer_at]].type_id or 0]
-    largest = _largest_scalar(context, pointer_type.operands[2], set())
-    if largest and alignment % largest:
-        yield Diagnostic(
-            PHYSICAL_ALIGNMENT_SIZE,
-            f"{instruction.name}: Aligned {alignment} is not a multiple of {largest}, the size "
-            "of the largest scalar accessed",
-            instruction.origin,
-        )
+    none: tuple[int, int | None] = (0, None)
+    if instruction.opcode == Op.Load and len(operands) > 2:
+        groups = _memory_operands(operands, 3)
+        return [(operands[2], groups[0] if groups else none)]
+    if instruction.opcode == Op.Store and len(operands) > 1:
+        groups = _memory_operands(operands, 2)
+        return [(operands[0], groups[0] if groups else none)]
+    if instruction.opcode in (Op.CopyMemory, Op.CopyMemorySized) and len(operands) > 1:
+        # One group applies to both pointers; two are the target's, then the source's.
+        groups = _memory_operands(operands, 2 if instruction.opcode == Op.CopyMemory else 3)
+        target = groups[0] if groups else none
+        return [(operands[0], target), (operands[1], groups[1] if len(groups) > 1 else target)]
+    return []
+
+
+def _aligned(context: ValidationContext, instruction: Instruction) -> Iterator[Diagnostic]:
+    for pointer, (mask, alignment) in _accesses(instruction):
+        if _pointer_class(context, pointer) != Class.PhysicalStorageBuffer:
+            continue
+        if not mask & MemoryAccess.Aligned:
+            yield Diagnostic(
+                PHYSICAL_ALIGNED,
+                f"{instruction.name} through a PhysicalStorageBuffer pointer needs the Aligned "
+                "memory operand",
+                instruction.origin,
+            )
+            continue
+        pointer_type = context.def_use.defs[context.def_use.defs[pointer].type_id or 0]
+        largest = _largest_scalar(context, pointer_type.operands[2], set())
+        if alignment is not None and largest and alignment % largest:
+            yield Diagnostic(
+                PHYSICAL_ALIGNMENT_SIZE,
+                f"{instruction.name}: Aligned {alignment} is not a multiple of {largest}, the "
+                "size of the largest scalar accessed",
+                instruction.origin,
+            )
 
 
 def _largest_scalar(context: ValidationContext, type_id: int, seen: set[int]) -> int:

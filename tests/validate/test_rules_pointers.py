@@ -54,12 +54,14 @@ OpDecorate %block Block
 OpMemberDecorate %block 0 Offset 0
 OpDecorate %data Block
 OpMemberDecorate %data 0 Offset 0
+OpDecorate %ptr_uint ArrayStride 4
 {decorations}
 %void = OpTypeVoid
 %fn = OpTypeFunction %void
 %uint = OpTypeInt 32 0
 %ulong = OpTypeInt 64 0
 %int_0 = OpConstant %uint 0
+%int_1 = OpConstant %uint 1
 %uint_7 = OpConstant %uint 7
 %ulong_0 = OpConstant %ulong 0
 %v2uint = OpTypeVector %uint 2
@@ -103,6 +105,20 @@ CASES = [
         "%narrow = OpConvertPtrToU %uint %node",
         rules.PHYSICAL_CONVERT_WIDTH,
         False,
+    ),
+    (
+        "copy-with-one-aligned-for-both",
+        ALIASED,
+        "%second = OpPtrAccessChain %ptr_uint %first %int_1\nOpCopyMemory %second %first Aligned 4",
+        None,
+        True,
+    ),
+    (
+        "copy-without-aligned",
+        ALIASED,
+        "%second = OpPtrAccessChain %ptr_uint %first %int_1\nOpCopyMemory %second %first",
+        rules.PHYSICAL_ALIGNED,
+        True,  # 04708 covers every instruction with memory operands; spirv-val only loads/stores
     ),
     ("no-aliasing-decoration", "", "", rules.ALIASED_OR_RESTRICT, False),
     (
