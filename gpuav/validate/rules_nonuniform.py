@@ -27,7 +27,6 @@ from gpuav.validate.shader_facts import (
     ACCESS_CHAINS,
     DESCRIPTOR_STORAGE,
     function_instructions,
-    root_variable,
     strip_arrays,
     variable_storage,
     variable_type,
@@ -52,7 +51,12 @@ _UNIFORM_BUILTINS = frozenset(
     }
 )
 _TAINTABLE = frozenset({StorageClass.Function, StorageClass.Private})
-_MAX_PASSES = 8
+_MAX_DEPTH = 200
+_NEVER_VARYING = frozenset(
+    {Op.Constant, Op.ConstantNull, Op.ConstantTrue, Op.ConstantFalse, Op.ConstantComposite}
+    | {Op.SpecConstant, Op.SpecConstantTrue, Op.SpecConstantFalse, Op.SpecConstantComposite}
+    | {Op.SpecConstantOp, Op.Variable, Op.Undef}
+)
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
     if not accesses:
         return
     capabilities = {c.operands[0] for c in context.module.capabilities if c.operands}
-    divergent: set[int] | None = None
+    taint: _Taint | None = None
     for access, kind in accesses:
         decorated = _non_uniform(context, access)
         if decorated:
@@ -140,9 +144,8 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
             continue
         if _constant(defs, access.operands[3]):
             continue
-        if divergent is None:
-            divergent = _divergent_values(context)
-        if access.operands[3] in divergent:
+        taint = taint or _Taint(context)
+        if taint.value(access.operands[3]):
             # A warning: an input may in fact hold one value for the whole draw or dispatch
             # (dynamic uniformity is a run-time property), but nothing here proves it.
             yield Diagnostic(
@@ -205,69 +208,119 @@ def _kind(context: ValidationContext, variable: Instruction) -> _Kind | None:
     return _KINDS["storage image" if sampled == 2 else "sampled image"]
 
 
-def _divergent_values(context: ValidationContext) -> set[int]:
-    """Ids whose value may differ between invocations because of a varying input."""
-    defs, decorations = context.def_use.defs, context.decorations
-    sources = set()
-    for instruction in context.module.globals:
-        if instruction.opcode != Op.Variable or len(instruction.operands) < 3:
-            continue
-        if variable_storage(instruction) != StorageClass.Input:
-            continue
-        builtin = decorations.builtin(instruction.operands[1])
-        if builtin is None or builtin not in _UNIFORM_BUILTINS:
-            sources.add(instruction.operands[1])
-    divergent: set[int] = set()
-    tainted: set[int] = set()  # Function/Private variables holding divergent values
-    returns: set[int] = set()  # functions returning divergent values
-    parameters = {
-        function.id: [parameter.operands[1] for parameter in function.parameters]
-        for function in context.module.functions
-    }
-    id_operands = context.def_use.id_operands
-    instructions = [
-        (instruction, id_operands.used_ids(instruction))
-        for function in context.module.functions
-        for block in function.blocks
-        for instruction in block.instructions
-    ]
-    for _ in range(_MAX_PASSES):
-        before = len(divergent) + len(tainted) + len(returns)
-        current_function = None
-        for instruction, used in instructions:
-            opcode, operands = instruction.opcode, instruction.operands
-            if opcode == Op.Load and len(operands) >= 3:
-                root = root_variable(defs, operands[2])
-                root_id = None if root is None else root.operands[1]
-                if operands[2] in divergent or root_id in sources or root_id in tainted:
-                    divergent.add(operands[1])
-            elif opcode == Op.Store and len(operands) >= 2:
-                if operands[1] in divergent:
-                    root = root_variable(defs, operands[0])
-                    if root is not None and variable_storage(root) in _TAINTABLE:
-                        tainted.add(root.operands[1])
-            elif opcode == Op.FunctionCall and len(operands) >= 3:
-                callee = operands[2]
-                arguments = operands[3:]
-                for argument, parameter in zip(arguments, parameters.get(callee, []), strict=False):
-                    if argument in divergent:
-                        divergent.add(parameter)
-                    root = root_variable(defs, argument)
-                    if root is not None and root.operands[1] in tainted | sources:
-                        divergent.add(parameter)
-                if callee in returns:
-                    divergent.add(operands[1])
-            elif opcode == Op.ReturnValue and operands and operands[0] in divergent:
-                current_function = _function_of(context, instruction)
-                if current_function is not None:
-                    returns.add(current_function)
-            elif instruction.result_id is not None and any(value in divergent for value in used):
-                divergent.add(instruction.result_id)
-        if len(divergent) + len(tainted) + len(returns) == before:
-            break
-    return divergent
+class _Taint:
+    """Whether a value derives from a varying input, asked on demand by walking definitions
+    backwards (a slice from each index: far cheaper than a whole-module fixed point)."""
 
+    def __init__(self, context: ValidationContext) -> None:
+        self.context = context
+        self.defs = context.def_use.defs
+        self.memo: dict[int, bool] = {}
+        self.sources: set[int] = set()
+        for instruction in context.module.globals:
+            if instruction.opcode != Op.Variable or len(instruction.operands) < 3:
+                continue
+            if variable_storage(instruction) != StorageClass.Input:
+                continue
+            builtin = context.decorations.builtin(instruction.operands[1])
+            if builtin is None or builtin not in _UNIFORM_BUILTINS:
+                self.sources.add(instruction.operands[1])
+        self.functions = {function.id: function for function in context.module.functions}
+        # parameter id -> (function id, position)
+        self.parameters = {
+            parameter.operands[1]: (function.id, position)
+            for function in context.module.functions
+            for position, parameter in enumerate(function.parameters)
+        }
 
-def _function_of(context: ValidationContext, instruction: Instruction) -> int | None:
-    place = context.def_use.place(instruction)
-    return None if place is None else place[0].id
+    def value(self, id_: int, depth: int = 0) -> bool:
+        found = self.memo.get(id_)
+        if found is not None:
+            return found
+        if depth > _MAX_DEPTH:
+            return False
+        self.memo[id_] = False  # a cycle (loop phi) adds nothing by itself
+        instruction = self.defs.get(id_)
+        result = instruction is not None and self._derive(instruction, depth + 1)
+        self.memo[id_] = result
+        return result
+
+    def _derive(self, instruction: Instruction, depth: int) -> bool:
+        opcode, operands = instruction.opcode, instruction.operands
+        if opcode == Op.Load:
+            return len(operands) > 2 and self.pointer(operands[2], depth)
+        if opcode == Op.FunctionParameter:
+            return any(
+                self.value(a, depth) or self.pointer(a, depth) for a in self._arguments(operands[1])
+            )
+        if opcode == Op.FunctionCall:
+            arguments = operands[3:]
+            if any(self.value(argument, depth) for argument in arguments):
+                return True
+            return len(operands) > 2 and self._returns(operands[2], depth)
+        if opcode in _NEVER_VARYING or instruction.result_id is None:
+            return False
+        used = self.context.def_use.id_operands.used_ids(instruction)
+        return any(self.value(value, depth) for value in used if value != operands[0])
+
+    def pointer(self, pointer: int, depth: int) -> bool:
+        """A load through ``pointer`` may vary: a varying index, an input, or a
+        Function/Private variable that was given a varying value."""
+        for _ in range(_MAX_DEPTH):
+            instruction = self.defs.get(pointer)
+            if instruction is None:
+                return False
+            if instruction.opcode in ACCESS_CHAINS:
+                if any(self.value(index, depth) for index in instruction.operands[3:]):
+                    return True
+                pointer = instruction.operands[2]
+            elif instruction.opcode == Op.CopyObject:
+                pointer = instruction.operands[2]
+            elif instruction.opcode == Op.Variable:
+                if instruction.operands[1] in self.sources:
+                    return True
+                if variable_storage(instruction) not in _TAINTABLE:
+                    return False
+                return any(self.value(stored, depth) for stored in self._stored(instruction))
+            elif instruction.opcode == Op.FunctionParameter:
+                return self.value(pointer, depth)
+            else:
+                return False
+        return False
+
+    def _stored(self, variable: Instruction) -> Iterator[int]:
+        """Values stored into a variable, through access chains into it too."""
+        pending, seen = [variable.operands[1]], set()
+        while pending:
+            pointer = pending.pop()
+            if pointer in seen:
+                continue
+            seen.add(pointer)
+            for user in self.context.def_use.uses(pointer):
+                if user.opcode == Op.Store and user.operands[0] == pointer:
+                    yield user.operands[1]
+                elif (
+                    user.opcode in ACCESS_CHAINS or user.opcode == Op.CopyObject
+                ) and user.operands[2:3] == [pointer]:
+                    pending.append(user.operands[1])
+
+    def _arguments(self, parameter: int) -> Iterator[int]:
+        """What every call passes for a parameter."""
+        function_id, position = self.parameters.get(parameter, (None, 0))
+        if function_id is None:
+            return
+        for call in self.context.def_use.uses(function_id):
+            if call.opcode == Op.FunctionCall and len(call.operands) > 3 + position:
+                yield call.operands[3 + position]
+
+    def _returns(self, function_id: int, depth: int) -> bool:
+        function = self.functions.get(function_id)
+        if function is None:
+            return False
+        return any(
+            self.value(block.terminator.operands[0], depth)
+            for block in function.blocks
+            if block.instructions
+            and block.terminator.opcode == Op.ReturnValue
+            and block.terminator.operands
+        )
