@@ -23,6 +23,7 @@ ADDRESSING_MODEL = "VUID-StandaloneSpirv-None-04635"
 ORIGIN_LOWER_LEFT = "VUID-StandaloneSpirv-OriginLowerLeft-04653"
 PIXEL_CENTER_INTEGER = "VUID-StandaloneSpirv-PixelCenterInteger-04654"
 COMPUTE_LOCAL_SIZE = "VUID-StandaloneSpirv-None-10685"
+WORKGROUP_SIZE_STAGE = "VUID-WorkgroupSize-WorkgroupSize-04425"
 WORKGROUP_SIZE_CONSTANT = "VUID-WorkgroupSize-WorkgroupSize-04426"
 WORKGROUP_SIZE_TYPE = "VUID-WorkgroupSize-WorkgroupSize-04427"
 DERIVATIVE_QUADS = "VUID-StandaloneSpirv-DerivativeGroupQuadsKHR-10151"
@@ -206,6 +207,16 @@ def _workgroup_size_builtin(
         if target is None or target.opcode not in _COMPOSITES + _CONSTANTS + (Op.Variable,):
             continue
         present = True
+        stages = _non_workgroup_users(context, operands[0])
+        if stages:
+            diagnostics.append(
+                Diagnostic(
+                    WORKGROUP_SIZE_STAGE,
+                    f"%{operands[0]} decorated WorkgroupSize is used in {stages}; only compute, "
+                    "task and mesh shaders have a workgroup size",
+                    annotation.origin,
+                )
+            )
         if target.opcode not in _COMPOSITES:
             diagnostics.append(
                 Diagnostic(
@@ -233,6 +244,17 @@ def _workgroup_size_builtin(
                 size = (x, y, z)
         # A specialization-constant size is only known at pipeline creation.
     return present, size, diagnostics
+
+
+def _non_workgroup_users(context: ValidationContext, id_: int) -> str:
+    """The execution models outside compute, task and mesh whose functions use ``id_``."""
+    graph = reach(context)
+    models: set[int] = set()
+    for user in context.def_use.uses(id_):
+        place = context.def_use.place(user)
+        if place is not None:
+            models |= graph.models_of(place[0]) - _WORKGROUP_MODELS - {Model.MeshNV, Model.TaskNV}
+    return ", ".join(enum_name(Model, model) for model in sorted(models))
 
 
 def _is_uvec3(context: ValidationContext, type_id: int) -> bool:

@@ -290,3 +290,24 @@ def test_local_size_against_device_limits() -> None:
         globals_="%size = OpConstantComposite %v3uint %uint_2 %uint_1 %uint_1",
     )
     assert validate_asm(overridden, families=FAMILY, limits=tight) == []
+
+
+def test_workgroup_size_builtin_used_in_a_vertex_shader() -> None:
+    text = """
+OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint Vertex %main "main"
+OpDecorate %size BuiltIn WorkgroupSize
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%v3uint = OpTypeVector %uint 3
+%uint_1 = OpConstant %uint 1
+%size = OpConstantComposite %v3uint %uint_1 %uint_1 %uint_1
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%x = OpCompositeExtract %uint %size 0
+OpReturn
+OpFunctionEnd
+"""
+    check_both(text, rules.WORKGROUP_SIZE_STAGE)
