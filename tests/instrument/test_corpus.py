@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpuav.instrument.api import instrument_module, instrument_shader
+from gpuav.instrument.descriptor_state import PushConstantAddress, SpecializationAddress
 from gpuav.spirv import read
 from tests.shaders.glsl import DEBUG_MODES, CorpusShader, DebugMode, corpus_shaders, spirv_val
 
@@ -42,3 +43,21 @@ def test_corpus_module_instruments_and_validates(shader: CorpusShader, debug: De
     assert (out != words) == result.changed
     if not result.changed:
         assert out == words  # nothing to check: the module comes back word for word
+
+
+MODES = {
+    "state": {"descriptor_state": True},
+    "push": {"descriptor_state": True, "context_address": PushConstantAddress(256)},
+    "spec": {"descriptor_state": True, "context_address": SpecializationAddress(70, 71)},
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize(
+    "shader", [pytest.param(s, id=s.name) for s in corpus_shaders() if not s.spirv_val_fails]
+)
+def test_corpus_module_in_issue_8_modes(shader: CorpusShader, mode: str) -> None:
+    """Descriptor state, and the context reached by push constant or specialization."""
+    words = shader.compile("none")
+    out = instrument_shader(words, shader_id=3, descriptor_set=6, **MODES[mode])  # type: ignore[arg-type]
+    spirv_val(out, shader.target_env)
