@@ -1,5 +1,8 @@
 """``gpuav instrument IN.spv -o OUT.spv``: run the descriptor-bounds pass on a file.
 
+``--descriptor-state`` and ``--context-push-offset``/``--context-spec-ids`` select the issue-8
+modes (``gpuav.instrument.descriptor_state``), as the layer does.
+
 Prints what was checked, the static findings (a constant index outside its array: guarded
 and reported) and the descriptor uses left unchecked; ``--json`` prints the same as one JSON
 object. A declined shader is reported and written out unchanged (exit 0, as the layer would
@@ -17,6 +20,11 @@ from typing import Any
 
 from gpuav.errors import DecodeError
 from gpuav.instrument.api import PASS_NAME, instrument_module
+from gpuav.instrument.descriptor_state import (
+    ContextAddressSource,
+    PushConstantAddress,
+    SpecializationAddress,
+)
 from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, words_from_bytes, write
@@ -40,6 +48,25 @@ def add_instrument_command(subparsers: argparse._SubParsersAction[argparse.Argum
         "--desc-set", type=int, default=7, help="descriptor set of the debug output buffer"
     )
     parser.add_argument("--shader-id", type=int, default=0, help="32-bit id put in records")
+    parser.add_argument(
+        "--descriptor-state",
+        action="store_true",
+        help="check runtime arrays and unwritten descriptors against the layer's state",
+    )
+    address = parser.add_mutually_exclusive_group()
+    address.add_argument(
+        "--context-push-offset",
+        type=int,
+        metavar="BYTES",
+        help="reach our buffers through a context address pushed at this offset (no set)",
+    )
+    address.add_argument(
+        "--context-spec-ids",
+        type=int,
+        nargs=2,
+        metavar=("LOW", "HIGH"),
+        help="reach our buffers through a context address in two specialization constants",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON report")
     parser.set_defaults(run=_instrument)
 
@@ -56,7 +83,11 @@ def _instrument(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {"input": str(args.input), "output": str(args.output)}
     try:
         result = instrument_module(
-            module, shader_id=args.shader_id & 0xFFFF_FFFF, descriptor_set=args.desc_set
+            module,
+            shader_id=args.shader_id & 0xFFFF_FFFF,
+            descriptor_set=args.desc_set,
+            descriptor_state=args.descriptor_state,
+            context_address=_context_address(args),
         )
     except DescriptorBoundsUnsupported as error:
         report.update(declined=str(error), instrumented=False, checked=[], static_findings=[])
@@ -78,6 +109,14 @@ def _instrument(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     print(json.dumps(report, indent=2) if args.json else _text(report))
     return 0
+
+
+def _context_address(args: argparse.Namespace) -> ContextAddressSource | None:
+    if args.context_push_offset is not None:
+        return PushConstantAddress(args.context_push_offset)
+    if args.context_spec_ids is not None:
+        return SpecializationAddress(*args.context_spec_ids)
+    return None
 
 
 def _names(module: Module) -> dict[int, str]:

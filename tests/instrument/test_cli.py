@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuav.cli import main
+from gpuav.spirv.disassembler import disassemble
 from tests.instrument.test_pass_cases import BLOCK_ARRAY, TWO_STAGES
 from tests.shaders.glsl import spirv_val
 from tests.validate.asm import assemble
@@ -105,3 +106,14 @@ def test_as_a_program(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "static finding" in result.stdout
+
+
+def test_issue_8_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = _write(tmp_path / "in.spv", assemble(STATIC_AND_DYNAMIC, "vulkan1.1"))
+    for options in (["--descriptor-state"], ["--context-push-offset", "64"]):
+        output = tmp_path / "out.spv"
+        assert main(["instrument", str(source), "-o", str(output), *options]) == 0
+        spirv_val(_read(output), "vulkan1.1")
+    text = disassemble(_read(output))
+    assert "PhysicalStorageBuffer" in text and "DescriptorSet 7" not in text
+    capsys.readouterr()
