@@ -54,8 +54,21 @@ def layout_uses_reserved_set(set_index: int, set_count: int) -> LayerMessage:
         "error",
         f"A pipeline layout uses {set_count} descriptor sets, including set {set_index} which "
         f"GPU-assisted validation needs; the layout is left unchanged and pipelines made with "
-        f"it run their original, unchecked shaders. Enable reserve_binding_slot to have "
+        f"it run their original, unchecked shaders (they would be checked through buffer device "
+        f"addresses if the device had Vulkan 1.2's bufferDeviceAddress and the instrumentation "
+        f"took a context address). Enable reserve_binding_slot to have "
         f"maxBoundDescriptorSets reported one lower. Said once per device.",
+    )
+
+
+def layout_reaches_buffers_by_address(set_index: int, set_count: int, offset: int) -> LayerMessage:
+    return _message(
+        "pipeline-layout-by-address",
+        "info",
+        f"A pipeline layout uses {set_count} descriptor sets, including set {set_index} which "
+        f"GPU-assisted validation would use; its pipelines reach GPU-AV's buffers through buffer "
+        f"device addresses instead, pushed per draw or dispatch at push-constant byte {offset}. "
+        f"Said once per device.",
     )
 
 

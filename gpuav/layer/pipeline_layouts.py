@@ -29,9 +29,13 @@ def pre_call_record_create_pipeline_layout(
     faults.check("create_pipeline_layout")
     count = len(set_layouts)
     if count > device.set_index:
-        device.reporter.emit_once(
-            "layout-conflict", notices.layout_uses_reserved_set(device.set_index, count)
-        )
+        offset = device.context_offset
+        if offset is not None and instrumenter_accepts("context_address"):
+            notice = notices.layout_reaches_buffers_by_address(device.set_index, count, offset)
+            device.reporter.emit_once("layout-by-address", notice)
+        else:
+            notice = notices.layout_uses_reserved_set(device.set_index, count)
+            device.reporter.emit_once("layout-conflict", notice)
         return None
     padding = [device.padding_set_layout] * (device.set_index - count)
     return [*set_layouts, *padding, device.set_layout]

@@ -157,3 +157,57 @@ def test_no_validation_errors_from_our_descriptor_state(run_indexing: RunIndexin
     ]
     assert foreign == []
     assert sorted(ids(result)) == [OUT_OF_BOUNDS, UNINITIALIZED]
+
+
+# -- no pipeline left unchecked: every set index taken, buffers reached by device address -----
+
+CONTEXT_INSTRUMENTER = "tests.layer.fake_context_instrument:instrument"
+BY_ADDRESS = "GPUAV-pipeline-layout-by-address"
+
+
+def test_layout_using_every_set_is_checked_through_device_addresses(
+    run_indexing: RunIndexing,
+) -> None:
+    result = run_indexing(
+        "--fill-sets", "--write", "0,1,2", "--access", "0,3,9",
+        shader="indexing_reporting_bda.comp", instrumenter=CONTEXT_INSTRUMENTER,
+    )  # fmt: skip
+    assert slot(result, 0)[:12] == [1, NO_STATE, 2, 8, 1, 1, 1, 0, 0, 0, 0, 0]
+    assert slot(result, 0)[31] == 1000
+    (uninitialized,) = texts(result, UNINITIALIZED)
+    assert "Descriptor index 3" in uninitialized
+    assert "Dispatch Index 2 (vkCmdDispatch)" in uninitialized
+    (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
+    assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
+    assert "Dispatch Index 3 (vkCmdDispatch)" in out_of_bounds
+    (notice,) = texts(result, BY_ADDRESS)
+    assert "uses 8 descriptor sets, including set 7" in notice
+    assert "GPUAV-pipeline-layout-conflict" not in ids(result)
+    assert "GPUAV-pipeline-original-shaders" not in ids(result)
+
+
+def test_device_address_path_keeps_results_identical(run_indexing: RunIndexing) -> None:
+    arguments = ("--fill-sets", "--write", "0,1,2,3,4,5,6,7", "--access", "6,1,7")
+    without = run_indexing(*arguments, shader="indexing.comp", layer=False)
+    within = run_indexing(*arguments, shader="indexing.comp", instrumenter=CONTEXT_INSTRUMENTER)
+    assert within["rounds"] == without["rounds"]
+    assert [slot(within, index)[31] for index in range(3)] == [1006, 1001, 1007]
+    assert len(texts(within, BY_ADDRESS)) == 1
+
+
+def test_no_validation_errors_on_the_device_address_path(run_indexing: RunIndexing) -> None:
+    result = run_indexing(
+        "--fill-sets", "--update-after-bind", "--write", "0,1", "--late-write", "2",
+        "--access", "0,2,4,9", shader="indexing_reporting_bda.comp",
+        instrumenter=CONTEXT_INSTRUMENTER, layers=[VALIDATION_LAYER],
+    )  # fmt: skip
+    khronos = [
+        message["text"]
+        for message in result["messages"]
+        if message["text"].startswith(("Validation Error", "Validation Warning"))
+    ]
+    assert khronos == []
+    assert sorted(set(ids(result)) & {OUT_OF_BOUNDS, UNINITIALIZED}) == [
+        OUT_OF_BOUNDS,
+        UNINITIALIZED,
+    ]

@@ -30,6 +30,10 @@ from gpuav.layer.native.dispatch import NextFunctions
 from gpuav.layer.native.vk import address
 
 WHOLE_SIZE = (1 << 64) - 1
+# Vulkan 1.2 values the vulkan package does not define (VkBufferUsageFlagBits,
+# VkMemoryAllocateFlagBits).
+BUFFER_USAGE_SHADER_DEVICE_ADDRESS = 0x00020000
+MEMORY_ALLOCATE_DEVICE_ADDRESS = 0x2
 _HOST_MEMORY = MEMORY_PROPERTY_HOST_VISIBLE | MEMORY_PROPERTY_HOST_COHERENT
 
 
@@ -176,7 +180,7 @@ class NativeDeviceCalls:
         buffer_info.size = size
         buffer_info.usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
         if device_address:
-            buffer_info.usage |= vk.VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
+            buffer_info.usage |= BUFFER_USAGE_SHADER_DEVICE_ADDRESS
         buffer_info.sharingMode = vk.VK_SHARING_MODE_EXCLUSIVE
         made["buffer"] = self._create("vkCreateBuffer", buffer_info)
 
@@ -191,7 +195,7 @@ class NativeDeviceCalls:
         if device_address:
             flags = vkffi.new("VkMemoryAllocateFlagsInfo *")
             flags.sType = vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO
-            flags.flags = vk.VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT
+            flags.flags = MEMORY_ALLOCATE_DEVICE_ADDRESS
             allocate.pNext = flags
         made["memory"] = self._create("vkAllocateMemory", allocate)
         self._check(
