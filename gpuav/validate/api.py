@@ -24,6 +24,7 @@ from gpuav.validate import (
     rules_interface,
     rules_memory,
     rules_pointers,
+    rules_resources,
     rules_storage,
 )
 from gpuav.validate.context import TARGET_ENVS, RuleFamily, ValidationContext
@@ -38,6 +39,7 @@ RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_images.check,
     rules_image_operands.check,
     rules_decorations.check,
+    rules_resources.check,
     rules_groups.check,
     rules_builtins.check,
     rules_execution.check,

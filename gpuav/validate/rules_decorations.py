@@ -1,9 +1,8 @@
 """Decorations and resource variables (Vulkan environment for SPIR-V, "Decorations" of seed 004).
 
-Forbidden and misplaced decorations (GLSLShared/GLSLPacked, interpolation, Patch,
-FPRoundingMode), descriptor variables (DescriptorSet/Binding, Block/BufferBlock) and where
-OpTypeRuntimeArray may be instantiated. Built-in variables have their own family
-(``rules_builtins``), as has the NonUniform rule (``rules_nonuniform``).
+Forbidden and misplaced decorations: GLSLShared/GLSLPacked, interpolation, Flat on integer
+fragment inputs, Patch, FPRoundingMode. Resource variables (DescriptorSet/Binding, Block) are
+``rules_resources``; built-in variables ``rules_builtins``; NonUniform ``rules_nonuniform``.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
 from gpuav.validate.shader_facts import (
-    DESCRIPTOR_STORAGE,
     EntryPoints,
     global_variables,
     pointer_parts,
@@ -33,13 +31,7 @@ FLAT_REQUIRED = "VUID-StandaloneSpirv-Flat-04744"
 PATCH_STAGE = "GPUAV-Patch-ExecutionModel"
 ROUNDING_MODE = "VUID-StandaloneSpirv-FPRoundingMode-04675"
 ROUNDING_MODE_USE = "GPUAV-FPRoundingMode-Conversion"
-DESCRIPTOR_DECORATIONS = "VUID-StandaloneSpirv-UniformConstant-06677"
-DESCRIPTOR_STORAGE_CLASS = "VUID-StandaloneSpirv-DescriptorSet-06491"
-BUFFER_TYPE = "VUID-StandaloneSpirv-Uniform-06807"
-PUSH_CONSTANT_TYPE = "VUID-StandaloneSpirv-PushConstant-06808"
-BLOCK_REQUIRED = "VUID-StandaloneSpirv-PushConstant-06675"
-UNIFORM_BLOCK_REQUIRED = "VUID-StandaloneSpirv-Uniform-06676"
-RUNTIME_ARRAY = "VUID-StandaloneSpirv-OpTypeRuntimeArray-04680"
+
 
 _INTERPOLATION = frozenset(
     {Decoration.Flat, Decoration.NoPerspective, Decoration.Sample, Decoration.Centroid}
@@ -66,14 +58,6 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
     users = _variables_by_struct(context)
     for annotation in context.module.annotations:
         yield from _annotation(context, annotation, entry_points, users)
-    for variable in global_variables(context):
-        yield from _descriptor_variable(context, variable)
-        yield from _runtime_arrays(context, variable)
-    for function in context.module.functions:
-        for block in function.blocks:
-            for instruction in block.instructions:
-                if instruction.opcode == Op.Variable and len(instruction.operands) >= 3:
-                    yield from _runtime_arrays(context, instruction)
     yield from _flat_required(context, entry_points)
 
 
@@ -196,122 +180,6 @@ def _rounded_store(
     pointer = defs.get(user.operands[0])
     parts = pointer_parts(defs, None if pointer is None else pointer.type_id)
     return parts is not None and parts[0] in _ROUNDED_STORE_CLASSES
-
-
-def _descriptor_variable(context: ValidationContext, variable: Instruction) -> Iterator[Diagnostic]:
-    defs, decorations = context.def_use.defs, context.decorations
-    variable_id, storage = variable.operands[1], variable_storage(variable)
-    has_set = decorations.has(variable_id, Decoration.DescriptorSet)
-    has_binding = decorations.has(variable_id, Decoration.Binding)
-    if storage in DESCRIPTOR_STORAGE and not (has_set and has_binding):
-        yield Diagnostic(
-            DESCRIPTOR_DECORATIONS,
-            "a UniformConstant, Uniform or StorageBuffer variable needs DescriptorSet and Binding",
-            variable.origin,
-        )
-    if storage not in DESCRIPTOR_STORAGE and (has_set or has_binding):
-        yield Diagnostic(
-            DESCRIPTOR_STORAGE_CLASS,
-            "DescriptorSet and Binding only decorate UniformConstant, Uniform and StorageBuffer "
-            "variables",
-            variable.origin,
-        )
-    if storage not in (StorageClass.Uniform, StorageClass.StorageBuffer, StorageClass.PushConstant):
-        return
-    pointee = variable_type(defs, variable)
-    if pointee is None:
-        return
-    struct_id = pointee if storage == StorageClass.PushConstant else strip_arrays(defs, pointee)
-    struct = defs.get(struct_id)
-    if struct is None or struct.opcode != Op.TypeStruct:
-        rule = PUSH_CONSTANT_TYPE if storage == StorageClass.PushConstant else BUFFER_TYPE
-        yield Diagnostic(
-            rule, "a buffer or push-constant variable must have a struct type", variable.origin
-        )
-        return
-    block = decorations.is_block(struct_id)
-    if storage == StorageClass.Uniform and not (block or decorations.is_buffer_block(struct_id)):
-        yield Diagnostic(
-            UNIFORM_BLOCK_REQUIRED,
-            "a Uniform variable's struct must be decorated Block or BufferBlock",
-            variable.origin,
-        )
-    elif storage != StorageClass.Uniform and not block:
-        yield Diagnostic(
-            BLOCK_REQUIRED,
-            "a PushConstant or StorageBuffer variable's struct must be decorated Block",
-            variable.origin,
-        )
-
-
-def _runtime_arrays(context: ValidationContext, variable: Instruction) -> Iterator[Diagnostic]:
-    """OpTypeRuntimeArray only as the last member of a Block (StorageBuffer, Uniform) or
-    BufferBlock (Uniform) struct, or as the outermost dimension of a descriptor array."""
-    defs, decorations = context.def_use.defs, context.decorations
-    storage = variable_storage(variable)
-    type_id = variable_type(defs, variable)
-    if type_id is None:
-        return
-    outer = defs.get(type_id)
-    if outer is not None and outer.opcode == Op.TypeRuntimeArray and storage in DESCRIPTOR_STORAGE:
-        type_id = outer.operands[1] if len(outer.operands) > 1 else type_id
-    if storage in DESCRIPTOR_STORAGE:
-        type_id = _strip_sized(defs, type_id)
-    struct = defs.get(type_id)
-    sized_last = False
-    if struct is not None and struct.opcode == Op.TypeStruct and len(struct.operands) > 1:
-        block = decorations.is_block(type_id)
-        buffer_block = decorations.is_buffer_block(type_id)
-        sized_last = (
-            storage in (StorageClass.StorageBuffer, StorageClass.PhysicalStorageBuffer) and block
-        ) or (storage == StorageClass.Uniform and (block or buffer_block))
-    if sized_last and struct is not None:
-        members = struct.operands[1:]
-        last = defs.get(members[-1])
-        illegal = any(_has_runtime_array(defs, member, 0) for member in members[:-1])
-        if last is not None and last.opcode == Op.TypeRuntimeArray and len(last.operands) > 1:
-            illegal = illegal or _has_runtime_array(defs, last.operands[1], 0)
-        else:
-            illegal = illegal or _has_runtime_array(defs, members[-1], 0)
-    else:
-        illegal = _has_runtime_array(defs, type_id, 0)
-    if illegal:
-        yield Diagnostic(
-            RUNTIME_ARRAY,
-            "OpTypeRuntimeArray may only be the last member of a Block/BufferBlock buffer struct "
-            "or the outermost dimension of a descriptor array",
-            variable.origin,
-        )
-
-
-def _strip_sized(defs: Mapping[int, Instruction], type_id: int) -> int:
-    for _ in range(64):
-        instruction = defs.get(type_id)
-        if (
-            instruction is None
-            or instruction.opcode != Op.TypeArray
-            or len(instruction.operands) < 2
-        ):
-            return type_id
-        type_id = instruction.operands[1]
-    return type_id
-
-
-def _has_runtime_array(defs: Mapping[int, Instruction], type_id: int, depth: int) -> bool:
-    instruction = defs.get(type_id)
-    if instruction is None or depth > 64:
-        return False
-    if instruction.opcode == Op.TypeRuntimeArray:
-        return True
-    if instruction.opcode in (Op.TypeArray, Op.TypeVector, Op.TypeMatrix):
-        return len(instruction.operands) > 1 and _has_runtime_array(
-            defs, instruction.operands[1], depth + 1
-        )
-    if instruction.opcode == Op.TypeStruct:
-        return any(
-            _has_runtime_array(defs, member, depth + 1) for member in instruction.operands[1:]
-        )
-    return False
 
 
 def _flat_required(context: ValidationContext, entry_points: EntryPoints) -> Iterator[Diagnostic]:

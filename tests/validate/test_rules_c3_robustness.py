@@ -20,6 +20,7 @@ from gpuav.validate import (
     rules_image_operands,
     rules_images,
     rules_nonuniform,
+    rules_resources,
 )
 from gpuav.validate.context import ValidationContext
 from tests.shaders.glsl import corpus_shaders
@@ -28,6 +29,7 @@ FAMILIES = (
     rules_images.check,
     rules_image_operands.check,
     rules_decorations.check,
+    rules_resources.check,
     rules_builtins.check,
     rules_groups.check,
     rules_nonuniform.check,

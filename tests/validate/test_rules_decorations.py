@@ -1,4 +1,5 @@
-"""Decoration and resource-variable rules: a positive and a negative module per rule.
+"""Decoration and resource-variable rules (rules_decorations, rules_resources): a positive and
+a negative module per rule.
 
 Where spirv-val checks the same rule the negative module also goes to spirv-val, and the
 comment says whether it names the same VUID or, where it does not check it, that the spec text
@@ -10,11 +11,12 @@ from __future__ import annotations
 import pytest
 
 from gpuav.validate import rules_decorations as rd
+from gpuav.validate import rules_resources as rr
 from tests.shaders.glsl import compile_glsl, corpus_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
 from tests.validate.asm_templates import shader
 
-FAMILY = [rd.check]
+FAMILY = [rd.check, rr.check]
 
 
 def _rules(text: str, **options: object) -> set[str]:
@@ -55,7 +57,7 @@ def test_block_buffer_with_set_and_binding_is_valid() -> None:
 # VUID-StandaloneSpirv-UniformConstant-06677 and -DescriptorSet-06491
 def test_buffer_without_binding_is_reported_like_spirv_val() -> None:
     unused = _buffer(decorations="OpDecorate %Data Block")
-    assert rd.DESCRIPTOR_DECORATIONS in _rules(unused)
+    assert rr.DESCRIPTOR_DECORATIONS in _rules(unused)
     # spirv-val 2023.1 checks 06677 only on variables an entry point uses; the spec text
     # covers every such variable, so the unused one is ours alone.
     assert _spirv_val(unused)[0]
@@ -65,9 +67,9 @@ def test_buffer_without_binding_is_reported_like_spirv_val() -> None:
     ).replace(
         "%data = OpVariable", "%uint_sptr = OpTypePointer StorageBuffer %uint\n%data = OpVariable"
     )
-    assert rd.DESCRIPTOR_DECORATIONS in _rules(used)
+    assert rr.DESCRIPTOR_DECORATIONS in _rules(used)
     accepted, output = _spirv_val(used)
-    assert not accepted and rd.DESCRIPTOR_DECORATIONS in output, output
+    assert not accepted and rr.DESCRIPTOR_DECORATIONS in output, output
 
 
 def test_binding_on_private_variable_is_reported() -> None:
@@ -75,15 +77,15 @@ def test_binding_on_private_variable_is_reported() -> None:
         decorations="OpDecorate %private DescriptorSet 0\nOpDecorate %private Binding 1",
         types="%uint_pptr = OpTypePointer Private %uint\n%private = OpVariable %uint_pptr Private",
     )
-    assert rd.DESCRIPTOR_STORAGE_CLASS in _rules(text)
+    assert rr.DESCRIPTOR_STORAGE_CLASS in _rules(text)
 
 
 # Block/BufferBlock: 06675, 06676, 06807, 06808
 def test_storage_buffer_without_block_is_reported_like_spirv_val() -> None:
     text = _buffer(decorations=_SET_BINDING)
-    assert rd.BLOCK_REQUIRED in _rules(text)
+    assert rr.BLOCK_REQUIRED in _rules(text)
     accepted, output = _spirv_val(text)
-    assert not accepted and rd.BLOCK_REQUIRED in output, output
+    assert not accepted and rr.BLOCK_REQUIRED in output, output
 
 
 def test_uniform_buffer_block_and_buffer_block_are_valid() -> None:
@@ -94,9 +96,9 @@ def test_uniform_buffer_block_and_buffer_block_are_valid() -> None:
 
 def test_uniform_without_block_is_reported_like_spirv_val() -> None:
     text = _buffer("Uniform", _SET_BINDING)
-    assert rd.UNIFORM_BLOCK_REQUIRED in _rules(text)
+    assert rr.UNIFORM_BLOCK_REQUIRED in _rules(text)
     accepted, output = _spirv_val(text)
-    assert not accepted and rd.UNIFORM_BLOCK_REQUIRED in output, output
+    assert not accepted and rr.UNIFORM_BLOCK_REQUIRED in output, output
 
 
 def test_push_constant_array_is_reported() -> None:
@@ -106,7 +108,7 @@ def test_push_constant_array_is_reported() -> None:
         "%Datas_ptr = OpTypePointer PushConstant %Datas\n"
         "%push = OpVariable %Datas_ptr PushConstant",
     )
-    assert rd.PUSH_CONSTANT_TYPE in _rules(text)
+    assert rr.PUSH_CONSTANT_TYPE in _rules(text)
 
 
 def test_storage_buffer_of_scalar_is_reported() -> None:
@@ -115,7 +117,7 @@ def test_storage_buffer_of_scalar_is_reported() -> None:
         types="%uint_sptr = OpTypePointer StorageBuffer %uint\n"
         "%data = OpVariable %uint_sptr StorageBuffer",
     )
-    assert rd.BUFFER_TYPE in _rules(text)
+    assert rr.BUFFER_TYPE in _rules(text)
 
 
 # VUID-StandaloneSpirv-OpTypeRuntimeArray-04680
@@ -143,7 +145,7 @@ def test_runtime_array_not_last_is_reported_like_spirv_val() -> None:
         + "OpMemberDecorate %Data 0 Offset 0\nOpMemberDecorate %Data 1 Offset 4",
         types=_RUNTIME_BLOCK.format(members="%values %uint"),
     )
-    assert rd.RUNTIME_ARRAY in _rules(text)
+    assert rr.RUNTIME_ARRAY in _rules(text)
     accepted, _ = _spirv_val(text)
     assert not accepted
 
@@ -153,9 +155,9 @@ def test_runtime_array_in_private_variable_is_reported_like_spirv_val() -> None:
         types="%values = OpTypeRuntimeArray %uint\n%values_ptr = OpTypePointer Private %values\n"
         "%private = OpVariable %values_ptr Private",
     )
-    assert rd.RUNTIME_ARRAY in _rules(text)
+    assert rr.RUNTIME_ARRAY in _rules(text)
     accepted, output = _spirv_val(text)
-    assert not accepted and rd.RUNTIME_ARRAY in output, output
+    assert not accepted and rr.RUNTIME_ARRAY in output, output
 
 
 def test_runtime_descriptor_array_is_valid() -> None:
@@ -337,3 +339,35 @@ def test_integer_builtin_fragment_input_needs_flat_like_spirv_val() -> None:
     assert not accepted and rd.FLAT_REQUIRED in output, output
     flat = text.replace(decorations, decorations + "\nOpDecorate %sample Flat")
     assert _rules(flat) == set()
+
+
+# VUID-StandaloneSpirv-UniformConstant-04655
+def test_uniform_constant_scalar_is_reported_like_spirv_val() -> None:
+    text = shader(
+        decorations="OpDecorate %constant DescriptorSet 0\nOpDecorate %constant Binding 0",
+        types="%uint_cptr = OpTypePointer UniformConstant %uint\n"
+        "%constant = OpVariable %uint_cptr UniformConstant",
+        body="%loaded = OpLoad %uint %constant",
+    )
+    assert rr.UNIFORM_CONSTANT_TYPE in _rules(text)
+    accepted, output = _spirv_val(text)
+    assert not accepted and rr.UNIFORM_CONSTANT_TYPE in output, output
+
+
+# VUID-StandaloneSpirv-Uniform-06925
+def _uniform_write(decoration: str) -> str:
+    return _buffer(
+        "Uniform",
+        _SET_BINDING + f"OpDecorate %Data {decoration}",
+        body="%member = OpAccessChain %uint_uptr %data %int_0\nOpStore %member %uint_1",
+    ).replace("%data = OpVariable", "%uint_uptr = OpTypePointer Uniform %uint\n%data = OpVariable")
+
+
+def test_writing_a_uniform_buffer_is_reported_like_spirv_val() -> None:
+    assert rr.UNIFORM_BLOCK_WRITE in _rules(_uniform_write("Block"))
+    accepted, output = _spirv_val(_uniform_write("Block"))
+    assert not accepted and rr.UNIFORM_BLOCK_WRITE in output, output
+
+
+def test_writing_a_buffer_block_is_valid() -> None:
+    assert _rules(_uniform_write("BufferBlock")) == set()
