@@ -7,18 +7,27 @@ from hypothesis import strategies as st
 
 from gpuav.errors import GpuavError
 from gpuav.instrument.api import instrument_shader
+from gpuav.instrument.descriptor_state import PushConstantAddress
 from tests.spirv.corpus import all_corpus_words
 
 WORD = st.integers(0, 0xFFFFFFFF)
 HEADER = [0x07230203, 0x00010300, 0, 200, 0]
 
 
+MODES: list[dict[str, object]] = [
+    {},
+    {"descriptor_state": True},
+    {"descriptor_state": True, "context_address": PushConstantAddress(128)},
+]
+
+
 def _run(words: list[int]) -> None:
-    try:
-        out = instrument_shader(words, shader_id=1, descriptor_set=4)
-    except GpuavError:
-        return
-    assert all(0 <= word <= 0xFFFFFFFF for word in out)
+    for options in MODES:
+        try:
+            out = instrument_shader(words, shader_id=1, descriptor_set=4, **options)  # type: ignore[arg-type]
+        except GpuavError:
+            continue
+        assert all(0 <= word <= 0xFFFFFFFF for word in out)
 
 
 @given(st.lists(WORD, max_size=64))
