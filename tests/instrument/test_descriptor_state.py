@@ -14,6 +14,7 @@ from gpuav.instrument.descriptor_state import (
     CONTEXT_ADDRESSES,
     MAX_TRACKED_SETS,
     NO_STATE,
+    ContextAddressSource,
     PushConstantAddress,
     SpecializationAddress,
     binding_table_word,
@@ -45,10 +46,16 @@ def _words(size: str = "") -> list[int]:
     return compile_glsl(RUNTIME_COMP.format(size=size), "comp", target_env="vulkan1.2")
 
 
-def _instrument(words: list[int], env: TargetEnv = "vulkan1.2", **options: object) -> list[int]:
+def _instrument(
+    words: list[int], env: TargetEnv = "vulkan1.2", context: ContextAddressSource | None = None
+) -> list[int]:
     out = instrument_shader(
-        words, shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True, **options
-    )  # type: ignore[arg-type]
+        words,
+        shader_id=SHADER_ID,
+        descriptor_set=DEBUG_SET,
+        descriptor_state=True,
+        context_address=context,
+    )
     spirv_val(out, env)
     return out
 
@@ -70,7 +77,7 @@ def _app_set(vk: VulkanContext, indices: list[int], out: object) -> list[Binding
     return [
         Binding(0, "combined_image_sampler", pairs),
         Binding(1, "storage_buffer", [vk.buffer(data=np.array(indices, np.uint32))]),
-        Binding(2, "storage_buffer", [out]),  # type: ignore[list-item]
+        Binding(2, "storage_buffer", [out]),
     ]
 
 
@@ -165,10 +172,10 @@ def test_context_address_modes(vk: VulkanContext, source: str) -> None:
     out = vk.buffer(4 * 16)
     app = {0: _app_set(vk, [1, 2, 4, 0], out)}
     if source == "push":
-        checked = _instrument(words, context_address=PushConstantAddress(0))
+        checked = _instrument(words, context=PushConstantAddress(0))
         vk.run_compute(checked, app, push_constants=struct.pack("<Q", address))
     else:
-        checked = _instrument(words, context_address=SpecializationAddress(40, 41))
+        checked = _instrument(words, context=SpecializationAddress(40, 41))
         spec = {40: address & 0xFFFF_FFFF, 41: address >> 32}
         vk.run_compute(checked, app, specialization=spec)
     assert f"DescriptorSet {DEBUG_SET}" not in disassemble(checked)  # no set needed
