@@ -16,10 +16,18 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from gpuav.spirv.grammar import BuiltIn, Decoration, ExecutionModel, Op, StorageClass
+from gpuav.spirv.grammar import (
+    BuiltIn,
+    Decoration,
+    ExecutionMode,
+    ExecutionModel,
+    Op,
+    StorageClass,
+)
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.reach import reach
 from gpuav.validate.shader_facts import (
     EntryPoints,
     global_variables,
@@ -30,6 +38,7 @@ from gpuav.validate.shader_facts import (
 )
 
 NOT_IN_VULKAN = "VUID-StandaloneSpirv-BuiltIn-04668"
+DEPTH_REPLACING = "VUID-FragDepth-FragDepth-04216"
 
 _MODEL_NAMES = (
     "Vertex",
@@ -142,6 +151,8 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
             if variable is None or variable.opcode != Op.Variable or len(variable.operands) < 3:
                 continue
             yield from _variable(context, rule, variable, None, entry_points)
+            if builtin == BuiltIn.FragDepth:
+                yield from _depth_replacing(context, variable, entry_points)
         else:
             if by_struct is None:
                 by_struct = _variables_by_struct(context)
@@ -204,6 +215,60 @@ def _variable(
             yield Diagnostic(
                 rule.vuid_type, f"BuiltIn {rule.name} must be a {rule.type}", variable.origin
             )
+
+
+def _depth_replacing(
+    context: ValidationContext, variable: Instruction, entry_points: EntryPoints
+) -> Iterator[Diagnostic]:
+    """A fragment shader that writes FragDepth declares DepthReplacing."""
+    variable_id = variable.operands[1]
+    replacing = {
+        mode.operands[0]
+        for mode in context.module.execution_modes
+        if len(mode.operands) >= 2 and mode.operands[1] == ExecutionMode.DepthReplacing
+    }
+    for store in context.def_use.uses(variable_id):
+        if store.opcode != Op.Store or store.operands[0] != variable_id:
+            continue
+        place = context.def_use.place(store)
+        if place is None:
+            continue
+        models_of_writer = entry_points.function_models.get(place[0].id, frozenset())
+        if ExecutionModel.Fragment not in models_of_writer:
+            continue
+        for entry in context.module.entry_points:
+            if (
+                len(entry.operands) >= 2
+                and entry.operands[0] == ExecutionModel.Fragment
+                and entry.operands[1] in _reaching(entry_points, place[0].id)
+                and entry.operands[1] not in replacing
+            ):
+                yield Diagnostic(
+                    DEPTH_REPLACING,
+                    "a fragment shader that writes FragDepth must declare DepthReplacing",
+                    store.origin,
+                )
+                return
+
+
+def _reaching(entry_points: EntryPoints, function_id: int) -> set[int]:
+    """Entry-point functions whose call graph contains ``function_id``."""
+    graph = reach(entry_points.context)
+    found = set()
+    for entry in entry_points.context.module.entry_points:
+        if len(entry.operands) < 2:
+            continue
+        pending, seen = [entry.operands[1]], set()
+        while pending:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current == function_id:
+                found.add(entry.operands[1])
+                break
+            pending.extend(graph.callees.get(current, ()))
+    return found
 
 
 def _element(defs: Mapping[int, Instruction], type_id: int) -> int | None:

@@ -31,6 +31,8 @@ FLAT_REQUIRED = "VUID-StandaloneSpirv-Flat-04744"
 PATCH_STAGE = "GPUAV-Patch-ExecutionModel"
 ROUNDING_MODE = "VUID-StandaloneSpirv-FPRoundingMode-04675"
 ROUNDING_MODE_USE = "GPUAV-FPRoundingMode-Conversion"
+INVARIANT_STORAGE = "VUID-StandaloneSpirv-Invariant-04677"
+INPUT_ATTACHMENT_STORAGE = "VUID-StandaloneSpirv-InputAttachmentIndex-06678"
 
 
 _INTERPOLATION = frozenset(
@@ -109,6 +111,22 @@ def _annotation(
                 )
     elif decoration == Decoration.FPRoundingMode and annotation.opcode in _DECORATES:
         yield from _rounding_mode(context, annotation, parameters)
+    elif decoration == Decoration.Invariant:
+        for variable in variables:
+            if variable_storage(variable) not in (StorageClass.Input, StorageClass.Output):
+                yield Diagnostic(
+                    INVARIANT_STORAGE,
+                    "Invariant only decorates Input and Output variables (or their members)",
+                    annotation.origin,
+                )
+    elif decoration == Decoration.InputAttachmentIndex:
+        for variable in variables:
+            if variable_storage(variable) != StorageClass.UniformConstant:
+                yield Diagnostic(
+                    INPUT_ATTACHMENT_STORAGE,
+                    "InputAttachmentIndex only decorates UniformConstant variables",
+                    annotation.origin,
+                )
 
 
 def _interpolation(

@@ -176,3 +176,22 @@ def test_corpus_shaders_are_clean(corpus_shader: object) -> None:
     words = corpus_shader.compile()  # type: ignore[attr-defined]
     target_env = corpus_shader.target_env  # type: ignore[attr-defined]
     assert validate_words(words, families=FAMILY, target_env=target_env) == []
+
+
+def _frag_depth(modes: str) -> str:
+    return shader(
+        "Fragment",
+        interface="%depth",
+        decorations=modes + "\nOpDecorate %depth BuiltIn FragDepth",
+        types="%float_optr = OpTypePointer Output %float\n%depth = OpVariable %float_optr Output",
+        body="OpStore %depth %float_1",
+    )
+
+
+def test_writing_frag_depth_needs_depth_replacing_like_spirv_val() -> None:
+    text = _frag_depth("")
+    assert rules_builtins.DEPTH_REPLACING in rules(validate_asm(text, families=FAMILY))
+    accepted, output = spirv_val(assemble(text), "vulkan1.1")
+    assert not accepted and rules_builtins.DEPTH_REPLACING in output, output
+    declared = _frag_depth("OpExecutionMode %main DepthReplacing")
+    assert rules(validate_asm(declared, families=FAMILY)) == set()

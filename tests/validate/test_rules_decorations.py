@@ -371,3 +371,28 @@ def test_writing_a_uniform_buffer_is_reported_like_spirv_val() -> None:
 
 def test_writing_a_buffer_block_is_valid() -> None:
     assert _rules(_uniform_write("BufferBlock")) == set()
+
+
+# VUID-StandaloneSpirv-Invariant-04677, VUID-StandaloneSpirv-InputAttachmentIndex-06678
+def test_invariant_on_private_variable_is_reported_like_spirv_val() -> None:
+    text = shader(
+        decorations="OpDecorate %private Invariant",
+        types="%float_pptr = OpTypePointer Private %float\n"
+        "%private = OpVariable %float_pptr Private",
+    )
+    assert rd.INVARIANT_STORAGE in _rules(text)
+    accepted, output = _spirv_val(text)
+    assert not accepted and rd.INVARIANT_STORAGE in output, output
+    invariant_output = _varying("Vertex", "Output", "OpDecorate %value Invariant")
+    assert _rules(invariant_output) == set()
+
+
+def test_input_attachment_index_on_storage_buffer_is_reported_like_spirv_val() -> None:
+    text = _buffer(
+        decorations=_SET_BINDING
+        + "OpDecorate %Data Block\nOpDecorate %data InputAttachmentIndex 0",
+        capabilities="OpCapability InputAttachment",
+    )
+    assert rd.INPUT_ATTACHMENT_STORAGE in _rules(text)
+    accepted, output = _spirv_val(text)
+    assert not accepted and rd.INPUT_ATTACHMENT_STORAGE in output, output
