@@ -209,4 +209,4 @@ class ChunkLayout:
         return self.contexts_start + contexts
 
 
-CONTEXT_BYTES = 32  # three uint64 addresses, padded
+CONTEXT_BYTES = 32  # descriptor_state: three uint64 addresses and the data word count

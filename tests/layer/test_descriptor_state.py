@@ -211,3 +211,38 @@ def test_no_validation_errors_on_the_device_address_path(run_indexing: RunIndexi
         OUT_OF_BOUNDS,
         UNINITIALIZED,
     ]
+
+
+# -- the shipped instrumentation pass (gpuav.instrument.api) on the layer's state -------------
+
+
+@pytest.mark.parametrize("fill_sets", [False, True], ids=["our-set", "by-address"])
+def test_shipped_pass_checks_runtime_arrays_against_the_state(
+    run_indexing: RunIndexing, fill_sets: bool
+) -> None:
+    arguments = ["--write", "0,1,2", "--access", "0,3,9,1"]
+    if fill_sets:
+        arguments.append("--fill-sets")
+    result = run_indexing(*arguments, shader="indexing.comp", instrumenter=None)
+    assert [slot(result, index)[31] for index in range(4)][::3] == [1000, 1001]
+    (uninitialized,) = texts(result, UNINITIALIZED)
+    assert "Descriptor index 3 used to index descriptor array of length 8 is uninitialized." in (
+        uninitialized
+    )
+    assert "Descriptor: items (block Item), set 0, binding 1." in uninitialized
+    assert "Dispatch Index 2 (vkCmdDispatch)" in uninitialized
+    (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
+    assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
+    assert "Dispatch Index 3 (vkCmdDispatch)" in out_of_bounds
+    assert (BY_ADDRESS in ids(result)) == fill_sets
+
+
+def test_shipped_pass_update_after_bind_and_copies(run_indexing: RunIndexing) -> None:
+    result = run_indexing(
+        "--update-after-bind", "--how", "copy", "--write", "0", "--late-write", "5",
+        "--access", "5,0,6", shader="indexing.comp", instrumenter=None,
+    )  # fmt: skip
+    assert [slot(result, index)[31] for index in range(2)] == [1005, 1000]
+    (uninitialized,) = texts(result, UNINITIALIZED)
+    assert "Descriptor index 6 used to index" in uninitialized
+    assert ids(result) == [UNINITIALIZED]

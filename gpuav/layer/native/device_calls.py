@@ -12,10 +12,15 @@ import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.instrument.descriptor_state import (
+    ADDRESS_BOUND_SETS,
+    ADDRESS_OUTPUT,
+    ADDRESS_STATE,
     BOUND_SETS_BINDING,
+    CONTEXT_DATA_WORDS,
     OUTPUT_BINDING,
     STATE_BINDING,
 )
+from gpuav.instrument.record import DATA_FIRST_WORD
 from gpuav.layer.calls import (
     CONTEXT_BYTES,
     MEMORY_PROPERTY_HOST_CACHED,
@@ -125,17 +130,21 @@ class NativeDeviceCalls:
     def _write_contexts(
         self, buffer: int, words: memoryview, layout: ChunkLayout
     ) -> tuple[int, ...]:
-        """Each block's context (``descriptor_state.ADDRESS_*`` order), written once."""
+        """Each block's context (``descriptor_state.ADDRESS_*`` and ``CONTEXT_DATA_WORDS``, one
+        uint64 each), written once."""
         base = self.buffer_address(buffer)
         addresses = []
         for index in range(layout.blocks):
             context = layout.contexts_start + index * CONTEXT_BYTES
-            values = (
-                base + index * layout.block_range,
-                base + layout.bound_sets_start + index * layout.bound_sets_range,
-                layout.state_address,
-            )
-            for slot, value in enumerate(values):
+            values = {
+                ADDRESS_OUTPUT: base + index * layout.block_range,
+                ADDRESS_BOUND_SETS: base
+                + layout.bound_sets_start
+                + index * layout.bound_sets_range,
+                ADDRESS_STATE: layout.state_address,
+                CONTEXT_DATA_WORDS: layout.block_range // 4 - DATA_FIRST_WORD,
+            }
+            for slot, value in values.items():
                 word = context // 4 + 2 * slot
                 words[word] = value & 0xFFFF_FFFF
                 words[word + 1] = value >> 32
