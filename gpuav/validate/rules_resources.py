@@ -96,7 +96,7 @@ def _descriptor_variable(context: ValidationContext, variable: Instruction) -> I
     if pointee is None:
         return
     if storage == StorageClass.UniformConstant:
-        element = defs.get(strip_arrays(defs, pointee))
+        element = defs.get(_strip_one_array(defs, pointee))
         if element is None or element.opcode not in _OPAQUE:
             yield Diagnostic(
                 UNIFORM_CONSTANT_TYPE,
@@ -107,7 +107,7 @@ def _descriptor_variable(context: ValidationContext, variable: Instruction) -> I
         return
     if storage not in (StorageClass.Uniform, StorageClass.StorageBuffer, StorageClass.PushConstant):
         return
-    struct_id = pointee if storage == StorageClass.PushConstant else strip_arrays(defs, pointee)
+    struct_id = pointee if storage == StorageClass.PushConstant else _strip_one_array(defs, pointee)
     struct = defs.get(struct_id)
     if struct is None or struct.opcode != Op.TypeStruct:
         rule = PUSH_CONSTANT_TYPE if storage == StorageClass.PushConstant else BUFFER_TYPE
@@ -128,6 +128,14 @@ def _descriptor_variable(context: ValidationContext, variable: Instruction) -> I
             "a PushConstant or StorageBuffer variable's struct must be decorated Block",
             variable.origin,
         )
+
+
+def _strip_one_array(defs: Mapping[int, Instruction], type_id: int) -> int:
+    """Descriptors may form one array level, never arrays of arrays (04655, 06807)."""
+    instruction = defs.get(type_id)
+    if instruction is not None and instruction.opcode in (Op.TypeArray, Op.TypeRuntimeArray):
+        return instruction.operands[1] if len(instruction.operands) > 1 else type_id
+    return type_id
 
 
 def _runtime_arrays(context: ValidationContext, variable: Instruction) -> Iterator[Diagnostic]:

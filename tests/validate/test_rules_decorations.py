@@ -12,7 +12,7 @@ import pytest
 
 from gpuav.validate import rules_decorations as rd
 from gpuav.validate import rules_resources as rr
-from tests.shaders.glsl import compile_glsl, corpus_shaders
+from tests.shaders.glsl import InvalidShader, compile_glsl, corpus_shaders, invalid_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
 from tests.validate.asm_templates import shader
 
@@ -396,3 +396,24 @@ def test_input_attachment_index_on_storage_buffer_is_reported_like_spirv_val() -
     assert rd.INPUT_ATTACHMENT_STORAGE in _rules(text)
     accepted, output = _spirv_val(text)
     assert not accepted and rd.INPUT_ATTACHMENT_STORAGE in output, output
+
+
+_RESOURCE_RULES = {
+    rr.UNIFORM_CONSTANT_TYPE,
+    rr.BUFFER_TYPE,
+    rr.PUSH_CONSTANT_TYPE,
+    rr.BLOCK_REQUIRED,
+    rr.UNIFORM_BLOCK_REQUIRED,
+    rr.DESCRIPTOR_DECORATIONS,
+}
+
+
+@pytest.mark.parametrize(
+    "invalid",
+    [s for s in invalid_shaders() if s.expected_error in _RESOURCE_RULES],
+    ids=lambda shader: shader.name,
+)
+def test_invalid_glslang_shaders_are_reported_like_spirv_val(invalid: InvalidShader) -> None:
+    # tests/shaders/invalid: glslang compiles them, spirv-val rejects them with this VUID.
+    found = validate_words(invalid.compile(), families=FAMILY, target_env=invalid.target_env)
+    assert invalid.expected_error in {d.rule for d in found}
