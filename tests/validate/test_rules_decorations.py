@@ -417,3 +417,12 @@ def test_invalid_glslang_shaders_are_reported_like_spirv_val(invalid: InvalidSha
     # tests/shaders/invalid: glslang compiles them, spirv-val rejects them with this VUID.
     found = validate_words(invalid.compile(), families=FAMILY, target_env=invalid.target_env)
     assert invalid.expected_error in {d.rule for d in found}
+
+
+def test_flat_on_vertex_output_is_valid() -> None:
+    # Seed 004 (1.1.97) also forbade these decorations on non-fragment interfaces; today's
+    # spec (06201/06202) allows them on vertex outputs, glslang emits them there, and
+    # spirv-val accepts them: the current text decides.
+    text = _varying("Vertex", "Output", "OpDecorate %value Flat", "%uint")
+    assert _rules(text) == set()
+    assert _spirv_val(text)[0]
