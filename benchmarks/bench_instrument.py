@@ -49,7 +49,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def time_gpuav(modules: list[tuple[str, list[int]]], repeat: int) -> dict[str, float]:
+def time_gpuav(
+    modules: list[tuple[str, list[int]]], repeat: int, descriptor_state: bool = False
+) -> dict[str, float]:
     from gpuav.errors import GpuavError
     from gpuav.instrument.api import instrument_shader
 
@@ -59,7 +61,9 @@ def time_gpuav(modules: list[tuple[str, list[int]]], repeat: int) -> dict[str, f
         for _ in range(repeat):
             start = time.perf_counter()
             with contextlib.suppress(GpuavError):
-                instrument_shader(words, shader_id=1, descriptor_set=7)
+                instrument_shader(
+                    words, shader_id=1, descriptor_set=7, descriptor_state=descriptor_state
+                )
             samples.append(time.perf_counter() - start)
         per_module[name] = min(samples) * 1000
     return per_module
@@ -131,11 +135,13 @@ def main() -> int:
 
     modules = corpus()
     gpuav = time_gpuav(modules, options.repeat)
+    with_state = time_gpuav(modules, options.repeat, descriptor_state=True)
     off = run_worker({}, options.repeat)
     on = run_worker(GPU_AV, options.repeat)
     khronos = {name: on[name] - off[name] for name in on}
     print(f"{len(modules)} corpus modules, fastest of {options.repeat} repetitions each")
     print(summary("gpuav instrument_shader (read + pass + write)", list(gpuav.values())))
+    print(summary("gpuav, descriptor_state=True (as the layer runs it)", list(with_state.values())))
     print(summary("Khronos vkCreateShaderModule, GPU-AV off", list(off.values())))
     print(summary("Khronos vkCreateShaderModule, GPU-AV on", list(on.values())))
     print(summary("Khronos GPU-AV cost at vkCreateShaderModule (on-off)", list(khronos.values())))

@@ -97,7 +97,7 @@ class Guarder:
                     consumer.operands[at] = renamed.get(
                         consumer.operands[at], consumer.operands[at]
                     )
-                if result is not None:
+                if result is not None and not self._is_void(result_type):
                     new_result = self.module.new_id()
                     consumer.operands[RESULT_INDEX[consumer.opcode]] = new_result
                     self._copy_decorations(result, new_result)
@@ -105,7 +105,7 @@ class Guarder:
             with invalid:
                 for check in checks:
                     self._report(index, check, alone=len(checks) == 1)
-        if result is not None and result_type is not None:
+        if result is not None and result_type is not None and not self._is_void(result_type):
             null = builder.constant_null(result_type)
             builder.phi(
                 result_type,
@@ -113,6 +113,9 @@ class Guarder:
                 (null, invalid.exit_label),
                 result=result,
             )
+
+    def _is_void(self, type_id: int | None) -> bool:
+        return type_id is not None and self.types.opcode(type_id) == Op.TypeVoid
 
     def _report(self, index: int, check: Check, alone: bool) -> None:
         """Write the failing check's record(s): out of bounds, or in bounds but unwritten."""

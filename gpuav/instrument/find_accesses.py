@@ -62,6 +62,19 @@ SEED_IMAGE_INSTRUCTIONS = frozenset(
 _IMAGE_NAME_PREFIXES = ("OpImage", "OpFragment")
 
 _ACCESS_CHAINS = (Op.AccessChain, Op.InBoundsAccessChain)
+# Result types a guarded call may have: void, or a type with an OpConstantNull.
+_NULLABLE_RESULTS = frozenset(
+    {
+        Op.TypeVoid,
+        Op.TypeBool,
+        Op.TypeInt,
+        Op.TypeFloat,
+        Op.TypeVector,
+        Op.TypeMatrix,
+        Op.TypeArray,
+        Op.TypeStruct,
+    }
+)
 DESCRIPTOR_CLASSES = (
     StorageClass.UniformConstant,
     StorageClass.Uniform,
@@ -277,7 +290,7 @@ class _Finder:
                         self._unchecked(atomic, f"texel pointer used by {atomic.name}")
             elif user.opcode == Op.CopyObject:
                 self._walk_image_pointer(user, lookup, {**links, user.operands[1]: user})
-            else:
+            elif not self._call(user, lookup, links, "image"):
                 self._unchecked(user, f"image descriptor pointer used by {user.name}")
 
     def _walk_image_value(
@@ -292,7 +305,7 @@ class _Finder:
                 and user.result_id != value
             ):
                 self._add(user, user.origin, links, lookup, "image")
-            else:
+            elif not self._call(user, lookup, links, "image"):
                 self._unchecked(user, f"image descriptor used by {user.name}")
 
     def _walk_pointer(
@@ -317,8 +330,20 @@ class _Finder:
             ):
                 if links:  # a direct use of a non-arrayed variable needs no check
                     self._add(user, user.origin, links, lookup, "buffer")
-            elif links:
+            elif links and not self._call(user, lookup, links, "buffer"):
                 self._unchecked(user, f"buffer descriptor pointer used by {user.name}")
+
+    def _call(
+        self, user: Instruction, lookup: DescriptorLookup, links: dict[int, Instruction], kind: str
+    ) -> bool:
+        """A descriptor passed to a function: the call is guarded as a whole (glslang passes
+        ``sampler2D`` arguments as pointers). Its result must have a null value."""
+        if user.opcode != Op.FunctionCall:
+            return False
+        if self.types.opcode(user.operands[0]) not in _NULLABLE_RESULTS:
+            return False
+        self._add(user, user.origin, links, lookup, kind)
+        return True
 
     def _points_to_block(self, pointer: int) -> bool:
         pointer_type = self.types.type_of(pointer)

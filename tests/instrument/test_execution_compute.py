@@ -5,6 +5,8 @@ Indices cover in bounds, one past the end, far (1000) and negative (-1, i.e. 0xF
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 
@@ -182,3 +184,37 @@ def test_error_flood_keeps_whole_records(vk: VulkanContext) -> None:
     assert all(
         r.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS and r.array_length == 3 for r in records
     )
+
+
+CALL_COMP = """#version 450
+layout(local_size_x = 2) in;
+layout(set = 0, binding = 0) uniform sampler2D textures[3];
+layout(set = 0, binding = 2) buffer Out { vec4 v[2]; } o;
+layout(push_constant) uniform P { uint index; } p;
+vec4 fetch(sampler2D s) { return textureLod(s, vec2(0.5), 0.0); }
+void main() { o.v[gl_GlobalInvocationID.x] = fetch(textures[p.index]); }
+"""
+
+
+@pytest.mark.parametrize("index", [2, 3, 0xFFFF_FFFF])
+def test_descriptor_passed_to_a_function_guards_the_call(vk: VulkanContext, index: int) -> None:
+    words = compile_glsl(CALL_COMP, "comp", target_env="vulkan1.2")
+    out = vk.buffer(4 * 8)
+    debug = vk.debug_buffer(capacity_words=64)
+    sets = {
+        0: [
+            Binding(0, "combined_image_sampler", _textures(vk, 3)),
+            Binding(2, "storage_buffer", [out]),
+        ],
+        **debug.sets(),
+    }
+    result = vk.run_compute(instrumented(words), sets, push_constants=struct.pack("<I", index))
+    values = result.buffer(out, np.float32).tolist()
+    call = origins(words, Op.FunctionCall)[0]
+    if index < 3:
+        assert values == [index + 1.0, 0.5, 0.25, 1.0] * 2 and debug.records() == []
+        return
+    assert values == [0.0] * 8
+    assert sorted(debug.records(), key=lambda r: r.stage_words) == [
+        _compute_record(x, call, index, 3) for x in (0, 1)
+    ]
