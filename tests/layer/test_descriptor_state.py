@@ -36,10 +36,13 @@ def run_indexing(tmp_path: Path, spirv: Callable[[str], Path], layer_folder: Pat
     def run(
         *arguments: str,
         shader: str = "indexing_reporting.comp",
+        frag: str | None = None,
         layer: bool = True,
         **options: Any,
     ) -> dict[str, Any]:
         environment = app_environment(layer_folder if layer else None, **options)
+        if frag is not None:
+            arguments = ("--frag", str(spirv(frag)), *arguments)
         completed = subprocess.run(
             [sys.executable, str(APPS / "indexing_app.py"), "--shader", str(spirv(shader)),
              *arguments],
@@ -246,3 +249,34 @@ def test_shipped_pass_update_after_bind_and_copies(run_indexing: RunIndexing) ->
     (uninitialized,) = texts(result, UNINITIALIZED)
     assert "Descriptor index 6 used to index" in uninitialized
     assert ids(result) == [UNINITIALIZED]
+
+
+@pytest.mark.parametrize("fill_sets", [False, True], ids=["our-set", "by-address"])
+def test_shipped_pass_checks_runtime_arrays_in_fragment_shaders(
+    run_indexing: RunIndexing, fill_sets: bool
+) -> None:
+    arguments = ["--write", "0,1,2", "--access", "2,3,9"]
+    if fill_sets:
+        arguments.append("--fill-sets")
+    result = run_indexing(
+        *arguments, shader="fullscreen.vert", frag="indexing.frag", instrumenter=None
+    )
+    assert slot(result, 0)[31] == 1002
+    (uninitialized,) = texts(result, UNINITIALIZED)
+    assert "Descriptor index 3 used to index descriptor array of length 8" in uninitialized
+    assert "Draw Index 2 (vkCmdDraw)" in uninitialized
+    assert "Stage = Fragment." in uninitialized
+    (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
+    assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
+    assert "Draw Index 3 (vkCmdDraw)" in out_of_bounds
+    assert (BY_ADDRESS in ids(result)) == fill_sets
+
+
+def test_correct_fragment_program_gives_identical_results(run_indexing: RunIndexing) -> None:
+    arguments = ("--write", "0,1,2,3,4,5,6,7", "--access", "7,0,4")
+    shaders = {"shader": "fullscreen.vert", "frag": "indexing.frag"}
+    without = run_indexing(*arguments, layer=False, **shaders)
+    within = run_indexing(*arguments, instrumenter=None, **shaders)
+    assert within["rounds"] == without["rounds"]
+    assert [slot(within, index)[31] for index in range(3)] == [1007, 1000, 1004]
+    assert ids(within) == []

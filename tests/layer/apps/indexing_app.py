@@ -3,9 +3,11 @@
 Set 0 holds a result buffer (binding 0) and a runtime array of storage buffers (binding 1:
 VARIABLE_DESCRIPTOR_COUNT, PARTIALLY_BOUND unless --not-partial, UPDATE_AFTER_BIND with
 --update-after-bind) whose element i holds 1000 + i. One single-invocation dispatch per
---access index reads that element. Descriptors are written with vkUpdateDescriptorSets, an
-update template, or copies from a staging set; --late-write ones only after the command
-buffer was recorded (before the submit). Prints one JSON object: result words, messages.
+--access index reads that element (with --frag, one full-target triangle draw per index, in
+a render pass, whose fragment shader reads it). Descriptors are written with
+vkUpdateDescriptorSets, an update template, or copies from a staging set; --late-write ones
+only after the command buffer was recorded (before the submit). Prints one JSON object:
+result words, messages.
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ from typing import Any
 import vulkan as vk
 
 sys.path.insert(0, str(Path(__file__).parent))
+import graphics
 from vk_app import HOST_MEMORY, messages, on_message
 
 ffi = vk.ffi
 SLOT_WORDS = 32
+STAGES = (
+    vk.VK_SHADER_STAGE_COMPUTE_BIT | vk.VK_SHADER_STAGE_VERTEX_BIT | vk.VK_SHADER_STAGE_FRAGMENT_BIT
+)
 FENCE_TIMEOUT = 60_000_000_000
 # Spec values (the vulkan package leaves these two aliases as None).
 POOL_UPDATE_AFTER_BIND = 0x2
@@ -77,6 +83,7 @@ class IndexingApp:
             physical,
             vk.VkDeviceCreateInfo(
                 pNext=features12,
+                pEnabledFeatures=vk.VkPhysicalDeviceFeatures(fragmentStoresAndAtomics=vk.VK_TRUE),
                 queueCreateInfoCount=1,
                 pQueueCreateInfos=[
                     vk.VkDeviceQueueCreateInfo(
@@ -116,7 +123,7 @@ class IndexingApp:
             item_flags |= vk.VK_DESCRIPTOR_BINDING_PARTIALLY_BOUND_BIT
         if update_after_bind:
             item_flags |= vk.VK_DESCRIPTOR_BINDING_UPDATE_AFTER_BIND_BIT
-        stage = vk.VK_SHADER_STAGE_COMPUTE_BIT
+        stage = STAGES
         storage = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
         bindings = [
             vk.VkDescriptorSetLayoutBinding(
@@ -201,24 +208,30 @@ class IndexingApp:
                 setLayoutCount=len(set_layouts), pSetLayouts=set_layouts,
                 pushConstantRangeCount=1,
                 pPushConstantRanges=[
-                    vk.VkPushConstantRange(
-                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0, size=8
-                    )
+                    vk.VkPushConstantRange(stageFlags=STAGES, offset=0, size=8)
                 ],
             ),
             None,
         )  # fmt: skip
-        code = Path(options.shader).read_bytes()
-        module = vk.vkCreateShaderModule(
-            device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None
-        )
-        stage = vk.VkPipelineShaderStageCreateInfo(
-            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
-        )
-        pipeline = vk.vkCreateComputePipelines(
-            device, None, 1,
-            [vk.VkComputePipelineCreateInfo(stage=stage, layout=pipeline_layout)], None,
-        )[0]  # fmt: skip
+        module = self.module(options.shader)
+        bind_point = vk.VK_PIPELINE_BIND_POINT_COMPUTE
+        target_objects: list[Any] = []
+        if options.frag:
+            bind_point = vk.VK_PIPELINE_BIND_POINT_GRAPHICS
+            fragment = self.module(options.frag)
+            target_objects = self.render_target()
+            pipeline = graphics._pipeline(
+                self, target_objects[-2], pipeline_layout, module, fragment
+            )
+            vk.vkDestroyShaderModule(device, fragment, None)
+        else:
+            stage = vk.VkPipelineShaderStageCreateInfo(
+                stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
+            )
+            pipeline = vk.vkCreateComputePipelines(
+                device, None, 1,
+                [vk.VkComputePipelineCreateInfo(stage=stage, layout=pipeline_layout)], None,
+            )[0]  # fmt: skip
         command_pool = vk.vkCreateCommandPool(
             device, vk.VkCommandPoolCreateInfo(queueFamilyIndex=0), None
         )
@@ -231,21 +244,37 @@ class IndexingApp:
             ),
         )[0]
         vk.vkBeginCommandBuffer(command_buffer, vk.VkCommandBufferBeginInfo())
-        vk.vkCmdBindPipeline(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
+        if options.frag:
+            vk.vkCmdBeginRenderPass(
+                command_buffer,
+                vk.VkRenderPassBeginInfo(
+                    renderPass=target_objects[-2], framebuffer=target_objects[-1],
+                    renderArea=vk.VkRect2D(
+                        offset=vk.VkOffset2D(x=0, y=0),
+                        extent=vk.VkExtent2D(graphics.SIZE, graphics.SIZE),
+                    ),
+                    clearValueCount=1, pClearValues=[vk.VkClearValue()],
+                ),
+                vk.VK_SUBPASS_CONTENTS_INLINE,
+            )  # fmt: skip
+        vk.vkCmdBindPipeline(command_buffer, bind_point, pipeline)
         push = ffi.new("uint32_t[2]")
         start = time.perf_counter()
         for slot, index in enumerate(access):
             if slot == 0 or len(bound) > 1:
                 vk.vkCmdBindDescriptorSets(
-                    command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1,
+                    command_buffer, bind_point, pipeline_layout, 0, 1,
                     [bound[slot % len(bound)]], 0, None,
                 )  # fmt: skip
             push[0], push[1] = index, slot
-            vk.vkCmdPushConstants(
-                command_buffer, pipeline_layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, push
-            )
-            vk.vkCmdDispatch(command_buffer, 1, 1, 1)
+            vk.vkCmdPushConstants(command_buffer, pipeline_layout, STAGES, 0, 8, push)
+            if options.frag:
+                vk.vkCmdDraw(command_buffer, 3, 1, 0, 0)
+            else:
+                vk.vkCmdDispatch(command_buffer, 1, 1, 1)
         record_us = (time.perf_counter() - start) * 1e6 / max(1, len(access))
+        if options.frag:
+            vk.vkCmdEndRenderPass(command_buffer)
         vk.vkEndCommandBuffer(command_buffer)
         self.write_items(target, staging, items, indices(options.late_write))
         rounds = []
@@ -261,6 +290,13 @@ class IndexingApp:
                 [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
             )
         vk.vkDestroyPipeline(device, pipeline, None)
+        if target_objects:
+            image, memory, view, render_pass, framebuffer = target_objects
+            vk.vkDestroyFramebuffer(device, framebuffer, None)
+            vk.vkDestroyRenderPass(device, render_pass, None)
+            vk.vkDestroyImageView(device, view, None)
+            vk.vkDestroyImage(device, image, None)
+            vk.vkFreeMemory(device, memory, None)
         vk.vkDestroyShaderModule(device, module, None)
         vk.vkDestroyPipelineLayout(device, pipeline_layout, None)
         vk.vkDestroyCommandPool(device, command_pool, None)
@@ -276,6 +312,33 @@ class IndexingApp:
             vk.vkFreeMemory(device, memory, None)
         timings = {"record_per_dispatch_us": record_us, "submit_all_ms": submit_ms}
         return {"rounds": rounds, "slot_words": SLOT_WORDS, "timings": timings}
+
+    def module(self, path: str) -> Any:
+        code = Path(path).read_bytes()
+        return vk.vkCreateShaderModule(
+            self.device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None
+        )
+
+    def memory_type(self, bits: int, flags: int) -> int:
+        return next(
+            i
+            for i in range(self.memory.memoryTypeCount)
+            if bits & (1 << i) and self.memory.memoryTypes[i].propertyFlags & flags == flags
+        )
+
+    def render_target(self) -> list[Any]:
+        """Image, memory, view, render pass and framebuffer of graphics.py's target."""
+        image, memory, view = graphics._image(self)
+        render_pass = graphics._render_pass(self)
+        framebuffer = vk.vkCreateFramebuffer(
+            self.device,
+            vk.VkFramebufferCreateInfo(
+                renderPass=render_pass, attachmentCount=1, pAttachments=[view],
+                width=graphics.SIZE, height=graphics.SIZE, layers=1,
+            ),
+            None,
+        )  # fmt: skip
+        return [image, memory, view, render_pass, framebuffer]
 
     def extra_sets(self, pool: Any, result: Any, result_size: int, items: Any) -> list[Any]:
         """--extra-sets sets of the full variable count, every descriptor written."""
@@ -381,7 +444,8 @@ class IndexingApp:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--shader", required=True)
+    parser.add_argument("--shader", required=True, help="compute (vertex with --frag) .spv")
+    parser.add_argument("--frag", help="fragment shader .spv: draws instead of dispatches")
     parser.add_argument("--layout-count", type=int, default=16)
     parser.add_argument("--variable-count", type=int, default=8)
     parser.add_argument("--write", default="0,1,2,3,4,5,6,7")
