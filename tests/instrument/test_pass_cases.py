@@ -343,3 +343,97 @@ def test_ray_tracing_stage_with_a_checked_access_is_declined() -> None:
 def test_a_module_without_descriptor_arrays_comes_back_unchanged() -> None:
     words = _asm("")
     assert instrument_shader(words, shader_id=1, descriptor_set=3) == words
+
+
+RUNTIME_BLOCKS = """
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %gid
+               OpExecutionMode %main LocalSize 1 1 1
+               OpName %bufs "bufs"
+               OpName %ubos "ubos"
+               OpName %x "x"
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %Block Block
+               OpMemberDecorate %Block 0 Offset 0
+               OpMemberDecorate %Block 1 Offset 4
+               OpDecorate %bufs DescriptorSet 0
+               OpDecorate %bufs Binding 0
+               OpDecorate %Ubo Block
+               OpMemberDecorate %Ubo 0 Offset 0
+               OpDecorate %ubos DescriptorSet 0
+               OpDecorate %ubos Binding 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_3 = OpConstant %uint 3
+     %v3uint = OpTypeVector %uint 3
+     %ptr_v3 = OpTypePointer Input %v3uint
+        %gid = OpVariable %ptr_v3 Input
+         %rt = OpTypeRuntimeArray %uint
+      %Block = OpTypeStruct %uint %rt
+        %arr = OpTypeArray %Block %uint_3
+    %ptr_arr = OpTypePointer StorageBuffer %arr
+  %ptr_block = OpTypePointer StorageBuffer %Block
+   %ptr_uint = OpTypePointer StorageBuffer %uint
+       %bufs = OpVariable %ptr_arr StorageBuffer
+        %Ubo = OpTypeStruct %uint
+       %uarr = OpTypeArray %Ubo %uint_3
+   %ptr_uarr = OpTypePointer Uniform %uarr
+  %ptr_uuint = OpTypePointer Uniform %uint
+       %ubos = OpVariable %ptr_uarr Uniform
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %g = OpLoad %v3uint %gid
+          %x = OpCompositeExtract %uint %g 0
+{body}
+               OpReturn
+               OpFunctionEnd
+"""
+
+BUFFER_FAMILIES = [
+    (
+        "OpLoad",
+        "%p = OpAccessChain %ptr_uuint %ubos %x %uint_0\n%v = OpLoad %uint %p",
+        "%ubos",
+    ),
+    ("OpStore", "%p = OpAccessChain %ptr_uint %bufs %x %uint_0\nOpStore %p %x", "%bufs"),
+    (
+        "OpAtomicIAdd",
+        "%p = OpAccessChain %ptr_uint %bufs %x %uint_1 %x\n"
+        "%v = OpAtomicIAdd %uint %p %uint_1 %uint_0 %uint_1",
+        "%bufs",
+    ),
+    (
+        "OpArrayLength",
+        "%p = OpAccessChain %ptr_block %bufs %x\n%v = OpArrayLength %uint %p 1",
+        "%bufs",
+    ),
+    (
+        "OpCopyMemory",
+        "%p = OpAccessChain %ptr_uint %bufs %x %uint_0\n"
+        "%q = OpAccessChain %ptr_uint %bufs %uint_1 %uint_0\nOpCopyMemory %q %p",
+        "%bufs",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("consumer", "body", "variable"), BUFFER_FAMILIES, ids=[c[0] for c in BUFFER_FAMILIES]
+)
+def test_buffer_access_is_guarded(consumer: str, body: str, variable: str) -> None:
+    words = assemble(RUNTIME_BLOCKS.format(body=body), "vulkan1.1")
+    filecheck(
+        disassemble(instrumented(words, "vulkan1.1")),
+        f"""
+        CHECK: OpULessThan %bool %x %uint_3
+        CHECK: OpBranchConditional
+        CHECK-NEXT: OpLabel
+        CHECK: OpAccessChain {{{{%[_a-zA-Z0-9]+}}}} {variable} %x
+        CHECK: {consumer}
+        CHECK: OpFunctionCall %void %gpuav_write_record %uint_{{{{[0-9]+}}}} %uint_0 %x %uint_3
+        """,
+    )
