@@ -8,6 +8,9 @@ a submit costs in proportion to what changed since the last one, not to the desc
 
 When the buffer is full a set gets no region: actions see ``NO_STATE`` for it and the shader
 skips the state checks there (``GPUAV_STATE_WORDS`` raises the capacity).
+
+There is one buffer, not one per submission: a submission the layer has not waited for
+(host-event and timeline waits, read back later) may see words flushed for a later submit.
 """
 
 from __future__ import annotations
@@ -98,16 +101,16 @@ class StateBuffer:
         """Copy every dirty range into the mapped buffer; returns the words copied."""
         if not self.dirty:
             return 0
+        dirty, self.dirty = self.dirty, []  # marks made meanwhile wait for the next flush
         mapped = self.handles.words
         copied = 0
-        for region in self.dirty:
+        for region in dirty:
             low, high = region.dirty_low, region.dirty_high
             if region.offset != NO_STATE and low < high:
                 base = region.offset
                 mapped[base + low : base + high] = memoryview(region.words)[low:high]
                 copied += high - low
             region.dirty_low = region.dirty_high = 0
-        self.dirty.clear()
         return copied
 
     def destroy(self, calls: DeviceCalls) -> None:
