@@ -11,7 +11,14 @@ import pytest
 from gpuav.instrument.api import instrument_module, instrument_shader
 from gpuav.instrument.descriptor_state import PushConstantAddress, SpecializationAddress
 from gpuav.spirv import read
-from tests.shaders.glsl import DEBUG_MODES, CorpusShader, DebugMode, corpus_shaders, spirv_val
+from tests.shaders.glsl import (
+    DEBUG_MODES,
+    CorpusShader,
+    DebugMode,
+    compile_glsl,
+    corpus_shaders,
+    spirv_val,
+)
 
 CASES = [
     pytest.param(shader, debug, id=f"{shader.name}-{debug}")
@@ -61,3 +68,14 @@ def test_corpus_module_in_issue_8_modes(shader: CorpusShader, mode: str) -> None
     words = shader.compile("none")
     out = instrument_shader(words, shader_id=3, descriptor_set=6, **MODES[mode])  # type: ignore[arg-type]
     spirv_val(out, shader.target_env)
+
+
+@pytest.mark.parametrize("state", [False, True], ids=["bounds", "state"])
+@pytest.mark.parametrize(
+    "shader", [pytest.param(s, id=s.name) for s in corpus_shaders() if not s.spirv_val_fails]
+)
+def test_corpus_module_as_spirv_1_6(shader: CorpusShader, state: bool) -> None:
+    """Every shader recompiled for Vulkan 1.3 (SPIR-V 1.6: full interface lists)."""
+    words = compile_glsl(shader.path, shader.stage, target_env="vulkan1.3")
+    out = instrument_shader(words, shader_id=3, descriptor_set=6, descriptor_state=state)
+    spirv_val(out, "vulkan1.3")
