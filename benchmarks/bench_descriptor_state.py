@@ -8,8 +8,9 @@ action's bound-sets copy.
 Part 2, the app (tests/layer/apps/indexing_app.py, fresh processes, round-robin): 1 + extra
 sets of A descriptors, every dispatch binding another one; median vkQueueSubmit + wait with
 no change between submits and with one descriptor rewritten before each, under no layer,
-gpuav (stand-in instrumenter, so every dispatch gets its block and bound-sets words) and the
-Khronos layer's GPU-AV. Not a test: timings depend on the machine.
+gpuav with the stand-in instrumenter (every dispatch gets its block and bound-sets words, the
+shader checks nothing: the layer's own cost), gpuav with the shipped pass (the shader also
+reads the state) and the Khronos layer's GPU-AV. Not a test: timings depend on the machine.
 
     python benchmarks/bench_descriptor_state.py [--sets 64] [--array 4096] [--runs 3]
 """
@@ -101,11 +102,16 @@ def engine_part(sets: int, size: int) -> None:
 def configurations(layer_folder: str) -> dict[str, dict[str, str]]:
     return {
         "no layers": {},
-        "gpuav (every dispatch instrumented)": {
+        "gpuav, stand-in pass (layer cost only)": {
             "VK_ADD_LAYER_PATH": layer_folder,
             "VK_INSTANCE_LAYERS": LAYER_NAME,
             "GPUAV_ENABLE": "1",
             "GPUAV_INSTRUMENTER": "tests.layer.fake_instrument:instrument",
+        },
+        "gpuav, shipped pass (state checks)": {
+            "VK_ADD_LAYER_PATH": layer_folder,
+            "VK_INSTANCE_LAYERS": LAYER_NAME,
+            "GPUAV_ENABLE": "1",
         },
         "Khronos validation, GPU-AV on": {
             "VK_INSTANCE_LAYERS": KHRONOS,
