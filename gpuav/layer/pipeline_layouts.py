@@ -51,13 +51,18 @@ def pre_call_record_push_constant_ranges(
     Every layout is changed alike (not only those that took our set) so that layouts the app
     made compatible stay compatible. A range may not share a stage with another
     (VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292), so the app's ranges are
-    extended up to the context's end and one range is added for the stages they lack.
+    extended up to the context's end and one range is added for the stages they lack; this
+    needs the app's ranges to end at one offset, at most the context's.
     """
     offset = device.context_offset
     if offset is None or device.degraded or not instrumenter_accepts("context_address"):
         return None
     end = offset + CONTEXT_BYTES
-    if any(start + size > offset for _, start, size in ranges):
+    ends = {start + size for _, start, size in ranges}
+    if max(ends, default=0) > offset or len(ends) > 1:
+        # Extending a range that ends early over the bytes of a longer one would make the
+        # app's own vkCmdPushConstants of those bytes invalid (VUID-vkCmdPushConstants-
+        # offset-01796: every range overlapping a pushed byte must be named).
         return None
     covered = 0
     extended: list[PushRange] = []
