@@ -143,7 +143,7 @@ def _instrument(
     writer = RecordWriter(
         builder, resources, shader_id=shader_id & 0xFFFF_FFFF, stage_info=stage_words.variable
     )
-    state = StateReader(builder, resources) if descriptor_state else None
+    state = StateReader(builder, resources, writer) if descriptor_state else None
     guarder = Guarder(builder, def_use, types, writer, state, _decorations_by_target(module))
     for access in _last_first(findings.accesses, def_use):
         guarder.guard(access)

@@ -2,10 +2,10 @@
 
 Each access found by ``find_accesses`` is guarded where its consumer stands:
 
-    ok = index < length                      (per lookup; seed 003: base + element)
+    ok = gpuav_check_bounds(instruction index, index, length, true)
+                                 (per lookup; seed 003: base + element; writes the record)
     if ok:   clones of the naming chain (access chain, load, OpSampledImage...) + the consumer
-    else:    gpuav_write_record(instruction index, 0, index, length)
-    %result = OpPhi %type %clone_result %ok_block %null %else_block
+    %result = OpPhi %type %clone_result %ok_block %null %head_block
 
 The consumer's original result id becomes the phi's, so the rest of the module is untouched;
 the original naming instructions, now unused, are removed so that no descriptor is named with
@@ -18,7 +18,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup, Findings
-from gpuav.instrument.record import ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.instrument.state_reader import StateReader
 from gpuav.spirv.analysis.def_use import DefUse
@@ -46,16 +45,6 @@ _NAMING = frozenset(
 
 
 @dataclass
-class Check:
-    """Run-time values of one lookup: in bounds?, the index and length for the record."""
-
-    in_bounds: int
-    index: int
-    length: int
-    written: int | None = None  # descriptor state: may the descriptor be accessed?
-
-
-@dataclass
 class Guarder:
     builder: Builder
     def_use: DefUse
@@ -63,6 +52,10 @@ class Guarder:
     writer: RecordWriter
     state: StateReader | None
     decorations_by_target: dict[int, list[Instruction]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.uint = self.builder.type_int(32, False)
+        self.bool_ = self.builder.type_bool()
 
     @property
     def module(self) -> Module:
@@ -79,65 +72,39 @@ class Guarder:
         del block.instructions[position]
         builder.position_at_start(block, function)
         builder.index = position
-        checks = [self._check(lookup) for lookup in access.lookups if self._checked(lookup)]
-        bool_ = builder.type_bool()
-        conditions = [c.in_bounds for c in checks] + [c.written for c in checks if c.written]
-        ok = conditions[0]
-        for condition in conditions[1:]:
-            ok = builder.op(Op.LogicalAnd, bool_, ok, condition)
-        result = consumer.result_id
-        result_type = consumer.type_id
-        new_result = result or 0
         index = access.instruction_index
         index = NO_INSTRUCTION_INDEX if index is None else index
-        with builder.if_else(ok) as (valid, invalid):
-            with valid:
-                renamed = self._clone_links(access.links)
-                for at in self.def_use.id_operands.positions(consumer):
-                    consumer.operands[at] = renamed.get(
-                        consumer.operands[at], consumer.operands[at]
-                    )
-                if result is not None and not self._is_void(result_type):
-                    new_result = self.module.new_id()
-                    consumer.operands[RESULT_INDEX[consumer.opcode]] = new_result
-                    self._copy_decorations(result, new_result)
-                builder.emit(consumer)
-            with invalid:
-                for check in checks:
-                    self._report(index, check, alone=len(checks) == 1)
-        if result is not None and result_type is not None and not self._is_void(result_type):
+        # Each check calls a helper that also writes its record when it fails.
+        conditions = [
+            self._check(index, lookup) for lookup in access.lookups if self._checked(lookup)
+        ]
+        ok = conditions[0]
+        for condition in conditions[1:]:
+            ok = builder.op(Op.LogicalAnd, self.bool_, ok, condition)
+        result = consumer.result_id
+        result_type = consumer.type_id
+        has_value = result is not None and not self._is_void(result_type)
+        new_result = result or 0
+        with builder.if_then(ok) as valid:
+            renamed = self._clone_links(access.links)
+            for at in self.def_use.id_operands.positions(consumer):
+                consumer.operands[at] = renamed.get(consumer.operands[at], consumer.operands[at])
+            if has_value:
+                new_result = self.module.new_id()
+                consumer.operands[RESULT_INDEX[consumer.opcode]] = new_result
+                self._copy_decorations(result or 0, new_result)
+            builder.emit(consumer)
+        if has_value and result_type is not None:
             null = builder.constant_null(result_type)
             builder.phi(
                 result_type,
                 (new_result, valid.exit_label),
-                (null, invalid.exit_label),
+                (null, valid.head_label),
                 result=result,
             )
 
     def _is_void(self, type_id: int | None) -> bool:
         return type_id is not None and self.types.opcode(type_id) == Op.TypeVoid
-
-    def _report(self, index: int, check: Check, alone: bool) -> None:
-        """Write the failing check's record(s): out of bounds, or in bounds but unwritten."""
-        builder = self.builder
-        bool_ = builder.type_bool()
-        code = ErrorCode.INDEX_OUT_OF_BOUNDS
-        if check.written is None and alone:
-            self.writer.call(index, code, check.index, check.length)
-            return
-        outside = builder.op(Op.LogicalNot, bool_, check.in_bounds)
-        with builder.if_then(outside):
-            self.writer.call(index, code, check.index, check.length)
-        if check.written is not None:
-            unwritten = builder.op(
-                Op.LogicalAnd,
-                bool_,
-                check.in_bounds,
-                builder.op(Op.LogicalNot, bool_, check.written),
-            )
-            with builder.if_then(unwritten):
-                code = ErrorCode.DESCRIPTOR_UNINITIALIZED
-                self.writer.call(index, code, check.index, check.length)
 
     def _checked(self, lookup: DescriptorLookup) -> bool:
         if lookup.runtime_sized:
@@ -176,19 +143,21 @@ class Guarder:
 
     # -- index arithmetic ------------------------------------------------------------------
 
-    def _check(self, lookup: DescriptorLookup) -> Check:
+    def _check(self, instruction_index: int, lookup: DescriptorLookup) -> int:
+        """Emit the call that checks one lookup (and reports it); returns its bool."""
         builder = self.builder
-        uint = builder.type_int(32, False)
-        bool_ = builder.type_bool()
+        uint = self.uint
         lengths = [None if n is None else self._as_uint(n) for n in lookup.lengths]
         indices = [self._as_uint(index) for index in lookup.indices]
-        in_each: int | None = None
-        if lookup.element is None:  # seed 003: with an element only base + element is checked
+        # The helper compares the flat index; per-dimension checks matter only for arrays of
+        # arrays (a flat index can be in range when one index is not) and 64-bit indices.
+        extra: int | None = None
+        if lookup.element is None:  # seed 003: with an element only base + element counts
             for index, as_uint, length in zip(lookup.indices, indices, lengths, strict=True):
-                if length is not None:
+                if length is not None and (len(indices) > 1 or self._is_wide(index)):
                     ok = self._less_than(index, as_uint, length)
-                    in_each = (
-                        ok if in_each is None else builder.op(Op.LogicalAnd, bool_, in_each, ok)
+                    extra = (
+                        ok if extra is None else builder.op(Op.LogicalAnd, self.bool_, extra, ok)
                     )
         flat = indices[0] if indices else builder.constant_uint(0)
         for as_uint, inner in zip(indices[1:], lengths[1:], strict=True):
@@ -205,20 +174,24 @@ class Guarder:
                 total = builder.op(Op.IMul, uint, total, length)
         if lookup.element is not None:
             flat = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
+        extra_ok = builder.constant_bool(True) if extra is None else extra
         if self.state is not None and self._with_state(lookup):
             assert lookup.descriptor_set is not None and lookup.binding is not None
             unknown = builder.constant_uint(0xFFFF_FFFF)  # no state, runtime array: unchecked
-            actual = self.state.length(lookup.descriptor_set, lookup.binding, total or unknown)
-            in_bounds = builder.op(Op.ULessThan, bool_, flat, actual)
-            if in_each is not None:
-                in_bounds = builder.op(Op.LogicalAnd, bool_, in_each, in_bounds)
-            written = self.state.written(lookup.descriptor_set, lookup.binding, flat)
-            return Check(in_bounds, flat, actual, written)
+            return self.state.check(
+                instruction_index,
+                lookup.descriptor_set,
+                lookup.binding,
+                flat,
+                total or unknown,
+                extra_ok,
+            )
         if total is None:
             raise RuntimeError("a runtime array checked without descriptor state")
-        if lookup.element is not None:
-            return Check(builder.op(Op.ULessThan, bool_, flat, total), flat, total)
-        return Check(in_each or builder.constant_bool(True), flat, total)
+        return self.writer.check(instruction_index, flat, total, extra_ok)
+
+    def _is_wide(self, index: int) -> bool:
+        return self.types.constant_value(index) is None and self._int_type(index)[1] == 64
 
     def _int_type(self, value: int) -> tuple[int, int, bool]:
         type_id = self.types.type_of(value)
@@ -247,8 +220,8 @@ class Guarder:
     def _less_than(self, index: int, index_uint: int, length_uint: int) -> int:
         """index < length as unsigned numbers (a negative index is huge, so out of bounds)."""
         builder = self.builder
-        bool_ = builder.type_bool()
-        if self.types.constant_value(index) is None and self._int_type(index)[1] == 64:
+        bool_ = self.bool_
+        if self._is_wide(index):
             wide = builder.op(Op.UConvert, builder.type_int(64, False), length_uint)
             return builder.op(Op.ULessThan, bool_, index, wide)
         return builder.op(Op.ULessThan, bool_, index_uint, length_uint)

@@ -31,6 +31,7 @@ class RecordWriter:
         # invocations all run on one queue, so QueueFamily scope is enough there.
         self.scope = Scope.QueueFamily if vulkan_model else Scope.Device
         self.function = self._define()
+        self.check_bounds = self._define_check_bounds()
 
     def _define(self) -> int:
         builder = self.builder
@@ -88,6 +89,49 @@ class RecordWriter:
         builder.op_void(Op.Return)
         return function.id
 
+    def _define_check_bounds(self) -> int:
+        """``bool gpuav_check_bounds(uint instruction_index, uint index, uint length, bool
+        also)``: ``also && index < length``, writing the bounds record when false."""
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        bool_ = builder.type_bool()
+        function, (instruction_index, index, length, also) = builder.new_function(
+            bool_, [uint, uint, uint, bool_]
+        )
+        builder.name(function.id, "gpuav_check_bounds")
+        below = builder.op(Op.ULessThan, bool_, index, length)
+        ok = builder.op(Op.LogicalAnd, bool_, also, below)
+        with builder.if_then(builder.op(Op.LogicalNot, bool_, ok)):
+            self.emit_call(instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length)
+        builder.op_void(Op.ReturnValue, ok)
+        return function.id
+
+    def emit_call(self, instruction_index: int, error_code: int, index: int, length: int) -> None:
+        """Call ``gpuav_write_record`` with ids (the error code is a literal value)."""
+        builder = self.builder
+        builder.op(
+            Op.FunctionCall,
+            builder.type_void(),
+            self.function,
+            instruction_index,
+            builder.constant_uint(error_code),
+            index,
+            length,
+        )
+
+    def check(self, instruction_index: int, index: int, length: int, also: int) -> int:
+        """Emit a call of ``gpuav_check_bounds``; returns its bool."""
+        builder = self.builder
+        return builder.op(
+            Op.FunctionCall,
+            builder.type_bool(),
+            self.check_bounds,
+            builder.constant_uint(instruction_index),
+            index,
+            length,
+            also,
+        )
+
     def _store(self, start: int, offset: int, value: int) -> None:
         builder = self.builder
         at = start
@@ -96,18 +140,3 @@ class RecordWriter:
                 Op.IAdd, builder.type_int(32, False), start, builder.constant_uint(offset)
             )
         self.resources.store(self.resources.data_pointer(at), value)
-
-    def call(
-        self, instruction_index: int, error_code: int, descriptor_index: int, length: int
-    ) -> None:
-        """Emit a call at the builder's insert point; the first two are literal values."""
-        builder = self.builder
-        builder.op(
-            Op.FunctionCall,
-            builder.type_void(),
-            self.function,
-            builder.constant_uint(instruction_index),
-            builder.constant_uint(error_code),
-            descriptor_index,
-            length,
-        )

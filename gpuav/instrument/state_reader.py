@@ -15,6 +15,8 @@ from gpuav.instrument.descriptor_state import (
     MAX_TRACKED_SETS,
     NO_STATE,
 )
+from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record_writer import RecordWriter
 from gpuav.instrument.resources import Resources
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
@@ -25,13 +27,15 @@ _TABLE_BASE, _SIZE_BASE, _PER_BINDING = 1, 2, 2
 
 
 class StateReader:
-    def __init__(self, builder: Builder, resources: Resources) -> None:
+    def __init__(self, builder: Builder, resources: Resources, writer: RecordWriter) -> None:
         self.builder = builder
         self.resources = resources
+        self.writer = writer
         self.state_word = self._define_state_word()
         self.region = self._define_region()
         self.binding_length = self._define_binding_length()
         self.descriptor_written = self._define_descriptor_written()
+        self.check_descriptor = self._define_check_descriptor()
 
     def _define_state_word(self) -> int:
         builder = self.builder
@@ -115,26 +119,54 @@ class StateReader:
         builder.op_void(Op.ReturnValue, result)
         return function.id
 
-    def length(self, set_index: int, binding: int, static_length: int) -> int:
-        """Emit a call: the binding's actual length (uint)."""
+    def _define_check_descriptor(self) -> int:
+        """``bool gpuav_check_descriptor(uint instruction_index, uint set, uint binding,
+        uint index, uint static_length, bool also)``: in bounds of the actual length (and
+        ``also``) and written; writes the bounds or the uninitialized record when not."""
         builder = self.builder
-        return builder.op(
-            Op.FunctionCall,
-            builder.type_int(32, False),
-            self.binding_length,
-            builder.constant_uint(set_index),
-            builder.constant_uint(binding),
-            static_length,
+        uint = builder.type_int(32, False)
+        bool_ = builder.type_bool()
+        function, parameters = builder.new_function(bool_, [uint] * 5 + [bool_])
+        instruction_index, set_index, binding, index, static_length, also = parameters
+        builder.name(function.id, "gpuav_check_descriptor")
+        length = builder.op(
+            Op.FunctionCall, uint, self.binding_length, set_index, binding, static_length
         )
+        below = builder.op(Op.ULessThan, bool_, index, length)
+        inside = builder.op(Op.LogicalAnd, bool_, also, below)
+        written = builder.op(
+            Op.FunctionCall, bool_, self.descriptor_written, set_index, binding, index
+        )
+        with builder.if_then(builder.op(Op.LogicalNot, bool_, inside)):
+            self.writer.emit_call(instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length)
+        unwritten = builder.op(
+            Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, written)
+        )
+        with builder.if_then(unwritten):
+            code = ErrorCode.DESCRIPTOR_UNINITIALIZED
+            self.writer.emit_call(instruction_index, code, index, length)
+        builder.op_void(Op.ReturnValue, builder.op(Op.LogicalAnd, bool_, inside, written))
+        return function.id
 
-    def written(self, set_index: int, binding: int, index: int) -> int:
-        """Emit a call: whether descriptor ``index`` may be accessed (bool)."""
+    def check(
+        self,
+        instruction_index: int,
+        set_index: int,
+        binding: int,
+        index: int,
+        static_length: int,
+        also: int,
+    ) -> int:
+        """Emit a call of ``gpuav_check_descriptor``; returns its bool."""
         builder = self.builder
         return builder.op(
             Op.FunctionCall,
             builder.type_bool(),
-            self.descriptor_written,
+            self.check_descriptor,
+            builder.constant_uint(instruction_index),
             builder.constant_uint(set_index),
             builder.constant_uint(binding),
             index,
+            static_length,
+            also,
         )

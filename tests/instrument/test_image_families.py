@@ -1,8 +1,8 @@
 """Every image instruction family of seed 000, on each image descriptor type, is guarded.
 
 Each case is a fragment shader indexing a descriptor array with a flat input; CHECK lines say
-that the index is compared, the consumer runs only on the in-bounds branch, and the failing
-branch writes a record naming the consumer's original instruction index.
+that the index is checked (by the helper that also writes the record, given the consumer's
+original instruction index) and that the consumer runs only on the in-bounds branch.
 """
 
 from __future__ import annotations
@@ -102,16 +102,18 @@ def test_image_instruction_is_guarded(consumer: str, declaration: str, statement
     filecheck(
         text,
         f"""
-        CHECK: OpULessThan %bool {{{{%[0-9]+}}}} %uint_4
-        CHECK: OpBranchConditional
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{origin} {{{{%[0-9]+}}}} %uint_4 %true
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
         CHECK: OpAccessChain {{{{.*}}}} %d %
         CHECK: {consumer}
         CHECK: OpBranch
         CHECK-NEXT: OpLabel
-        CHECK-NEXT: OpFunctionCall %void %gpuav_write_record %uint_{origin} %uint_0
         CHECK-NOT: {consumer}
-        CHECK: OpFunctionEnd
-        """,
+        CHECK: %gpuav_check_bounds = OpFunction %bool
+        CHECK: OpULessThan %bool
+        CHECK: OpFunctionCall %void %gpuav_write_record {{{{%[0-9]+}}}} %uint_0
+                """,
     )
     assert text.count(f"= {consumer} ") + text.count(f"{consumer} %") >= 1

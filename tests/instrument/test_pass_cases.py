@@ -78,15 +78,15 @@ def test_ptr_access_chain_moves_the_descriptor_index() -> None:
         text,
         """
         CHECK: [[SUM:%[0-9]+]] = OpIAdd %uint %uint_1 %
-        CHECK-NOT: OpULessThan %bool %uint_1 %uint_4
-        CHECK: OpULessThan %bool {{%[0-9]+}} %uint_4
-        CHECK: OpBranchConditional
+        CHECK-NOT: OpULessThan
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} {{%[0-9]+}} %uint_4 %true
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
         CHECK-NEXT: OpAccessChain %_ptr_StorageBuffer__struct_{{[0-9]+}} %bufs %uint_1
         CHECK-NEXT: OpPtrAccessChain
         CHECK-NEXT: OpAccessChain %_ptr_StorageBuffer_uint
         CHECK-NEXT: OpStore
-        CHECK: OpFunctionCall %void %gpuav_write_record %uint_{{[0-9]+}} %uint_0 {{%[0-9]+}} %uint_4
         """.replace("[[SUM:%[0-9]+]]", "{{%[0-9]+}}"),
     )
 
@@ -117,11 +117,11 @@ def test_constant_index_outside_the_array_is_a_static_finding_and_guarded() -> N
     filecheck(
         text,
         """
-        CHECK: OpULessThan %bool %uint_9 %uint_4
-        CHECK: OpBranchConditional
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} %uint_9 %uint_4 %true
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
         CHECK-NEXT: OpAccessChain %_ptr_StorageBuffer_uint %bufs %uint_9 %uint_0
-        CHECK: OpFunctionCall %void %gpuav_write_record %uint_{{[0-9]+}} %uint_0 %uint_9 %uint_4
         """,
     )
 
@@ -155,12 +155,11 @@ def test_specialization_constant_length_is_compared_at_run_time() -> None:
         """
         CHECK: %COUNT = OpSpecConstant %int 3
         CHECK: [[BITS:%[0-9]+]] = OpBitcast %uint %COUNT
-        CHECK: OpULessThan %bool {{%[0-9]+}} {{%[0-9]+}}
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} {{%[0-9]+}} [[BITS]] %true
         CHECK: OpImageSampleImplicitLod
-        CHECK: OpFunctionCall %void %gpuav_write_record
-        """.replace("[[BITS:%[0-9]+]]", "{{%[0-9]+}}"),
+        """.replace("[[BITS:%[0-9]+]]", "{{%[0-9]+}}").replace("[[BITS]]", "{{%[0-9]+}}"),
     )
-    assert text.count("OpFunctionCall %void %gpuav_write_record") == 1  # t[0] is always valid
+    assert text.count("OpFunctionCall %bool %gpuav_check_bounds") == 1  # t[0] is always valid
 
 
 SAMPLE_FRAG = """#version 450
@@ -295,7 +294,7 @@ def test_entry_points_of_two_stages_share_a_checked_function() -> None:
         CHECK: OpEntryPoint Vertex %vs "vs" %index %pos %gl_VertexIndex %gl_InstanceIndex
         CHECK: OpEntryPoint Fragment %fs "fs" %index_in %color %gl_FragCoord
         CHECK: %shared = OpFunction
-        CHECK: OpULessThan %bool %k %uint_2
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} %k %uint_2 %true
         CHECK: %vs = OpFunction
         CHECK: OpCompositeConstruct %v3uint %uint_0
         CHECK: OpStore %gpuav_stage_info
@@ -429,11 +428,11 @@ def test_buffer_access_is_guarded(consumer: str, body: str, variable: str) -> No
     filecheck(
         disassemble(instrumented(words, "vulkan1.1")),
         f"""
-        CHECK: OpULessThan %bool %x %uint_3
-        CHECK: OpBranchConditional
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{{{[0-9]+}}}} %x %uint_3 %true
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
         CHECK: OpAccessChain {{{{%[_a-zA-Z0-9]+}}}} {variable} %x
         CHECK: {consumer}
-        CHECK: OpFunctionCall %void %gpuav_write_record %uint_{{{{[0-9]+}}}} %uint_0 %x %uint_3
         """,
     )
