@@ -71,6 +71,7 @@ class PhysicalDeviceFacts:
     vertex_pipeline_stores_and_atomics: bool
     buffer_device_address: bool = False  # Vulkan 1.2 feature (issue 8's context path)
     max_push_constants_size: int = 128
+    shader_int64: bool = False  # the pushed context address is a uint64
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class FeatureRequest:
     fragment_stores_and_atomics: bool
     vertex_pipeline_stores_and_atomics: bool
     buffer_device_address: bool = False
+    shader_int64: bool = False
 
 
 @dataclass(frozen=True)

@@ -62,16 +62,19 @@ def pre_call_record_create_device(
         fragment_stores_and_atomics=facts.fragment_stores_and_atomics,
         vertex_pipeline_stores_and_atomics=facts.vertex_pipeline_stores_and_atomics,
         buffer_device_address=uses_buffer_device_address(instance, facts),
+        shader_int64=uses_buffer_device_address(instance, facts),
     )
 
 
 def uses_buffer_device_address(instance: InstanceState, facts: PhysicalDeviceFacts) -> bool:
     """Whether pipelines whose layout took our set reach our buffers by device address
-    (issue 8): needs Vulkan 1.2's bufferDeviceAddress, room for 8 push-constant bytes and an
+    (issue 8): needs Vulkan 1.2's bufferDeviceAddress, shaderInt64 (the address is a uint64
+    push constant; both are then enabled), room for 8 push-constant bytes and an
     instrumenter that takes ``context_address``; without them such pipelines keep their
     original shaders (``notices.layout_uses_reserved_set``)."""
     return (
         facts.buffer_device_address
+        and facts.shader_int64
         and effective_api_version(instance, facts) >= API_VERSION_1_2
         and facts.max_push_constants_size >= CONTEXT_PUSH_BYTES
         and instrumenter_accepts("context_address")

@@ -280,3 +280,19 @@ def test_correct_fragment_program_gives_identical_results(run_indexing: RunIndex
     assert within["rounds"] == without["rounds"]
     assert [slot(within, index)[31] for index in range(3)] == [1007, 1000, 1004]
     assert ids(within) == []
+
+
+def test_no_validation_errors_drawing_by_address_with_the_shipped_pass(
+    run_indexing: RunIndexing,
+) -> None:
+    result = run_indexing(
+        "--fill-sets", "--write", "0,1", "--access", "0,5,9", shader="fullscreen.vert",
+        frag="indexing.frag", instrumenter=None, layers=[VALIDATION_LAYER],
+    )  # fmt: skip
+    khronos = [
+        message["text"]
+        for message in result["messages"]
+        if message["text"].startswith(("Validation Error", "Validation Warning"))
+    ]
+    assert khronos == []
+    assert {OUT_OF_BOUNDS, UNINITIALIZED, BY_ADDRESS} <= set(ids(result))

@@ -178,6 +178,7 @@ def _physical_device_facts(record: InstanceRecord, physical_device: int) -> Phys
         vertex_pipeline_stores_and_atomics=bool(features.vertexPipelineStoresAndAtomics),
         buffer_device_address=buffer_device_address,
         max_push_constants_size=int(limits.maxPushConstantsSize),
+        shader_int64=bool(features.shaderInt64),
     )
 
 
@@ -186,6 +187,8 @@ def _turn_on(features: Any, request: FeatureRequest) -> None:
         features.fragmentStoresAndAtomics = 1
     if request.vertex_pipeline_stores_and_atomics:
         features.vertexPipelineStoresAndAtomics = 1
+    if request.shader_int64:
+        features.shaderInt64 = 1
 
 
 def _with_buffer_device_address(create_info: int, keep: list[Any]) -> int:
@@ -239,7 +242,8 @@ def _with_features(create_info: int, request: FeatureRequest, keep: list[Any]) -
 
 
 def _with_stores(create_info: int, request: FeatureRequest, keep: list[Any]) -> int | None:
-    """A copy of the VkDeviceCreateInfo with the two features on; None if nothing to change.
+    """A copy of the VkDeviceCreateInfo with our VkPhysicalDeviceFeatures on; None if nothing
+    to change.
 
     Seed 000 (GpuPreCallRecordCreateDevice) modifies pEnabledFeatures; apps may instead chain
     VkPhysicalDeviceFeatures2, which then gets a modified copy in a copied chain.
@@ -247,8 +251,13 @@ def _with_stores(create_info: int, request: FeatureRequest, keep: list[Any]) -> 
     info = at(create_info, "VkDeviceCreateInfo")
     if info.pEnabledFeatures != vkffi.NULL:
         current = info.pEnabledFeatures
-        if (current.fragmentStoresAndAtomics or not request.fragment_stores_and_atomics) and (
-            current.vertexPipelineStoresAndAtomics or not request.vertex_pipeline_stores_and_atomics
+        if (
+            (current.fragmentStoresAndAtomics or not request.fragment_stores_and_atomics)
+            and (
+                current.vertexPipelineStoresAndAtomics
+                or not request.vertex_pipeline_stores_and_atomics
+            )
+            and (current.shaderInt64 or not request.shader_int64)
         ):
             return None
         copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
