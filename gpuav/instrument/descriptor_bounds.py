@@ -27,6 +27,7 @@ from gpuav.spirv.grammar import RESULT_INDEX, Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Function, Module
 
+# The record's instruction index for a consumer the pass itself made (none today).
 NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
 
 # Instructions that only name a descriptor; unused ones are removed after the rewrite.
@@ -46,6 +47,8 @@ _NAMING = frozenset(
 
 @dataclass
 class Guarder:
+    """Rewrites one access at a time; accesses of one block must come last first (api)."""
+
     builder: Builder
     def_use: DefUse
     types: Types
@@ -67,6 +70,8 @@ class Guarder:
         place = self.def_use.place(consumer)
         if place is None:
             raise RuntimeError(f"{consumer!r} is not in a block")
+        if not any(self._checked(lookup) for lookup in access.lookups):
+            return  # e.g. a runtime array without set and binding: nothing to compare with
         function, block = place
         position = next(k for k, i in enumerate(block.instructions) if i is consumer)
         del block.instructions[position]
