@@ -166,3 +166,88 @@ def test_fragment_shader_in_bounds_image_is_identical(vk: VulkanContext) -> None
         assert debug.records() == []
     assert np.array_equal(images[0], images[1])
     assert images[0][3, 2].tolist() == [64, 64, 64, 64]
+
+
+UBO = """layout(set = 0, binding = 0) uniform Offsets { vec4 offset; } offsets[2];
+layout(push_constant) uniform P { uint bad_vertex; uint bad_index; } p;
+"""
+TESC = (
+    "#version 450\nlayout(vertices = 3) out;\n"
+    + UBO
+    + """void main() {
+    gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position
+                                          + offsets[p.bad_index].offset;
+    gl_TessLevelInner[0] = 1.0;
+    gl_TessLevelOuter[0] = 1.0; gl_TessLevelOuter[1] = 1.0; gl_TessLevelOuter[2] = 1.0;
+}
+"""
+)
+TESE = (
+    "#version 450\nlayout(triangles) in;\n"
+    + UBO
+    + """void main() {
+    gl_Position = gl_TessCoord.x * gl_in[0].gl_Position + gl_TessCoord.y * gl_in[1].gl_Position
+                + gl_TessCoord.z * gl_in[2].gl_Position + offsets[p.bad_index].offset;
+}
+"""
+)
+GEOM = (
+    "#version 450\nlayout(triangles) in;\nlayout(triangle_strip, max_vertices = 3) out;\n"
+    + UBO
+    + """void main() {
+    for (int i = 0; i < 3; ++i) {
+        gl_Position = gl_in[i].gl_Position + offsets[p.bad_index].offset;
+        EmitVertex();
+    }
+    EndPrimitive();
+}
+"""
+)
+PASS_TESC = """#version 450
+layout(vertices = 3) out;
+void main() {
+    gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;
+    gl_TessLevelInner[0] = 1.0;
+    gl_TessLevelOuter[0] = 1.0; gl_TessLevelOuter[1] = 1.0; gl_TessLevelOuter[2] = 1.0;
+}
+"""
+PASS_TESE = """#version 450
+layout(triangles) in;
+void main() {
+    gl_Position = gl_TessCoord.x * gl_in[0].gl_Position + gl_TessCoord.y * gl_in[1].gl_Position
+                + gl_TessCoord.z * gl_in[2].gl_Position;
+}
+"""
+
+# stage -> (source, record stage, expected stage words)
+STAGES = {
+    "tesc": (TESC, Stage.TESSELLATION_CONTROL, {(i, 0) for i in range(3)}),
+    "tese": (TESE, Stage.TESSELLATION_EVALUATION, {(0, 0)}),
+    "geom": (GEOM, Stage.GEOMETRY, {(0, 0)}),
+}
+
+
+@pytest.mark.parametrize("stage", sorted(STAGES))
+def test_tessellation_and_geometry_stage_words(vk: VulkanContext, stage: str) -> None:
+    vk.require("tessellationShader", "geometryShader")
+    source, record_stage, stage_words = STAGES[stage]
+    words = _glsl(source, stage)
+    shaders = {"tesc": _glsl(PASS_TESC, "tesc"), "tese": _glsl(PASS_TESE, "tese"), "geom": None}
+    shaders[stage] = instrumented(words)
+    debug = vk.debug_buffer(capacity_words=512)
+    vk.run_graphics(
+        _glsl(FULLSCREEN_VERT, "vert"),
+        _glsl(PLAIN_FRAG, "frag"),
+        {0: [_offsets(vk)], **debug.sets()},
+        width=8,
+        height=8,
+        tess_control_words=shaders["tesc"],
+        tess_eval_words=shaders["tese"],
+        geometry_words=shaders["geom"],
+        push_constants=struct.pack("<II", 0, 9),
+    )
+    (load,) = load_origins(words, "offsets")
+    code = ErrorCode.INDEX_OUT_OF_BOUNDS
+    assert set(debug.records()) == {
+        ErrorRecord(SHADER_ID, load, record_stage, pair, code, 9, 2) for pair in stage_words
+    }
