@@ -16,7 +16,7 @@ when an app creates a module it already created (words hash, cached result).
 
 The rule families measured are those registered in ``RULE_FAMILIES`` when this runs.
 
-Usage: python benchmarks/bench_validate.py [--repeat N] [--functions N]
+Usage: python benchmarks/bench_validate.py [--repeat N] [--functions N] [--breakdown]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from array import array
 from pathlib import Path
 
@@ -40,6 +41,8 @@ from bench_read_write import MIB, large_shader, median_seconds, wall_times  # no
 from gpuav.layer import shader_validation  # noqa: E402
 from gpuav.spirv import read  # noqa: E402
 from gpuav.validate.api import RULE_FAMILIES, validate  # noqa: E402
+from gpuav.validate.context import ValidationContext  # noqa: E402
+from gpuav.validate.fast_def_use import build_def_use  # noqa: E402
 from tests.shaders.glsl import DEBUG_MODES, compile_glsl, corpus_shaders  # noqa: E402
 from tests.validate.features import every_extension, every_feature  # noqa: E402
 
@@ -188,6 +191,47 @@ def large_rows(val: SpirvVal, repeat: int, functions: int) -> list[list[str]]:
     return rows
 
 
+def breakdown_rows(repeat: int) -> list[list[str]]:
+    """Where our time goes on the corpus: reading, each shared analysis, each rule family
+    (summed over the modules, fastest of the repeats, shown per module)."""
+    cases = [
+        (to_bytes(shader.compile(debug)), shader.target_env)
+        for shader in corpus_shaders()
+        for debug in DEBUG_MODES
+    ]
+    totals: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        spent: dict[str, float] = {}
+
+        def lap(name: str, start: float) -> float:
+            now = time.perf_counter()
+            spent[name] = spent.get(name, 0.0) + now - start
+            return now
+
+        for data, target_env in cases:
+            start = time.perf_counter()
+            module = read(data)
+            start = lap("read", start)
+            context = ValidationContext(
+                module, target_env=target_env, features=FEATURES, extensions=EXTENSIONS
+            )
+            start = time.perf_counter()
+            context.def_use = build_def_use(module)  # as validate() does
+            start = lap("analysis: def_use", start)
+            _ = context.decorations
+            start = lap("analysis: decorations", start)
+            _ = context.types
+            start = lap("analysis: types", start)
+            for family in RULE_FAMILIES:
+                list(family(context))
+                start = lap(family.__module__.rsplit(".", 1)[-1], start)
+        for name, seconds in spent.items():
+            totals.setdefault(name, []).append(seconds)
+    return [
+        [f"  {name}", "", _ms(min(runs) / len(cases)), "", "", ""] for name, runs in totals.items()
+    ]
+
+
 def print_table(rows: list[list[str]]) -> None:
     header = ["workload", "size", "gpuav validate", "of which read", "spirv-val net", "ours/val"]
     widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
@@ -199,6 +243,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=11, help="timed runs per measurement")
     parser.add_argument("--functions", type=int, default=200, help="size of the large module")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also time reading, analyses and each family"
+    )
     args = parser.parse_args()
     gc.collect()
     families = ", ".join(f"{family.__module__}.{family.__name__}" for family in RULE_FAMILIES)
@@ -211,6 +258,9 @@ def main() -> int:
         )
         rows = corpus_rows(val, args.repeat)
         rows += large_rows(val, args.repeat, args.functions)
+    if args.breakdown:
+        rows.append(["corpus breakdown, per module:", "", "", "", "", ""])
+        rows += breakdown_rows(args.repeat)
     print_table(rows)
     return 0
 

@@ -7,6 +7,7 @@ always get an answer; only words that cannot be read at all raise ``DecodeError`
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 
 from gpuav.spirv import read
@@ -29,6 +30,7 @@ from gpuav.validate import (
 )
 from gpuav.validate.context import TARGET_ENVS, RuleFamily, ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.fast_def_use import build_def_use
 
 INTERNAL_ERROR_RULE = "GPUAV-validator-internal-error"
 
@@ -74,6 +76,10 @@ def validate(
         extensions=frozenset(extensions),
         limits=dict(limits or {}),
     )
+    # The shared def-use, built the fast way. Should that fail on a malformed module, the
+    # families build it lazily instead and their failure becomes a diagnostic.
+    with contextlib.suppress(Exception):
+        context.def_use = build_def_use(module)
     diagnostics: list[Diagnostic] = []
     for family in RULE_FAMILIES if families is None else families:
         diagnostics.extend(run_family(family, context))
