@@ -13,6 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 
+from gpuav.instrument.descriptor_state import NO_STATE
 from gpuav.layer import faults, notices
 from gpuav.layer.calls import PIPELINE_STAGE_HOST
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS
@@ -164,10 +165,21 @@ def post_call_record_cmd_bind_descriptor_sets(
 
 
 def post_call_record_cmd_push_descriptor_set(
-    state: CommandBufferState, bind_point: int, set_index: int
+    state: CommandBufferState, bind_point: int, layout: int, set_index: int
 ) -> None:
-    """A push descriptor set has no tracked region: actions see NO_STATE at its index."""
+    """Pushed descriptors get their set layout's shared region (sizes only, see
+    ``DescriptorTracker.push_region``); NO_STATE when the layout is unknown."""
+    descriptors = state.device.descriptors
+    if descriptors is None:
+        return
+    pipeline_layout = state.device.pipeline_layouts.get(layout)
+    region = NO_STATE
+    if pipeline_layout is not None and set_index < len(pipeline_layout.set_layouts):
+        region = descriptors.push_region(pipeline_layout.set_layouts[set_index])
     post_call_record_cmd_bind_descriptor_sets(state, bind_point, set_index, [0])
+    words = state.bound_words[bind_point]
+    if set_index < len(words):
+        words[set_index] = region
 
 
 def post_call_record_cmd_execute_commands(

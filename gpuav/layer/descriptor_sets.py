@@ -124,6 +124,8 @@ class DescriptorTracker:
     sets: dict[int, DescriptorSetState] = field(default_factory=dict)
     pools: dict[int, set[int]] = field(default_factory=dict)
     templates: dict[int, tuple[TemplateEntry, ...]] = field(default_factory=dict)
+    push_regions: dict[int, Region] = field(default_factory=dict)  # by set layout
+    push_templates: dict[int, int] = field(default_factory=dict)  # template -> bind point
     partial_sets: int = 0  # live sets whose layout has a PARTIALLY_BOUND binding
 
     # -- layouts, pools, sets ---------------------------------------------------------------
@@ -133,6 +135,24 @@ class DescriptorTracker:
 
     def destroy_layout(self, handle: int) -> None:
         self.layouts.pop(handle, None)  # live sets keep their own reference
+        region = self.push_regions.pop(handle, None)
+        if region is not None:
+            self.state.release(region)
+
+    def push_region(self, layout_handle: int) -> int:
+        """The region for descriptors pushed with a set layout (vkCmdPushDescriptorSetKHR):
+        its sizes, every descriptor accessible (unwritten pushed descriptors are not tracked),
+        made once per layout and shared by every push."""
+        region = self.push_regions.get(layout_handle)
+        if region is None:
+            layout = self.layouts.get(layout_handle)
+            if layout is None:
+                return NO_STATE
+            accessible = SetLayoutState(layout.handle, layout.sizes, frozenset(), None)
+            region = self.push_regions[layout_handle] = self.state.allocate(
+                accessible.region_words(0)
+            )
+        return region.offset
 
     def allocate_sets(
         self, pool: int, layouts: Sequence[int], handles: Sequence[int], counts: Sequence[int]
@@ -230,13 +250,20 @@ class DescriptorTracker:
             self.state.mark(target.region, start, start + run)
 
     def create_template(
-        self, handle: int, template_type: int, entries: Iterable[TemplateEntry]
+        self,
+        handle: int,
+        template_type: int,
+        entries: Iterable[TemplateEntry],
+        bind_point: int = 0,
     ) -> None:
         if template_type == DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET:
             self.templates[handle] = tuple(entries)
+        else:
+            self.push_templates[handle] = bind_point
 
     def destroy_template(self, handle: int) -> None:
         self.templates.pop(handle, None)
+        self.push_templates.pop(handle, None)
 
     def write_with_template(self, set_handle: int, template: int) -> None:
         for entry in self.templates.get(template, ()):

@@ -76,10 +76,15 @@ def pre_call_record_push_constant_ranges(
 
 
 def post_call_record_create_pipeline_layout(
-    device: DeviceState, handle: int, set_count: int, patched: bool, context_stages: int = 0
+    device: DeviceState,
+    handle: int,
+    set_count: int,
+    patched: bool,
+    context_stages: int = 0,
+    set_layouts: Sequence[int] = (),
 ) -> None:
     device.pipeline_layouts[handle] = PipelineLayoutState(
-        handle, set_count, patched, context_stages=context_stages
+        handle, set_count, patched, context_stages=context_stages, set_layouts=tuple(set_layouts)
     )
 
 

@@ -53,6 +53,7 @@ class PipelineLayoutState:
     # Not patched, but given a push constant for the context address (issue 8): the stages
     # to push it with (0: none, the pipelines keep their original shaders).
     context_stages: int = 0
+    set_layouts: tuple[int, ...] = ()  # the app's, by set index (push descriptors, issue 8)
 
 
 @dataclass(frozen=True)

@@ -296,3 +296,15 @@ def test_no_validation_errors_drawing_by_address_with_the_shipped_pass(
     ]
     assert khronos == []
     assert {OUT_OF_BOUNDS, UNINITIALIZED, BY_ADDRESS} <= set(ids(result))
+
+
+def test_pushed_descriptors_are_checked_against_their_layout(run_indexing: RunIndexing) -> None:
+    result = run_indexing(
+        "--push", "--layout-count", "8", "--write", "0,1,2", "--access", "0,2,9,1",
+        shader="indexing.comp", instrumenter=None,
+    )  # fmt: skip
+    assert [slot(result, index)[31] for index in (0, 1, 3)] == [1000, 1002, 1001]
+    (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
+    assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
+    assert "Dispatch Index 3 (vkCmdDispatch)" in out_of_bounds
+    assert ids(result) == [OUT_OF_BOUNDS]  # pushed descriptors count as written

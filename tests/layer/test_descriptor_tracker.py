@@ -128,3 +128,16 @@ def test_updates_are_ignored_without_partially_bound_sets() -> None:
     descriptors.state.flush()
     descriptors.write(100, 0, 0, 3)
     assert descriptors.state.flush() == 0
+
+
+def test_pushed_descriptors_share_one_all_accessible_region_per_layout() -> None:
+    descriptors = tracker()
+    descriptors.create_layout(10, [LayoutBinding(0, STORAGE_BUFFER, 3, PARTIAL | VARIABLE)])
+    first = descriptors.push_region(10)
+    assert descriptors.push_region(10) == first
+    descriptors.state.flush()
+    words = descriptors.state.handles.words
+    assert words[first : first + 6].tolist() == [1, 3, 3, 1, 1, 1]
+    assert descriptors.push_region(11) == NO_STATE
+    descriptors.destroy_layout(10)
+    assert descriptors.push_regions == {}

@@ -73,6 +73,9 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkUpdateDescriptorSetWithTemplate": hooks_descriptors.update_descriptor_set_with_template,
     "vkCmdBindDescriptorSets": hooks_descriptors.cmd_bind_descriptor_sets,
     "vkCmdPushDescriptorSetKHR": hooks_descriptors.cmd_push_descriptor_set,
+    "vkCmdPushDescriptorSetWithTemplateKHR": (
+        hooks_descriptors.cmd_push_descriptor_set_with_template
+    ),
     "vkCmdDraw": hooks_commands.cmd_draw,
     "vkCmdDrawIndexed": hooks_commands.cmd_draw_indexed,
     "vkCmdDrawIndirect": hooks_commands.cmd_draw_indirect,

@@ -218,7 +218,12 @@ def create_descriptor_update_template(
                 )
                 for i in range(info.descriptorUpdateEntryCount)
             ]
-            tracker.create_template(handles_at(template_out, 1)[0], int(info.templateType), entries)
+            tracker.create_template(
+                handles_at(template_out, 1)[0],
+                int(info.templateType),
+                entries,
+                int(info.pipelineBindPoint),
+            )
         except BaseException as error:
             _report(record, "vkCreateDescriptorUpdateTemplate", error)
     return result
@@ -295,9 +300,26 @@ def cmd_push_descriptor_set(
     if state is not None:
         try:
             command_buffers.post_call_record_cmd_push_descriptor_set(
-                state,
-                bind_point,
-                set_index,
+                state, bind_point, layout, set_index
             )
         except BaseException as error:
             _report(record, "vkCmdPushDescriptorSetKHR", error)
+
+
+def cmd_push_descriptor_set_with_template(
+    command_buffer: int, template: int, layout: int, set_index: int, data: int
+) -> None:
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdPushDescriptorSetWithTemplateKHR(
+        command_buffer, template, layout, set_index, data
+    )
+    if state is not None and state.device.descriptors is not None:
+        try:
+            bind_point = state.device.descriptors.push_templates.get(template, 0)
+            command_buffers.post_call_record_cmd_push_descriptor_set(
+                state, bind_point, layout, set_index
+            )
+        except BaseException as error:
+            _report(record, "vkCmdPushDescriptorSetWithTemplateKHR", error)

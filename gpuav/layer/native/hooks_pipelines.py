@@ -112,6 +112,7 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
     set_count = 0
     added_set = False
     context_stages = 0
+    set_layouts: list[int] = []
     keep: list[Any] = []
     if state is not None:
         try:
@@ -154,7 +155,7 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
         try:
             handle = handles_at(layout_out, 1)[0]
             pipeline_layouts.post_call_record_create_pipeline_layout(
-                state, handle, set_count, patched, context_stages
+                state, handle, set_count, patched, context_stages, set_layouts
             )
         except BaseException as error:
             report_error("vkCreatePipelineLayout", error, record.instance.state)

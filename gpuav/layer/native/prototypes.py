@@ -53,6 +53,7 @@ HOOKED: tuple[str, ...] = (
     "vkUpdateDescriptorSetWithTemplate",
     "vkCmdBindDescriptorSets",
     "vkCmdPushDescriptorSetKHR",
+    "vkCmdPushDescriptorSetWithTemplateKHR",
     "vkCmdDraw",
     "vkCmdDrawIndexed",
     "vkCmdDrawIndirect",
@@ -86,6 +87,7 @@ ALIASES: dict[str, str] = {
     "vkDestroyDescriptorUpdateTemplateKHR": "vkDestroyDescriptorUpdateTemplate",
     "vkUpdateDescriptorSetWithTemplateKHR": "vkUpdateDescriptorSetWithTemplate",
     "vkCmdPushDescriptorSet": "vkCmdPushDescriptorSetKHR",
+    "vkCmdPushDescriptorSetWithTemplate": "vkCmdPushDescriptorSetWithTemplateKHR",
 }
 
 # Commands the layer calls down the chain without hooking them.

@@ -33,6 +33,7 @@ STAGES = (
 FENCE_TIMEOUT = 60_000_000_000
 # Spec values (the vulkan package leaves these two aliases as None).
 POOL_UPDATE_AFTER_BIND = 0x2
+LAYOUT_PUSH_DESCRIPTOR = 0x1
 LAYOUT_UPDATE_AFTER_BIND_POOL = 0x2
 
 
@@ -84,6 +85,8 @@ class IndexingApp:
             vk.VkDeviceCreateInfo(
                 pNext=features12,
                 pEnabledFeatures=vk.VkPhysicalDeviceFeatures(fragmentStoresAndAtomics=vk.VK_TRUE),
+                enabledExtensionCount=1 if options.push else 0,
+                ppEnabledExtensionNames=["VK_KHR_push_descriptor"] if options.push else [],
                 queueCreateInfoCount=1,
                 pQueueCreateInfos=[
                     vk.VkDeviceQueueCreateInfo(
@@ -119,7 +122,9 @@ class IndexingApp:
     def set_layout(self, update_after_bind: bool) -> Any:
         options = self.options
         item_flags = vk.VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT
-        if not options.not_partial:
+        if options.push:  # push descriptor layouts take neither flag
+            item_flags = 0
+        elif not options.not_partial:
             item_flags |= vk.VK_DESCRIPTOR_BINDING_PARTIALLY_BOUND_BIT
         if update_after_bind:
             item_flags |= vk.VK_DESCRIPTOR_BINDING_UPDATE_AFTER_BIND_BIT
@@ -141,7 +146,11 @@ class IndexingApp:
             self.device,
             vk.VkDescriptorSetLayoutCreateInfo(
                 pNext=flags_info,
-                flags=LAYOUT_UPDATE_AFTER_BIND_POOL if update_after_bind else 0,
+                flags=LAYOUT_UPDATE_AFTER_BIND_POOL
+                if update_after_bind
+                else LAYOUT_PUSH_DESCRIPTOR
+                if options.push
+                else 0,
                 bindingCount=2,
                 pBindings=bindings,
             ),
@@ -180,6 +189,8 @@ class IndexingApp:
             None,
         )
         counts = [options.variable_count, item_count]
+        if options.push:
+            return self.run_pushing(layout, result, result_size, items, result_words)
         sets = vk.vkAllocateDescriptorSets(
             device,
             vk.VkDescriptorSetAllocateInfo(
@@ -312,6 +323,78 @@ class IndexingApp:
             vk.vkFreeMemory(device, memory, None)
         timings = {"record_per_dispatch_us": record_us, "submit_all_ms": submit_ms}
         return {"rounds": rounds, "slot_words": SLOT_WORDS, "timings": timings}
+
+    def run_pushing(
+        self, layout: Any, result: Any, result_size: int, items: Any, result_words: Any
+    ) -> dict[str, Any]:
+        """--push: the set's descriptors pushed (VK_KHR_push_descriptor) before the
+        dispatches, one per --access index; the rest of the app is left out."""
+        device = self.device
+        pipeline_layout = vk.vkCreatePipelineLayout(
+            device,
+            vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=1, pSetLayouts=[layout], pushConstantRangeCount=1,
+                pPushConstantRanges=[vk.VkPushConstantRange(stageFlags=STAGES, offset=0, size=8)],
+            ),
+            None,
+        )  # fmt: skip
+        module = self.module(self.options.shader)
+        stage = vk.VkPipelineShaderStageCreateInfo(
+            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
+        )
+        pipeline = vk.vkCreateComputePipelines(
+            device, None, 1,
+            [vk.VkComputePipelineCreateInfo(stage=stage, layout=pipeline_layout)], None,
+        )[0]  # fmt: skip
+        command_pool = vk.vkCreateCommandPool(
+            device, vk.VkCommandPoolCreateInfo(queueFamilyIndex=0), None
+        )
+        command_buffer = vk.vkAllocateCommandBuffers(
+            device,
+            vk.VkCommandBufferAllocateInfo(
+                commandPool=command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                commandBufferCount=1,
+            ),
+        )[0]  # fmt: skip
+        elements = indices(self.options.write)
+        storage = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+        writes = [
+            vk.VkWriteDescriptorSet(
+                dstBinding=0, descriptorCount=1, descriptorType=storage,
+                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=result, offset=0, range=result_size)],
+            ),
+            *(
+                vk.VkWriteDescriptorSet(
+                    dstBinding=1, dstArrayElement=element, descriptorCount=1,
+                    descriptorType=storage,
+                    pBufferInfo=[
+                        vk.VkDescriptorBufferInfo(
+                            buffer=items, offset=element * self.alignment, range=16
+                        )
+                    ],
+                )
+                for element in elements
+            ),
+        ]  # fmt: skip
+        push_descriptors = vk.vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR")
+        compute = vk.VK_PIPELINE_BIND_POINT_COMPUTE
+        vk.vkBeginCommandBuffer(command_buffer, vk.VkCommandBufferBeginInfo())
+        vk.vkCmdBindPipeline(command_buffer, compute, pipeline)
+        push_descriptors(command_buffer, compute, pipeline_layout, 0, len(writes), writes)
+        values = ffi.new("uint32_t[2]")
+        for slot, index in enumerate(indices(self.options.access)):
+            values[0], values[1] = index, slot
+            vk.vkCmdPushConstants(command_buffer, pipeline_layout, STAGES, 0, 8, values)
+            vk.vkCmdDispatch(command_buffer, 1, 1, 1)
+        vk.vkEndCommandBuffer(command_buffer)
+        self.submit(command_buffer)
+        data = bytes(result_words[:result_size])
+        words = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
+        vk.vkDestroyPipeline(device, pipeline, None)
+        vk.vkDestroyShaderModule(device, module, None)
+        vk.vkDestroyPipelineLayout(device, pipeline_layout, None)
+        vk.vkDestroyCommandPool(device, command_pool, None)
+        return {"rounds": [words], "slot_words": SLOT_WORDS}
 
     def module(self, path: str) -> Any:
         code = Path(path).read_bytes()
@@ -455,6 +538,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--not-partial", action="store_true")
     parser.add_argument("--update-after-bind", action="store_true")
     parser.add_argument("--fill-sets", action="store_true")
+    parser.add_argument("--push", action="store_true", help="push descriptors (compute only)")
     parser.add_argument("--free-sets", action="store_true")
     parser.add_argument("--submits", type=int, default=1)
     parser.add_argument("--extra-sets", type=int, default=0)
