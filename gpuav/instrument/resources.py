@@ -21,8 +21,10 @@ from gpuav.instrument.descriptor_state import (
     ContextAddressSource,
     PushConstantAddress,
 )
+from gpuav.instrument.push_constants import block_end
 from gpuav.instrument.record import DATA_FIRST_WORD, WRITTEN_LENGTH_WORD
 from gpuav.instrument.stage_words import add_to_interface
+from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import (
     AddressingModel,
@@ -172,6 +174,12 @@ class AddressResources:
                         g for g in module.globals if g.result_id == instruction.operands[0]
                     )
                     block = next(g for g in module.globals if g.result_id == pointer.operands[2])
+                    end = block_end(module, block.operands[0])
+                    if end is None or source.offset < end or source.offset % UINT64_BYTES:
+                        raise DescriptorBoundsUnsupported(
+                            f"the context address at push-constant offset {source.offset} "
+                            f"would overlap the shader's push constants (ending at {end})"
+                        )
                     block.operands.append(self.uint64)
                     _declare_before(module.globals, self.uint64, block)
                     member = len(block.operands) - 2
@@ -182,6 +190,10 @@ class AddressResources:
                         _member_name(block.operands[0], member, "gpuav_context_address")
                     )
                     return variable, member
+            if source.offset % UINT64_BYTES:
+                raise DescriptorBoundsUnsupported(
+                    f"push-constant offset {source.offset} is not 8-byte aligned"
+                )
             struct = builder.type_struct(self.uint64)
             builder.decorate(struct, Decoration.Block)
             builder.member_decorate(struct, 0, Decoration.Offset, source.offset)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import pytest
 
 from gpuav.instrument.api import instrument_module, instrument_shader
+from gpuav.instrument.descriptor_state import PushConstantAddress
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read
 from gpuav.spirv.disassembler import disassemble
 from tests.instrument.filecheck import filecheck
 from tests.instrument.util import instrumented
-from tests.shaders.glsl import compile_glsl
+from tests.shaders.glsl import compile_glsl, spirv_val
 from tests.validate.asm import assemble
 
 BLOCK_ARRAY = """
@@ -436,3 +437,39 @@ def test_buffer_access_is_guarded(consumer: str, body: str, variable: str) -> No
         CHECK: {consumer}
         """,
     )
+
+
+PUSHED_FRAG = """#version 450
+layout(set = 0, binding = 0) uniform sampler2D t[4];
+layout(push_constant) uniform P { mat4 m; uint k; } p;
+layout(location = 0) out vec4 color;
+void main() { color = p.m * texture(t[p.k], vec2(0.5)); }
+"""
+
+
+def test_context_address_after_the_app_push_constants() -> None:
+    words = compile_glsl(PUSHED_FRAG, "frag", target_env="vulkan1.2")
+    out = instrument_shader(
+        words, shader_id=1, descriptor_set=3, context_address=PushConstantAddress(72)
+    )
+    filecheck(
+        disassemble(out),
+        """
+        CHECK: OpCapability PhysicalStorageBufferAddresses
+        CHECK: OpMemoryModel PhysicalStorageBuffer64 GLSL450
+        CHECK: OpMemberDecorate %P 2 Offset 72
+        CHECK: %P = OpTypeStruct %mat4v4float %uint %ulong
+        CHECK: OpConvertUToPtr %_ptr_PhysicalStorageBuffer_gpuav_context
+        CHECK: OpLoad %ulong {{%[0-9]+}} Aligned 8
+        """,
+    )
+    spirv_val(out, "vulkan1.2")
+
+
+@pytest.mark.parametrize("offset", [64, 68, 4])
+def test_context_address_overlapping_the_app_push_constants_is_declined(offset: int) -> None:
+    words = compile_glsl(PUSHED_FRAG, "frag", target_env="vulkan1.2")
+    with pytest.raises(DescriptorBoundsUnsupported, match="push-constant"):
+        instrument_shader(
+            words, shader_id=1, descriptor_set=3, context_address=PushConstantAddress(offset)
+        )
