@@ -200,13 +200,15 @@ def breakdown_rows(repeat: int) -> list[list[str]]:
         for debug in DEBUG_MODES
     ]
     totals: dict[str, list[float]] = {}
-    for _ in range(repeat):
-        spent: dict[str, float] = {}
+    spent: dict[str, float] = {}
 
-        def lap(name: str, start: float) -> float:
-            now = time.perf_counter()
-            spent[name] = spent.get(name, 0.0) + now - start
-            return now
+    def lap(name: str, start: float) -> float:
+        now = time.perf_counter()
+        spent[name] = spent.get(name, 0.0) + now - start
+        return now
+
+    for _ in range(repeat):
+        spent.clear()
 
         for data, target_env in cases:
             start = time.perf_counter()
