@@ -208,8 +208,8 @@ def split_output_structs(module: Module) -> Module:
         plans = plan_splits(module, types, Decorations(module))
         if plans:
             _Rewriter(module, types, def_use, plans).run()
-    except (KeyError, IndexError, ValueError) as error:
-        # Dangling ids or malformed types: not a module this pass can reason about.
+    except (KeyError, IndexError, ValueError, RecursionError) as error:
+        # Dangling ids or malformed (cyclic) types: not a module this pass can reason about.
         raise UnsupportedShader(
             f"{NAME}: malformed module ({type(error).__name__}: {error})"
         ) from error

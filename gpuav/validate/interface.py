@@ -17,7 +17,7 @@ from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.grammar import Decoration, ExecutionModel, Op, StorageClass, enumerant_name
 from gpuav.spirv.instruction import Instruction, decode_string
 from gpuav.spirv.module import Module
-from gpuav.validate.interface_locations import LocationCounter, Slot
+from gpuav.validate.interface_locations import LocationCounter, Slot, strip_arrays
 
 # Decorations shown in the table's xfb column, in this order.
 XFB_DECORATIONS = (Decoration.XfbBuffer, Decoration.XfbStride, Decoration.Offset, Decoration.Stream)
@@ -153,7 +153,7 @@ class InterfaceAnalysis:
         variable_id, storage_class = instruction.operands[1], instruction.operands[2]
         pointee = self.types.pointee(instruction.operands[0])
         decorations = self.decorations
-        innermost, _arrays = self.types.strip_arrays(pointee)
+        innermost = strip_arrays(self.types, pointee)
         is_struct = self.types.opcode(innermost) == Op.TypeStruct
         member_count = len(self.types.member_types(innermost)) if is_struct else 0
         patch = decorations.has(variable_id, Decoration.Patch) or any(
@@ -229,7 +229,7 @@ class InterfaceAnalysis:
 
     def _component_rule(self, type_id: int, component: int | None) -> str | None:
         """04921 (32-bit) / 04922 (64-bit): the elements must fit in the location."""
-        element, _arrays = self.types.strip_arrays(type_id)
+        element = strip_arrays(self.types, type_id)
         if component is None or self.types.opcode(element) not in (
             Op.TypeInt,
             Op.TypeFloat,

@@ -88,7 +88,7 @@ def _interface(args: argparse.Namespace) -> int:
     context = ValidationContext(module, limits=limits)
     try:
         entries = interfaces(context)
-    except (GpuavError, KeyError, IndexError, ValueError) as error:
+    except (GpuavError, KeyError, IndexError, ValueError, RecursionError) as error:
         print(f"gpuav interface: {args.file}: cannot analyze: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     diagnostics = list(check(context))

@@ -26,6 +26,12 @@ Slot = tuple[int, int]  # (location, component)
 
 _SCALARS = (Op.TypeInt, Op.TypeFloat, Op.TypeBool)
 
+# Far beyond any device's interface (limits are at most a few hundred locations): a type
+# reaching this is reported as uncountable rather than walked slot by slot.
+MAX_LOCATIONS = 4096
+# Deeper nesting than this only comes from a malformed (cyclic) type graph.
+MAX_DEPTH = 64
+
 
 @dataclass(frozen=True)
 class SlotLayout:
@@ -52,7 +58,7 @@ class LocationCounter:
 
     def layout(self, type_id: int, location: int = 0, component: int = 0) -> SlotLayout:
         slots: list[Slot] = []
-        end = self._occupy(type_id, location, component, slots.append)
+        end = self._occupy(type_id, location, component, slots.append, 0)
         return SlotLayout(tuple(slots), end)
 
     def locations(self, type_id: int) -> int:
@@ -60,8 +66,13 @@ class LocationCounter:
         return self.layout(type_id).end
 
     def _occupy(
-        self, type_id: int, location: int, component: int, add: Callable[[Slot], None]
+        self, type_id: int, location: int, component: int, add: Callable[[Slot], None], depth: int
     ) -> int:
+        if location > MAX_LOCATIONS or depth > MAX_DEPTH:
+            raise UnsupportedShader(
+                f"type %{type_id} reaches past location {MAX_LOCATIONS} or nests deeper than "
+                f"{MAX_DEPTH} levels"
+            )
         definition = self.types.definition(type_id)
         opcode = definition.opcode
         if opcode in _SCALARS or opcode == Op.TypeVector:
@@ -74,7 +85,7 @@ class LocationCounter:
         if opcode == Op.TypeMatrix:
             column = self.types.element(type_id)
             for _ in range(self.types.component_count(type_id)):
-                location = self._occupy(column, location, 0, add)
+                location = self._occupy(column, location, 0, add, depth + 1)
             return location
         if opcode == Op.TypeArray:
             length = self.types.array_length(type_id)
@@ -85,7 +96,7 @@ class LocationCounter:
                 )
             element = self.types.element(type_id)
             for _ in range(length):
-                location = self._occupy(element, location, component, add)
+                location = self._occupy(element, location, component, add, depth + 1)
             return location
         if opcode == Op.TypeStruct:
             for member, member_type in enumerate(self.types.member_types(type_id)):
@@ -93,7 +104,7 @@ class LocationCounter:
                 if own is not None:
                     location = own
                 member_component = self._member(type_id, member, Decoration.Component) or 0
-                location = self._occupy(member_type, location, member_component, add)
+                location = self._occupy(member_type, location, member_component, add, depth + 1)
             return location
         raise UnsupportedShader(f"{definition.name} %{type_id} cannot be an interface type")
 
@@ -101,6 +112,15 @@ class LocationCounter:
         if self.decorations is None:
             return None
         return self.decorations.member_value(struct, member, decoration)
+
+
+def strip_arrays(types: Types, type_id: int) -> int:
+    """The innermost non-array type (bounded: a cyclic array chain raises UnsupportedShader)."""
+    for _ in range(MAX_DEPTH):
+        if not types.is_array(type_id):
+            return type_id
+        type_id = types.element(type_id)
+    raise UnsupportedShader(f"array type %{type_id} nests deeper than {MAX_DEPTH} levels")
 
 
 def has_64_bit(types: Types, type_id: int) -> bool:

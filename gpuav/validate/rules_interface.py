@@ -20,6 +20,8 @@ from gpuav.validate.transform_feedback import (
     xfb_diagnostics,
 )
 
+UNREADABLE_RULE = "GPUAV-Interface-unreadable"
+
 
 def interfaces(context: ValidationContext) -> list[EntryPointInterface]:
     return InterfaceAnalysis(context.module, context.types, context.decorations).entry_points()
@@ -27,13 +29,17 @@ def interfaces(context: ValidationContext) -> list[EntryPointInterface]:
 
 def check(context: ValidationContext) -> Iterator[Diagnostic]:
     try:
-        entries = interfaces(context)
-    except (GpuavError, KeyError, IndexError, ValueError) as error:
-        # A module too broken to walk (dangling type ids): other families say why.
-        yield Diagnostic("GPUAV-Interface-unreadable", f"interface analysis stopped: {error}")
+        found = list(_check(context))
+    except (GpuavError, KeyError, IndexError, ValueError, RecursionError) as error:
+        # A module too broken to walk (dangling or cyclic type ids): other families say why.
+        yield Diagnostic(UNREADABLE_RULE, f"interface analysis stopped: {error!r}")
         return
+    yield from found
+
+
+def _check(context: ValidationContext) -> Iterator[Diagnostic]:
     feedback = TransformFeedback(context.module, context.types, context.decorations)
-    for entry in entries:
+    for entry in interfaces(context):
         yield from location_diagnostics(entry, context.limits)
         yield from feedback.block_buffer_conflicts(entry)
         yield from xfb_diagnostics(entry, feedback.captures(entry), context.limits)
