@@ -24,6 +24,19 @@ XFB_DECORATIONS = (Decoration.XfbBuffer, Decoration.XfbStride, Decoration.Offset
 
 
 @dataclass(frozen=True)
+class InterfaceMember:
+    """A top-level member of a struct-typed interface variable, for the table."""
+
+    index: int
+    name: str
+    location: int
+    component: int | None
+    locations_used: int
+    components_used: int
+    xfb: dict[str, int]
+
+
+@dataclass(frozen=True)
 class InterfaceVariable:
     """One user-defined (or built-in) Input/Output variable as seen by one entry point."""
 
@@ -46,6 +59,7 @@ class InterfaceVariable:
     instruction_index: int | None = None
     # The Component VUID broken by a scalar/vector that does not fit after its Component.
     component_rule: str | None = None
+    members: tuple[InterfaceMember, ...] = ()
     # Set when the slots could not be counted (a specialization-constant array length).
     uncounted: str | None = None
 
@@ -126,6 +140,7 @@ class InterfaceAnalysis:
         self.decorations = decorations
         self.counter = LocationCounter(types, decorations)
         self.names = debug_names(module)
+        self.member_names = member_names(module)
         self.globals = {
             instruction.operands[1]: instruction
             for instruction in module.globals
@@ -223,9 +238,35 @@ class InterfaceAnalysis:
             base,
             slots=slots,
             component_rule=self._component_rule(type_id, component),
+            members=self._members(type_id, location) if slots and is_struct else (),
             members_without_location=unlocated,
             members_with_location=tuple(located) if location is not None else (),
         )
+
+    def _members(self, struct: int, location: int | None) -> tuple[InterfaceMember, ...]:
+        if self.types.opcode(struct) != Op.TypeStruct:
+            return ()
+        value = self.decorations.member_value
+        members = []
+        cursor = location or 0
+        for index, member_type in enumerate(self.types.member_types(struct)):
+            own = value(struct, index, Decoration.Location)
+            cursor = cursor if own is None else own
+            component = value(struct, index, Decoration.Component)
+            layout = self.counter.layout(member_type, cursor, component or 0)
+            xfb = {
+                enumerant_name("Decoration", decoration) or str(decoration): found
+                for decoration in XFB_DECORATIONS
+                if (found := value(struct, index, decoration)) is not None
+            }
+            name = self.member_names.get((struct, index), str(index))
+            members.append(
+                InterfaceMember(
+                    index, name, cursor, component, layout.locations, layout.components, xfb
+                )
+            )
+            cursor = layout.end
+        return tuple(members)
 
     def _component_rule(self, type_id: int, component: int | None) -> str | None:
         """04921 (32-bit) / 04922 (64-bit): the elements must fit in the location."""

@@ -131,6 +131,17 @@ def _row(variable: InterfaceVariable) -> dict[str, object]:
         "locations": variable.locations_used,
         "components": variable.components_used,
         "xfb": dict(variable.xfb),
+        "members": [
+            {
+                "member": member.name,
+                "location": member.location,
+                "component": member.component,
+                "locations": member.locations_used,
+                "components": member.components_used,
+                "xfb": dict(member.xfb),
+            }
+            for member in variable.members
+        ],
     }
 
 
@@ -178,6 +189,18 @@ def render_text(entries: list[EntryPointInterface], diagnostics: list[Diagnostic
                     xfb or "-",
                 )
             )
+            for member in variable.members:
+                rows.append(
+                    (
+                        f"  .{member.name}",
+                        "",
+                        str(member.location),
+                        "-" if member.component is None else str(member.component),
+                        str(member.locations_used),
+                        str(member.components_used),
+                        " ".join(f"{key}={value}" for key, value in member.xfb.items()) or "-",
+                    )
+                )
         widths = [max(len(row[column]) for row in rows) for column in range(len(_COLUMNS))]
         for cells in rows:
             lines.append(

@@ -52,6 +52,8 @@ def test_table_and_no_diagnostics(goku: Path, capsys: pytest.CaptureFixture[str]
     assert lines[2].split() == [
         "goku", "out", "0", "-", "18", "62", "XfbBuffer=0", "XfbStride=256", "Offset=0",
     ]  # fmt: skip
+    assert lines[3].split() == [".inner_struct_a", "0", "-", "9", "31", "-"]
+    assert lines[4].split() == [".inner_struct_b", "9", "-", "9", "31", "-"]
     assert lines[-1] == "no interface problems found"
 
 
@@ -87,6 +89,10 @@ def test_json_output(goku: Path, capsys: pytest.CaptureFixture[str]) -> None:
         18,
         62,
     )
+    assert [(m["member"], m["location"]) for m in row["members"]] == [
+        ("inner_struct_a", 0),
+        ("inner_struct_b", 9),
+    ]
     assert [d["rule"] for d in document["diagnostics"]] == ["VUID-RuntimeSpirv-XfbStride-06313"]
 
 
