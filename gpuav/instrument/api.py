@@ -42,6 +42,9 @@ from gpuav.spirv.module import Function, Module
 
 PASS_NAME = "descriptor-bounds"
 _PHYSICAL = (AddressingModel.Physical32, AddressingModel.Physical64)
+_VARIABLE_POINTERS = (Capability.VariablePointers, Capability.VariablePointersStorageBuffer)
+_ARRAYS = (Op.TypeArray, Op.TypeRuntimeArray)
+_TYPES_OF_INTEREST = (Op.TypePointer, *_ARRAYS, Op.TypeStruct)
 
 _DECLINED_CAPABILITIES = {
     Capability.Kernel: "Kernel (OpenCL) modules",
@@ -115,11 +118,7 @@ def _instrument(
             raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument {reason}")
     if any(m.operands[0] in _PHYSICAL for m in module.memory_model):
         raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument physical addressing")
-    roots = {
-        variable.operands[1]
-        for variable in module.globals
-        if variable.opcode == Op.Variable and variable.operands[2] in DESCRIPTOR_CLASSES
-    }
+    roots = _descriptor_variables(module)
     if not roots:
         return InstrumentResult(module)
     def_use = ShaderIndex(module, roots)
@@ -152,6 +151,23 @@ def _instrument(
         stage_words.fill(entry_point, function)
     list_in_interfaces(builder, [*resources.variables, stage_words.variable])
     return result
+
+
+def _descriptor_variables(module: Module) -> set[int]:
+    """Descriptor arrays; single blocks too where variable pointers allow OpPtrAccessChain."""
+    variable_pointers = any(c.operands[0] in _VARIABLE_POINTERS for c in module.capabilities)
+    types = {i.operands[0]: i for i in module.globals if i.opcode in _TYPES_OF_INTEREST}
+    found: set[int] = set()
+    for variable in module.globals:
+        if variable.opcode != Op.Variable or variable.operands[2] not in DESCRIPTOR_CLASSES:
+            continue
+        pointer = types.get(variable.operands[0])
+        pointee = None if pointer is None else types.get(pointer.operands[2])
+        if pointee is None:
+            continue
+        if pointee.opcode in _ARRAYS or (variable_pointers and pointee.opcode == Op.TypeStruct):
+            found.add(variable.operands[1])
+    return found
 
 
 def _entry_functions(module: Module) -> list[tuple[Function, Instruction]]:

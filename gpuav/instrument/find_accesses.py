@@ -218,7 +218,7 @@ class _Finder:
                     descriptor_set=self.decorations.descriptor_set(var_id),
                     binding=self.decorations.binding(var_id),
                 )
-                self._walk_pointer(var_id, whole, {}, var_id)
+                self._walk_pointer(var_id, whole, {})
             return
         lengths = tuple(
             None if types.is_runtime_array(array) else types.definition(array).operands[2]
@@ -238,7 +238,7 @@ class _Finder:
             if kind == "image":
                 self._walk_image_pointer(user, lookup, links)
             else:
-                self._walk_pointer(user.operands[1], lookup, links, var_id)
+                self._walk_pointer(user.operands[1], lookup, links)
 
     def _lookup(
         self, variable: int, indices: tuple[int, ...], lengths: tuple[int | None, ...]
@@ -313,18 +313,17 @@ class _Finder:
         pointer: int,
         lookup: DescriptorLookup,
         links: dict[int, Instruction],
-        block_holder: int,
     ) -> None:
         """Follow a pointer into a uniform/storage block to the memory accesses through it."""
         for user in self.def_use.uses(pointer):
             opcode = user.opcode
             if opcode in (*_ACCESS_CHAINS, Op.CopyObject) and user.operands[2] == pointer:
-                self._walk_pointer(user.operands[1], lookup, {**links, user.operands[1]: user}, 0)
+                self._walk_pointer(user.operands[1], lookup, {**links, user.operands[1]: user})
             elif opcode == Op.PtrAccessChain and user.operands[2] == pointer:
                 moved = lookup
                 if self._points_to_block(pointer):
                     moved = self._with_element(lookup, user.operands[3])
-                self._walk_pointer(user.operands[1], moved, {**links, user.operands[1]: user}, 0)
+                self._walk_pointer(user.operands[1], moved, {**links, user.operands[1]: user})
             elif opcode in _POINTER_OPERANDS and any(
                 user.operands[at] == pointer for at in _POINTER_OPERANDS[opcode]
             ):
