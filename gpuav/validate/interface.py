@@ -269,7 +269,7 @@ class InterfaceAnalysis:
         return tuple(members)
 
     def _component_rule(self, type_id: int, component: int | None) -> str | None:
-        """04921 (32-bit) / 04922 (64-bit): the elements must fit in the location."""
+        """The Component VUID a scalar/vector (or array of them) breaks, if any."""
         element = strip_arrays(self.types, type_id)
         if component is None or self.types.opcode(element) not in (
             Op.TypeInt,
@@ -277,13 +277,14 @@ class InterfaceAnalysis:
             Op.TypeVector,
         ):
             return None
-        wide = self.types.width(self.types.scalar(element)) == 64
-        words = self.types.component_count(element) * (2 if wide else 1)
-        if wide and (component % 2 or component + words > 4):
-            return "VUID-StandaloneSpirv-Component-04922"
-        if not wide and component + words > 4:
-            return "VUID-StandaloneSpirv-Component-04921"
-        return None
+        count = self.types.component_count(element)
+        if self.types.width(self.types.scalar(element)) != 64:
+            return "VUID-StandaloneSpirv-Component-04921" if component + count > 4 else None
+        if count > 2:
+            return "VUID-StandaloneSpirv-Component-07703"
+        if component in (1, 3):
+            return "VUID-StandaloneSpirv-Component-04923"
+        return "VUID-StandaloneSpirv-Component-04922" if component + 2 * count > 4 else None
 
 
 def analyze_interfaces(module: Module) -> list[EntryPointInterface]:

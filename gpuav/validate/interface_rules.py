@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpuav.spirv.grammar import ExecutionModel, StorageClass
-from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.diagnostics import Diagnostic, Severity
 from gpuav.validate.interface import EntryPointInterface, InterfaceVariable
 
 LOCATION_LIMIT_RULE = "VUID-RuntimeSpirv-Location-06272"
+# A variable whose slots cannot be counted statically (a specialization-constant array length).
+UNCOUNTED_RULE = "GPUAV-Interface-uncounted"
 
 # (execution model, storage class, patch) -> (limit name, counts components)
 STAGE_LIMITS: dict[tuple[int, int, bool], tuple[str, bool]] = {
@@ -112,6 +114,13 @@ def _decoration_rules(
             "VUID-StandaloneSpirv-Location-04916",
             f"{where} is a user-defined interface variable without a Location decoration",
             index,
+        )
+    if variable.uncounted is not None:
+        yield Diagnostic(
+            UNCOUNTED_RULE,
+            f"{where}: locations not counted ({variable.uncounted})",
+            index,
+            Severity.WARNING,
         )
     if variable.members_with_location:
         yield Diagnostic(

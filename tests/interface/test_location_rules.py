@@ -85,6 +85,59 @@ def test_location_rule_against_spirv_val(
     assert (rule if spirv_val_says is True else str(spirv_val_says)) in said
 
 
+COMPONENT_64 = """
+OpCapability Shader
+OpCapability Float64
+OpMemoryModel Logical GLSL450
+OpEntryPoint Vertex %main "main" %a
+OpDecorate %a Location 0
+OpDecorate %a Component {component}
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%double = OpTypeFloat 64
+%dv2 = OpTypeVector %double 2
+%dv3 = OpTypeVector %double 3
+%pa = OpTypePointer Output {type}
+%a = OpVariable %pa Output
+%main = OpFunction %void None %fn
+%entry = OpLabel
+OpReturn
+OpFunctionEnd
+"""
+
+
+@pytest.mark.parametrize(
+    ("type_", "component", "rule"),
+    [
+        ("%double", 1, "VUID-StandaloneSpirv-Component-04923"),
+        ("%dv2", 2, "VUID-StandaloneSpirv-Component-04922"),
+        ("%dv3", 0, "VUID-StandaloneSpirv-Component-07703"),
+        ("%double", 2, None),
+        ("%dv2", 0, None),
+    ],
+)
+def test_component_on_64_bit_types(type_: str, component: int, rule: str | None) -> None:
+    words = assemble(COMPONENT_64.format(type=type_, component=component))
+    found = rules(validate_words(words, families=FAMILY))
+    assert found == ({rule} if rule else set())
+    assert spirv_val(words)[0] == (rule is None)
+
+
+def test_spec_constant_array_interface_is_a_warning() -> None:
+    words = compile_glsl(
+        """#version 450
+        layout(constant_id = 0) const int N = 3;
+        layout(location = 0) out vec4 colors[N];
+        void main() { colors[0] = vec4(1.0); }
+        """,
+        "vert",
+    )
+    (diagnostic,) = validate_words(words, families=FAMILY)
+    assert diagnostic.rule == "GPUAV-Interface-uncounted"
+    assert diagnostic.severity.value == "warning"
+    assert "specialization" in diagnostic.message
+
+
 def test_valid_module_has_no_location_diagnostics() -> None:
     words = _module("OpDecorate %a Location 0\nOpDecorate %b Location 1")
     assert spirv_val(words)[0]
