@@ -23,22 +23,15 @@ import vulkan as vk
 
 sys.path.insert(0, str(Path(__file__).parent))
 import graphics
+from indexing_push import SLOT_WORDS, STAGES, indices, run_pushing
 from vk_app import HOST_MEMORY, messages, on_message
 
 ffi = vk.ffi
-SLOT_WORDS = 32
-STAGES = (
-    vk.VK_SHADER_STAGE_COMPUTE_BIT | vk.VK_SHADER_STAGE_VERTEX_BIT | vk.VK_SHADER_STAGE_FRAGMENT_BIT
-)
 FENCE_TIMEOUT = 60_000_000_000
 # Spec values (the vulkan package leaves these two aliases as None).
 POOL_UPDATE_AFTER_BIND = 0x2
 LAYOUT_PUSH_DESCRIPTOR = 0x1
 LAYOUT_UPDATE_AFTER_BIND_POOL = 0x2
-
-
-def indices(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part]
 
 
 class IndexingApp:
@@ -80,22 +73,23 @@ class IndexingApp:
             shaderStorageBufferArrayNonUniformIndexing=vk.VK_TRUE,
             descriptorBindingStorageBufferUpdateAfterBind=vk.VK_TRUE,
         )
-        self.device = vk.vkCreateDevice(
-            physical,
-            vk.VkDeviceCreateInfo(
-                pNext=features12,
-                pEnabledFeatures=vk.VkPhysicalDeviceFeatures(fragmentStoresAndAtomics=vk.VK_TRUE),
-                enabledExtensionCount=1 if options.push else 0,
-                ppEnabledExtensionNames=["VK_KHR_push_descriptor"] if options.push else [],
-                queueCreateInfoCount=1,
-                pQueueCreateInfos=[
-                    vk.VkDeviceQueueCreateInfo(
-                        queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0]
-                    )
-                ],
-            ),
-            None,
+        # Every structure and array in a name of its own: the vulkan package does not keep
+        # nested temporaries alive, and a freed queue priority is a validation error.
+        priorities = ffi.new("float[1]", [1.0])
+        queue_info = vk.VkDeviceQueueCreateInfo(
+            queueFamilyIndex=0, queueCount=1, pQueuePriorities=priorities
         )
+        features = vk.VkPhysicalDeviceFeatures(fragmentStoresAndAtomics=vk.VK_TRUE)
+        extensions = ["VK_KHR_push_descriptor"] if options.push else []
+        device_info = vk.VkDeviceCreateInfo(
+            pNext=features12,
+            pEnabledFeatures=features,
+            enabledExtensionCount=len(extensions),
+            ppEnabledExtensionNames=extensions,
+            queueCreateInfoCount=1,
+            pQueueCreateInfos=[queue_info],
+        )
+        self.device = vk.vkCreateDevice(physical, device_info, None)
         self.queue = vk.vkGetDeviceQueue(self.device, 0, 0)
 
     def buffer(self, size: int) -> tuple[Any, Any, Any]:
@@ -190,7 +184,7 @@ class IndexingApp:
         )
         counts = [options.variable_count, item_count]
         if options.push:
-            return self.run_pushing(layout, result, result_size, items, result_words)
+            return run_pushing(self, layout, result, result_size, items, result_words)
         sets = vk.vkAllocateDescriptorSets(
             device,
             vk.VkDescriptorSetAllocateInfo(
@@ -323,78 +317,6 @@ class IndexingApp:
             vk.vkFreeMemory(device, memory, None)
         timings = {"record_per_dispatch_us": record_us, "submit_all_ms": submit_ms}
         return {"rounds": rounds, "slot_words": SLOT_WORDS, "timings": timings}
-
-    def run_pushing(
-        self, layout: Any, result: Any, result_size: int, items: Any, result_words: Any
-    ) -> dict[str, Any]:
-        """--push: the set's descriptors pushed (VK_KHR_push_descriptor) before the
-        dispatches, one per --access index; the rest of the app is left out."""
-        device = self.device
-        pipeline_layout = vk.vkCreatePipelineLayout(
-            device,
-            vk.VkPipelineLayoutCreateInfo(
-                setLayoutCount=1, pSetLayouts=[layout], pushConstantRangeCount=1,
-                pPushConstantRanges=[vk.VkPushConstantRange(stageFlags=STAGES, offset=0, size=8)],
-            ),
-            None,
-        )  # fmt: skip
-        module = self.module(self.options.shader)
-        stage = vk.VkPipelineShaderStageCreateInfo(
-            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main"
-        )
-        pipeline = vk.vkCreateComputePipelines(
-            device, None, 1,
-            [vk.VkComputePipelineCreateInfo(stage=stage, layout=pipeline_layout)], None,
-        )[0]  # fmt: skip
-        command_pool = vk.vkCreateCommandPool(
-            device, vk.VkCommandPoolCreateInfo(queueFamilyIndex=0), None
-        )
-        command_buffer = vk.vkAllocateCommandBuffers(
-            device,
-            vk.VkCommandBufferAllocateInfo(
-                commandPool=command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                commandBufferCount=1,
-            ),
-        )[0]  # fmt: skip
-        elements = indices(self.options.write)
-        storage = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-        writes = [
-            vk.VkWriteDescriptorSet(
-                dstBinding=0, descriptorCount=1, descriptorType=storage,
-                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=result, offset=0, range=result_size)],
-            ),
-            *(
-                vk.VkWriteDescriptorSet(
-                    dstBinding=1, dstArrayElement=element, descriptorCount=1,
-                    descriptorType=storage,
-                    pBufferInfo=[
-                        vk.VkDescriptorBufferInfo(
-                            buffer=items, offset=element * self.alignment, range=16
-                        )
-                    ],
-                )
-                for element in elements
-            ),
-        ]  # fmt: skip
-        push_descriptors = vk.vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR")
-        compute = vk.VK_PIPELINE_BIND_POINT_COMPUTE
-        vk.vkBeginCommandBuffer(command_buffer, vk.VkCommandBufferBeginInfo())
-        vk.vkCmdBindPipeline(command_buffer, compute, pipeline)
-        push_descriptors(command_buffer, compute, pipeline_layout, 0, len(writes), writes)
-        values = ffi.new("uint32_t[2]")
-        for slot, index in enumerate(indices(self.options.access)):
-            values[0], values[1] = index, slot
-            vk.vkCmdPushConstants(command_buffer, pipeline_layout, STAGES, 0, 8, values)
-            vk.vkCmdDispatch(command_buffer, 1, 1, 1)
-        vk.vkEndCommandBuffer(command_buffer)
-        self.submit(command_buffer)
-        data = bytes(result_words[:result_size])
-        words = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
-        vk.vkDestroyPipeline(device, pipeline, None)
-        vk.vkDestroyShaderModule(device, module, None)
-        vk.vkDestroyPipelineLayout(device, pipeline_layout, None)
-        vk.vkDestroyCommandPool(device, command_pool, None)
-        return {"rounds": [words], "slot_words": SLOT_WORDS}
 
     def module(self, path: str) -> Any:
         code = Path(path).read_bytes()
