@@ -37,6 +37,8 @@ STAGE_LIMITS: dict[tuple[int, int, bool], tuple[str, bool]] = {
         "maxTessellationEvaluationInputComponents",
         True,
     ),
+    # The limits table has no row of its own for patch inputs: they are what the control
+    # stage's patch outputs wrote, so that limit bounds them.
     (ExecutionModel.TessellationEvaluation, StorageClass.Input, True): (
         "maxTessellationControlPerPatchOutputComponents",
         True,
