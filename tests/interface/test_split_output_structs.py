@@ -237,3 +237,27 @@ def test_every_corpus_shader_splits_to_a_valid_module(shader: object) -> None:
             for v in split.user(OUTPUT)
             if v.members and v.locations_used > 1 and not v.per_vertex
         ]
+
+
+def test_partial_struct_stores_loads_and_struct_array_leaves() -> None:
+    source = """#version 450
+    struct Inner { vec2 uv; float w[3]; };
+    struct Outer { vec4 c; Inner inner; Inner more[2]; };
+    layout(location = 0) out Outer o;
+    layout(location = 0) in vec4 p;
+    void main() {
+        Inner t; t.uv = p.xy; t.w = float[3](p.x, p.y, p.z);
+        o.inner = t;                 // store through a chain that stops at a struct
+        Inner back = o.inner;        // load of a sub-struct, rebuilt from its leaves
+        o.c = vec4(back.uv, back.w[int(p.w) % 3], 1.0);
+        o.more[int(p.x)] = back;     // an array of structs stays one leaf variable
+        o.more[1].w[int(p.y) % 3] = 5.0;
+    }
+    """
+    after = _split(compile_glsl(source, "vert"))
+    assert _placement(after) == {
+        "o.c": (0, None, 1),
+        "o.inner.uv": (1, None, 1),
+        "o.inner.w": (2, None, 3),
+        "o.more": (5, None, 8),
+    }
