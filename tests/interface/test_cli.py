@@ -106,6 +106,10 @@ def test_device_json_from_vulkaninfo(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["interface", str(too_many), "--device-json", str(device)]) == 1
     out = capsys.readouterr().out
     assert f"'o{allowed}'" in out and "maxVertexOutputComponents" in out
+    # The same diagnostic reaches `gpuav validate`, whose families include this one.
+    assert main(["validate", str(too_many), "--device-json", str(device)]) == 1
+    out = capsys.readouterr().out
+    assert "VUID-RuntimeSpirv-Location-06272" in out and f"'o{allowed}'" in out
 
 
 def test_bad_input_exits_2(tmp_path: Path, goku: Path, capsys: pytest.CaptureFixture[str]) -> None:
