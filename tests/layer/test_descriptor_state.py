@@ -308,3 +308,14 @@ def test_pushed_descriptors_are_checked_against_their_layout(run_indexing: RunIn
     assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
     assert "Dispatch Index 3 (vkCmdDispatch)" in out_of_bounds
     assert ids(result) == [OUT_OF_BOUNDS]  # pushed descriptors count as written
+
+
+def test_sets_bound_with_maintenance6_are_tracked(run_indexing: RunIndexing) -> None:
+    result = run_indexing(
+        "--bind2", "--write", "0,1,2", "--access", "0,3,9",
+        shader="indexing.comp", instrumenter=None,
+    )  # fmt: skip
+    assert slot(result, 0)[31] == 1000
+    assert sorted(ids(result)) == [OUT_OF_BOUNDS, UNINITIALIZED]
+    (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
+    assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds

@@ -76,6 +76,8 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkCmdPushDescriptorSetWithTemplateKHR": (
         hooks_descriptors.cmd_push_descriptor_set_with_template
     ),
+    "vkCmdBindDescriptorSets2KHR": hooks_descriptors.cmd_bind_descriptor_sets2,
+    "vkCmdSetDescriptorBufferOffsetsEXT": hooks_descriptors.cmd_set_descriptor_buffer_offsets,
     "vkCmdDraw": hooks_commands.cmd_draw,
     "vkCmdDrawIndexed": hooks_commands.cmd_draw_indexed,
     "vkCmdDrawIndirect": hooks_commands.cmd_draw_indirect,

@@ -8,6 +8,12 @@ import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import command_buffers
+from gpuav.layer.calls import (
+    PIPELINE_BIND_POINT_COMPUTE,
+    PIPELINE_BIND_POINT_GRAPHICS,
+    SHADER_STAGE_COMPUTE,
+    SHADER_STAGES_GRAPHICS,
+)
 from gpuav.layer.descriptor_sets import DescriptorTracker, LayoutBinding, TemplateEntry
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
@@ -323,3 +329,50 @@ def cmd_push_descriptor_set_with_template(
             )
         except BaseException as error:
             _report(record, "vkCmdPushDescriptorSetWithTemplateKHR", error)
+
+
+def cmd_bind_descriptor_sets2(command_buffer: int, bind_info: int) -> None:
+    """VK_KHR_maintenance6: the stages name the bind points the sets are bound for."""
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindDescriptorSets2KHR(command_buffer, bind_info)
+    if state is not None:
+        try:
+            info = at(bind_info, "VkBindDescriptorSetsInfoKHR")
+            handles = handles_at(address(info.pDescriptorSets), int(info.descriptorSetCount))
+            for bind_point in _bind_points(int(info.stageFlags)):
+                command_buffers.post_call_record_cmd_bind_descriptor_sets(
+                    state, bind_point, int(info.firstSet), handles
+                )
+        except BaseException as error:
+            _report(record, "vkCmdBindDescriptorSets2KHR", error)
+
+
+def _bind_points(stages: int) -> list[int]:
+    points = []
+    if stages & SHADER_STAGES_GRAPHICS:
+        points.append(PIPELINE_BIND_POINT_GRAPHICS)
+    if stages & SHADER_STAGE_COMPUTE:
+        points.append(PIPELINE_BIND_POINT_COMPUTE)
+    return points
+
+
+def cmd_set_descriptor_buffer_offsets(
+    command_buffer: int, bind_point: int, layout: int, first_set: int, count: int,
+    buffer_indices: int, offsets: int,
+) -> None:  # fmt: skip
+    """Sets in descriptor buffers (VK_EXT_descriptor_buffer) are not tracked: NO_STATE."""
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdSetDescriptorBufferOffsetsEXT(
+        command_buffer, bind_point, layout, first_set, count, buffer_indices, offsets
+    )
+    if state is not None:
+        try:
+            command_buffers.post_call_record_cmd_bind_descriptor_sets(
+                state, bind_point, first_set, [0] * count
+            )
+        except BaseException as error:
+            _report(record, "vkCmdSetDescriptorBufferOffsetsEXT", error)

@@ -54,6 +54,8 @@ HOOKED: tuple[str, ...] = (
     "vkCmdBindDescriptorSets",
     "vkCmdPushDescriptorSetKHR",
     "vkCmdPushDescriptorSetWithTemplateKHR",
+    "vkCmdBindDescriptorSets2KHR",
+    "vkCmdSetDescriptorBufferOffsetsEXT",
     "vkCmdDraw",
     "vkCmdDrawIndexed",
     "vkCmdDrawIndirect",
@@ -88,6 +90,7 @@ ALIASES: dict[str, str] = {
     "vkUpdateDescriptorSetWithTemplateKHR": "vkUpdateDescriptorSetWithTemplate",
     "vkCmdPushDescriptorSet": "vkCmdPushDescriptorSetKHR",
     "vkCmdPushDescriptorSetWithTemplate": "vkCmdPushDescriptorSetWithTemplateKHR",
+    "vkCmdBindDescriptorSets2": "vkCmdBindDescriptorSets2KHR",
 }
 
 # Commands the layer calls down the chain without hooking them.

@@ -65,7 +65,11 @@ class IndexingApp:
         self.max_sets = int(properties.limits.maxBoundDescriptorSets)
         self.alignment = max(16, int(properties.limits.minStorageBufferOffsetAlignment))
         self.memory = vk.vkGetPhysicalDeviceMemoryProperties(physical)
+        self.maintenance6 = None
+        if options.bind2:
+            self.maintenance6 = vk.VkPhysicalDeviceMaintenance6FeaturesKHR(maintenance6=vk.VK_TRUE)
         features12 = vk.VkPhysicalDeviceVulkan12Features(
+            pNext=self.maintenance6,
             runtimeDescriptorArray=vk.VK_TRUE,
             descriptorIndexing=vk.VK_TRUE,
             descriptorBindingPartiallyBound=vk.VK_TRUE,
@@ -81,6 +85,8 @@ class IndexingApp:
         )
         features = vk.VkPhysicalDeviceFeatures(fragmentStoresAndAtomics=vk.VK_TRUE)
         extensions = ["VK_KHR_push_descriptor"] if options.push else []
+        if options.bind2:
+            extensions.append("VK_KHR_maintenance6")
         device_info = vk.VkDeviceCreateInfo(
             pNext=features12,
             pEnabledFeatures=features,
@@ -266,7 +272,9 @@ class IndexingApp:
         push = ffi.new("uint32_t[2]")
         start = time.perf_counter()
         for slot, index in enumerate(access):
-            if slot == 0 or len(bound) > 1:
+            if (slot == 0 or len(bound) > 1) and options.bind2:
+                self.bind2(command_buffer, pipeline_layout, bound[slot % len(bound)])
+            elif slot == 0 or len(bound) > 1:
                 vk.vkCmdBindDescriptorSets(
                     command_buffer, bind_point, pipeline_layout, 0, 1,
                     [bound[slot % len(bound)]], 0, None,
@@ -317,6 +325,18 @@ class IndexingApp:
             vk.vkFreeMemory(device, memory, None)
         timings = {"record_per_dispatch_us": record_us, "submit_all_ms": submit_ms}
         return {"rounds": rounds, "slot_words": SLOT_WORDS, "timings": timings}
+
+    def bind2(self, command_buffer: Any, pipeline_layout: Any, descriptor_set: Any) -> None:
+        """vkCmdBindDescriptorSets2KHR (VK_KHR_maintenance6) for the shader stages."""
+        bind = vk.vkGetDeviceProcAddr(self.device, "vkCmdBindDescriptorSets2KHR")
+        sets = ffi.new("VkDescriptorSet[1]", [descriptor_set])
+        info = ffi.new("VkBindDescriptorSetsInfoKHR *")
+        info.sType = vk.VK_STRUCTURE_TYPE_BIND_DESCRIPTOR_SETS_INFO_KHR
+        info.stageFlags = STAGES
+        info.layout = pipeline_layout
+        info.descriptorSetCount = 1
+        info.pDescriptorSets = sets
+        bind(command_buffer, info)
 
     def module(self, path: str) -> Any:
         code = Path(path).read_bytes()
@@ -461,6 +481,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--update-after-bind", action="store_true")
     parser.add_argument("--fill-sets", action="store_true")
     parser.add_argument("--push", action="store_true", help="push descriptors (compute only)")
+    parser.add_argument("--bind2", action="store_true", help="vkCmdBindDescriptorSets2KHR")
     parser.add_argument("--free-sets", action="store_true")
     parser.add_argument("--submits", type=int, default=1)
     parser.add_argument("--extra-sets", type=int, default=0)
