@@ -97,3 +97,17 @@ def test_corpus_validates_clean_with_its_features(debug: DebugMode) -> None:
         if diagnostics:
             found[shader.name] = [(d.rule, d.message) for d in diagnostics]
     assert found == {}
+
+
+def test_collector_state_is_restored_even_when_a_family_fails() -> None:
+    import gc
+
+    assert gc.isenabled()
+    validate(_words(), families=(_crashes_after_one,))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        validate(_words(), families=(_early,))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
