@@ -156,8 +156,10 @@ class DescriptorTracker:
 
     def allocate_sets(
         self, pool: int, layouts: Sequence[int], handles: Sequence[int], counts: Sequence[int]
-    ) -> None:
-        """``counts``: the variable descriptor count of each set (0 when not given)."""
+    ) -> int:
+        """``counts``: the variable descriptor count of each set (0 when not given). Returns
+        how many of the sets got no region (the state buffer is full)."""
+        untracked = 0
         members = self.pools.setdefault(pool, set())
         for index, (layout_handle, handle) in enumerate(zip(layouts, handles, strict=True)):
             layout = self.layouts.get(layout_handle)
@@ -165,10 +167,12 @@ class DescriptorTracker:
                 continue
             count = counts[index] if index < len(counts) else 0
             region = self.state.allocate(layout.region_words(count))
+            untracked += region.offset == NO_STATE
             self.sets[handle] = DescriptorSetState(handle, pool, layout, region)
             members.add(handle)
             if layout.partially_bound:
                 self.partial_sets += 1
+        return untracked
 
     def free_sets(self, handles: Iterable[int]) -> None:
         for handle in handles:

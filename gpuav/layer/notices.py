@@ -99,3 +99,13 @@ def wait_events_host_stage(command_buffer: int) -> LayerMessage:
         f"finish, which could deadlock if the host sets the event after submitting; "
         f"its results are read later instead.",
     )
+
+
+def descriptor_state_full(capacity_words: int) -> LayerMessage:
+    return _message(
+        "descriptor-state-full",
+        "warning",
+        f"The descriptor-state buffer ({capacity_words} words) is full: descriptor sets "
+        f"allocated from now on are not tracked, so shaders cannot check their runtime array "
+        f"sizes or unwritten descriptors. Raise GPUAV_STATE_WORDS. Said once per device.",
+    )

@@ -319,3 +319,14 @@ def test_sets_bound_with_maintenance6_are_tracked(run_indexing: RunIndexing) -> 
     assert sorted(ids(result)) == [OUT_OF_BOUNDS, UNINITIALIZED]
     (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
     assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
+
+
+def test_a_full_state_buffer_leaves_later_sets_untracked_and_says_so(
+    run_indexing: RunIndexing,
+) -> None:
+    # 16 words: the first set's region (13 words) fits, the staging set's (21) does not.
+    result = run_indexing("--write", "0,1", "--access", "0,2", extra={"GPUAV_STATE_WORDS": "16"})
+    assert slot(result, 1)[:8] == [1, NO_STATE, 2, 8, 1, 1, 0, 0]
+    (notice,) = texts(result, "GPUAV-descriptor-state-full")
+    assert "GPUAV_STATE_WORDS" in notice
+    assert len(texts(result, UNINITIALIZED)) == 1

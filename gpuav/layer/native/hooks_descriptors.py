@@ -7,7 +7,7 @@ from __future__ import annotations
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import command_buffers
+from gpuav.layer import command_buffers, notices
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -110,12 +110,15 @@ def allocate_descriptor_sets(device: int, allocate_info: int, sets_out: int) -> 
                 counts = [
                     int(variable.pDescriptorCounts[i]) for i in range(variable.descriptorSetCount)
                 ]
-            tracker.allocate_sets(
+            untracked = tracker.allocate_sets(
                 address(info.descriptorPool),
                 handles_at(address(info.pSetLayouts), count),
                 handles_at(sets_out, count),
                 counts,
             )
+            if untracked and record.state is not None:
+                notice = notices.descriptor_state_full(tracker.state.capacity)
+                record.state.reporter.emit_once("descriptor-state-full", notice)
         except BaseException as error:
             _report(record, "vkAllocateDescriptorSets", error)
     return result
