@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpuav.layer.calls import (
     OBJECT_TYPE_COMMAND_BUFFER,
     OBJECT_TYPE_PIPELINE,
@@ -14,7 +12,6 @@ from gpuav.layer.state import Action, CommandBufferState, DeviceState
 from gpuav.report.context import ActionContext, ShaderContext
 
 SPILLED_COMMAND = "unknown action (output blocks ran out)"
-_HAS_BINDING_SIZES = "binding_sizes" in getattr(ActionContext, "__dataclass_fields__", {})
 
 
 def action_context(device: DeviceState, state: CommandBufferState, action: Action) -> ActionContext:
@@ -32,11 +29,10 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
     # The spill block is shared by every action recorded after output memory ran out, so its
     # records cannot be pinned on one of them.
     spilled = action.block.spill
-    extra: dict[str, Any] = {}
-    if device.descriptors is not None and _HAS_BINDING_SIZES and action.bound_sets:
-        # Sizes as tracked now (read-back time): the submit-time state, unless the app
-        # changed a variable count since, which needs a new set anyway.
-        extra["binding_sizes"] = device.descriptors.binding_sizes(action.bound_sets)
+    binding_sizes: dict[tuple[int, int], int] = {}
+    if device.descriptors is not None and action.bound_sets:
+        # Sizes as tracked now (read-back time): a set's sizes never change after allocation.
+        binding_sizes = device.descriptors.binding_sizes(action.bound_sets)
     return ActionContext(
         command_buffer=state.handle,
         command_buffer_name=device.name_of(state.handle),
@@ -45,7 +41,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         pipeline=pipeline.handle,
         pipeline_name=device.name_of(pipeline.handle),
         shaders=shaders,
-        **extra,
+        binding_sizes=binding_sizes,
     )
 
 
