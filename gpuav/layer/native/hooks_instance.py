@@ -7,6 +7,7 @@ and the app's call proceeds as if the layer were absent.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import vulkan._vulkan as vk
@@ -233,6 +234,35 @@ def _with_buffer_device_address(create_info: int, keep: list[Any]) -> int:
     return address(copy)
 
 
+def _enables_buffer_device_address(create_info: int) -> bool:
+    """Whether the device was created with bufferDeviceAddress and shaderInt64 on."""
+    info = at(create_info, "VkDeviceCreateInfo")
+    first = address(info.pNext)
+    if info.pEnabledFeatures != vkffi.NULL:
+        int64 = bool(info.pEnabledFeatures.shaderInt64)
+    else:
+        features2 = find(first, vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)
+        int64 = bool(features2) and bool(
+            at(features2, "VkPhysicalDeviceFeatures2").features.shaderInt64
+        )
+    if not int64:
+        return False
+    for structure_type, type_name in (
+        (
+            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+            "VkPhysicalDeviceVulkan12Features",
+        ),
+        (
+            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+            "VkPhysicalDeviceBufferDeviceAddressFeatures",
+        ),
+    ):
+        chained = find(first, structure_type)
+        if chained and at(chained, type_name).bufferDeviceAddress:
+            return True
+    return False
+
+
 def _with_features(create_info: int, request: FeatureRequest, keep: list[Any]) -> int | None:
     """The create info with our features on; None if nothing to change."""
     changed = _with_stores(create_info, request, keep)
@@ -318,6 +348,9 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
     try:
         if facts is None:
             facts = _physical_device_facts(instance, physical_device)
+        if facts.buffer_device_address and not _enables_buffer_device_address(passed_info):
+            # Our copy of the create info could not be made: no device-address path.
+            facts = dataclasses.replace(facts, buffer_device_address=False)
         record.state = device_setup.post_call_record_create_device(
             instance.state, device, NativeDeviceCalls(device, next_functions), facts
         )
