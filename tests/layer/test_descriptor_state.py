@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 
 from gpuav.instrument.descriptor_state import NO_STATE, binding_size_word, binding_table_word
-from tests.layer.conftest import APP_TIMEOUT, APPS, VALIDATION_LAYER, app_environment
+from tests.layer.conftest import (
+    APP_TIMEOUT,
+    APPS,
+    VALIDATION_LAYER,
+    RunPython,
+    app_environment,
+)
 
 pytestmark = pytest.mark.vulkan
 
@@ -330,3 +336,16 @@ def test_a_full_state_buffer_leaves_later_sets_untracked_and_says_so(
     (notice,) = texts(result, "GPUAV-descriptor-state-full")
     assert "GPUAV_STATE_WORDS" in notice
     assert len(texts(result, UNINITIALIZED)) == 1
+
+
+def test_without_vulkan_1_2_a_full_layout_keeps_its_original_shaders(
+    run_python_app: RunPython, spirv: Callable[[str], Path], layer_folder: Path
+) -> None:
+    arguments = ["--shader", str(spirv("region.comp")), "--fill-sets", "--messenger", "--api"]
+    without = run_python_app([*arguments, "1.1"])
+    run = run_python_app([*arguments, "1.1"], layer_folder, instrumenter=None)
+    assert run.result["data_sha256"] == without.result["data_sha256"]
+    (conflict,) = run.with_id("GPUAV-pipeline-layout-conflict")
+    assert "bufferDeviceAddress" in conflict["text"]
+    assert len(run.with_id("GPUAV-pipeline-original-shaders")) == 1
+    assert run.with_id(BY_ADDRESS) == []
