@@ -2,15 +2,18 @@
 
 Def-use is the largest single cost of validating a module (more than reading it). This builds
 the same ``DefUse`` object (same defs, users and places; ``record`` and ``forget`` work on it)
-in one loop with the grammar's fast shapes inlined. Instructions of variable shape (names,
-decorations, strings, constants, extended instructions: four in ten of glslang's) need a
-grammar walk to find their ids; within a module their shapes repeat, and for the opcodes in
-``SHAPE_OPERANDS`` the id positions depend only on the operand count and the operands named
-there, so each shape is walked once.
+in one loop with the grammar's fast shapes inlined, and without the reference cycle through
+IdOperands that would keep every validated module alive until a full collection.
+
+Instructions of variable shape (names, decorations, strings, constants, extended
+instructions: four in ten of glslang's) need a grammar walk to find their ids; within a
+module their shapes repeat, and for the opcodes in ``SHAPE_OPERANDS`` the id positions depend
+only on the operand count and the operands named there, so each shape is walked once.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 
 from gpuav.spirv.analysis.def_use import DefUse
@@ -41,9 +44,27 @@ SHAPE_OPERANDS: dict[int, tuple[int, ...]] = {
 }
 
 
+def _acyclic_id_operands(module: Module) -> IdOperands:
+    """IdOperands whose walk context reaches back to it only weakly.
+
+    IdOperands gives its WalkContext its own bound ``type_of``: a reference cycle that holds
+    the whole module until a full collection. Validation drops its analyses right away, so
+    here the context calls ``type_of`` through a weak reference instead.
+    """
+    id_operands = IdOperands(module)
+    type_of = weakref.WeakMethod(id_operands.type_of)
+
+    def weak_type_of(value: int) -> int | None:
+        method = type_of()
+        return None if method is None else method(value)
+
+    id_operands.context.type_of = weak_type_of
+    return id_operands
+
+
 def build_def_use(module: Module) -> DefUse:
     """``DefUse(module)``, faster; raises what the grammar walk raises on a malformed shape."""
-    id_operands = IdOperands(module)
+    id_operands = _acyclic_id_operands(module)
     walk = id_operands.positions
     defs: dict[int, Instruction] = {}
     users: defaultdict[int, list[Instruction]] = defaultdict(list)

@@ -60,3 +60,30 @@ OpFunctionEnd
     assert fast.uses(scope) == []
     fast.record(decoration)
     assert fast.uses(scope) == [decoration]
+
+
+def test_a_validated_module_is_freed_without_a_cyclic_collection() -> None:
+    import gc
+    import weakref
+
+    from gpuav.validate.api import validate
+
+    module = read(corpus_shaders()[0].compile())
+    alive = weakref.ref(module)
+    gc.disable()
+    try:
+        validate(module)
+        del module
+        assert alive() is None  # refcounting alone freed it: no cycle holds it
+    finally:
+        gc.enable()
+
+
+def test_switch_literals_still_sized_through_the_weak_type_lookup() -> None:
+    # OpSwitch needs the selector's type (its literal width): the walk asks type_of.
+    for shader in corpus_shaders():
+        if shader.name == "switch_call_chain.comp":
+            _same(shader.compile())
+            break
+    else:
+        raise AssertionError("switch_call_chain.comp is gone from the corpus")
