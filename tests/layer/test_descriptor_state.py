@@ -341,7 +341,7 @@ def test_a_full_state_buffer_leaves_later_sets_untracked_and_says_so(
 def test_without_vulkan_1_2_a_full_layout_keeps_its_original_shaders(
     run_python_app: RunPython, spirv: Callable[[str], Path], layer_folder: Path
 ) -> None:
-    arguments = ["--shader", str(spirv("region.comp")), "--fill-sets", "--messenger", "--api"]
+    arguments = ["--shader", str(spirv("region_array.comp")), "--fill-sets", "--messenger", "--api"]
     without = run_python_app([*arguments, "1.1"])
     run = run_python_app([*arguments, "1.1"], layer_folder, instrumenter=None)
     assert run.result["data_sha256"] == without.result["data_sha256"]
