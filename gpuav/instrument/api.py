@@ -20,16 +20,10 @@ from gpuav.instrument.find_accesses import (
     Findings,
     find_accesses,
 )
-from gpuav.instrument.record_writer import RecordWriter
-from gpuav.instrument.resources import (
-    AddressResources,
-    Resources,
-    SetResources,
-    list_in_interfaces,
-)
+from gpuav.instrument.helpers import build_helpers
+from gpuav.instrument.resources import list_in_interfaces
 from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, check_supported
-from gpuav.instrument.state_reader import StateReader
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, write
 from gpuav.spirv.analysis.decorations import Decorations
@@ -133,23 +127,21 @@ def _instrument(
     entry_functions = _entry_functions(module)
 
     builder = Builder(module, def_use)
-    stage_words = StageWords(builder, decorations)
-    resources: Resources
-    if context_address is None:
-        resources = SetResources(builder, descriptor_set, descriptor_state)
-    else:
-        resources = AddressResources(builder, context_address)
-    writer = RecordWriter(
-        builder, resources, shader_id=shader_id & 0xFFFF_FFFF, stage_info=stage_words.variable
+    helpers = build_helpers(
+        builder,
+        descriptor_set=descriptor_set,
+        shader_id=shader_id & 0xFFFF_FFFF,
+        descriptor_state=descriptor_state,
+        context_address=context_address,
     )
-    state = StateReader(builder, resources, writer) if descriptor_state else None
-    guarder = Guarder(builder, def_use, types, writer, state, _decorations_by_target(module))
+    stage_words = StageWords(builder, decorations, helpers.stage_info)
+    guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
     for access in _last_first(findings.accesses, def_use):
         guarder.guard(access)
     remove_unused_links(module, findings, def_use)
     for function, entry_point in entry_functions:
         stage_words.fill(entry_point, function)
-    list_in_interfaces(builder, [*resources.variables, stage_words.variable])
+    list_in_interfaces(builder, [*helpers.variables, helpers.stage_info])
     return result
 
 

@@ -18,8 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup, Findings
-from gpuav.instrument.record_writer import RecordWriter
-from gpuav.instrument.state_reader import StateReader
+from gpuav.instrument.helpers import Helpers
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
@@ -52,8 +51,7 @@ class Guarder:
     builder: Builder
     def_use: DefUse
     types: Types
-    writer: RecordWriter
-    state: StateReader | None
+    helpers: Helpers
     decorations_by_target: dict[int, list[Instruction]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -122,7 +120,7 @@ class Guarder:
 
     def _with_state(self, lookup: DescriptorLookup) -> bool:
         return (
-            self.state is not None
+            self.helpers.check_descriptor is not None
             and lookup.descriptor_set is not None
             and lookup.binding is not None
         )
@@ -180,20 +178,26 @@ class Guarder:
         if lookup.element is not None:
             flat = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
         extra_ok = builder.constant_bool(True) if extra is None else extra
-        if self.state is not None and self._with_state(lookup):
+        index = builder.constant_uint(instruction_index)
+        if self.helpers.check_descriptor is not None and self._with_state(lookup):
             assert lookup.descriptor_set is not None and lookup.binding is not None
             unknown = builder.constant_uint(0xFFFF_FFFF)  # no state, runtime array: unchecked
-            return self.state.check(
-                instruction_index,
-                lookup.descriptor_set,
-                lookup.binding,
+            return builder.op(
+                Op.FunctionCall,
+                self.bool_,
+                self.helpers.check_descriptor,
+                index,
+                builder.constant_uint(lookup.descriptor_set),
+                builder.constant_uint(lookup.binding),
                 flat,
                 total or unknown,
                 extra_ok,
             )
         if total is None:
             raise RuntimeError("a runtime array checked without descriptor state")
-        return self.writer.check(instruction_index, flat, total, extra_ok)
+        return builder.op(
+            Op.FunctionCall, self.bool_, self.helpers.check_bounds, index, flat, total, extra_ok
+        )
 
     def _is_wide(self, index: int) -> bool:
         return self.types.constant_value(index) is None and self._int_type(index)[1] == 64

@@ -119,19 +119,6 @@ class RecordWriter:
             length,
         )
 
-    def check(self, instruction_index: int, index: int, length: int, also: int) -> int:
-        """Emit a call of ``gpuav_check_bounds``; returns its bool."""
-        builder = self.builder
-        return builder.op(
-            Op.FunctionCall,
-            builder.type_bool(),
-            self.check_bounds,
-            builder.constant_uint(instruction_index),
-            index,
-            length,
-            also,
-        )
-
     def _store(self, start: int, offset: int, value: int) -> None:
         builder = self.builder
         at = start

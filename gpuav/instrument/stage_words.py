@@ -56,17 +56,15 @@ def add_to_interface(entry_point: Instruction, variable: int) -> None:
 
 
 class StageWords:
-    """Declares the Private ``uvec3`` and fills it at the start of each entry point."""
+    """Fills the Private ``uvec3`` at the start of each entry point."""
 
-    def __init__(self, builder: Builder, decorations: Decorations) -> None:
+    def __init__(self, builder: Builder, decorations: Decorations, variable: int) -> None:
+        """``variable``: the Private ``uvec3`` the record helper reads."""
         self.builder = builder
         self.decorations = decorations
         uint = builder.type_int(32, False)
         self.uvec3 = builder.type_vector(uint, 3)
-        self.variable = builder.variable(
-            builder.type_pointer(StorageClass.Private, self.uvec3), StorageClass.Private
-        )
-        builder.name(self.variable, "gpuav_stage_info")
+        self.variable = variable
         self._builtins: dict[int, int] = {}
         self._loaded: dict[int, int] = {}
         module = builder.module

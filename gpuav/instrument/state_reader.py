@@ -105,26 +105,3 @@ class StateReader:
         ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, unwritten))
         builder.op_void(Op.ReturnValue, ok)
         return function.id
-
-    def check(
-        self,
-        instruction_index: int,
-        set_index: int,
-        binding: int,
-        index: int,
-        static_length: int,
-        also: int,
-    ) -> int:
-        """Emit a call of ``gpuav_check_descriptor``; returns its bool."""
-        builder = self.builder
-        return builder.op(
-            Op.FunctionCall,
-            self.bool_,
-            self.check_descriptor,
-            builder.constant_uint(instruction_index),
-            builder.constant_uint(set_index),
-            builder.constant_uint(binding),
-            index,
-            static_length,
-            also,
-        )

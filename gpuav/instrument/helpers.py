@@ -1,0 +1,216 @@
+"""The pass's helper functions, built once per kind of shader and copied into each module.
+
+The helpers (``gpuav_write_record``, ``gpuav_check_bounds`` and, with descriptor state,
+``gpuav_state_word`` and ``gpuav_check_descriptor``) are the same code in every shader; only
+ids, the shader id and the descriptor set differ. Emitting them through the builder is a
+third of the pass's time, so for the descriptor-set path they are built once into a scratch
+module (keyed by what changes their code: StorageBuffer or BufferBlock, the memory model's
+scope, descriptor state) and copied: shared types and constants are found or declared in
+the target, everything else gets fresh ids. The context-address path builds them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from gpuav.instrument.descriptor_state import ContextAddressSource
+from gpuav.instrument.record_writer import RecordWriter
+from gpuav.instrument.resources import AddressResources, SetResources
+from gpuav.instrument.state_reader import StateReader
+from gpuav.spirv.analysis.id_operands import IdOperands
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import RESULT_INDEX, Decoration, MemoryModel, Op, StorageClass
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Block, Function, Module, version_word
+
+_SHADER_ID_PLACEHOLDER = 0x5EED_C0DE
+# Globals a module may hold only once (the builder shares them); others are declared anew.
+_SHARED = frozenset(
+    {
+        Op.TypeVoid,
+        Op.TypeBool,
+        Op.TypeInt,
+        Op.TypeFloat,
+        Op.TypeVector,
+        Op.TypeMatrix,
+        Op.TypeImage,
+        Op.TypeSampler,
+        Op.TypeSampledImage,
+        Op.TypePointer,
+        Op.TypeFunction,
+        Op.Constant,
+        Op.ConstantTrue,
+        Op.ConstantFalse,
+        Op.ConstantNull,
+        Op.ConstantComposite,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Helpers:
+    """Ids of the helpers in one module, and the globals they use."""
+
+    check_bounds: int
+    check_descriptor: int | None
+    stage_info: int
+    variables: tuple[int, ...]  # our buffers' variables (for SPIR-V 1.4 interface lists)
+
+
+def declare_stage_info(builder: Builder) -> int:
+    uvec3 = builder.type_vector(builder.type_int(32, False), 3)
+    variable = builder.variable(
+        builder.type_pointer(StorageClass.Private, uvec3), StorageClass.Private
+    )
+    builder.name(variable, "gpuav_stage_info")
+    return variable
+
+
+def build_helpers(
+    builder: Builder,
+    *,
+    descriptor_set: int,
+    shader_id: int,
+    descriptor_state: bool,
+    context_address: ContextAddressSource | None,
+) -> Helpers:
+    """Declare our buffers and define the helpers in ``builder``'s module."""
+    if context_address is None:
+        return _Template.get(builder.module, descriptor_state).copy_into(
+            builder, descriptor_set, shader_id
+        )
+    stage_info = declare_stage_info(builder)
+    resources = AddressResources(builder, context_address)
+    return _define(builder, resources, shader_id, stage_info, descriptor_state)
+
+
+def _define(
+    builder: Builder,
+    resources: SetResources | AddressResources,
+    shader_id: int,
+    stage_info: int,
+    descriptor_state: bool,
+) -> Helpers:
+    writer = RecordWriter(builder, resources, shader_id=shader_id, stage_info=stage_info)
+    state = StateReader(builder, resources, writer) if descriptor_state else None
+    return Helpers(
+        writer.check_bounds,
+        None if state is None else state.check_descriptor,
+        stage_info,
+        tuple(resources.variables),
+    )
+
+
+class _Template:
+    """The helpers built into a scratch module, with the id positions of each instruction."""
+
+    _cache: ClassVar[dict[tuple[bool, bool, bool], _Template]] = {}
+
+    @classmethod
+    def get(cls, module: Module, descriptor_state: bool) -> _Template:
+        modern = module.version >= version_word(1, 3)
+        vulkan_model = any(i.operands[1] == MemoryModel.Vulkan for i in module.memory_model)
+        key = (modern, vulkan_model, descriptor_state)
+        template = cls._cache.get(key)
+        if template is None:
+            template = cls._cache[key] = cls(module, descriptor_state)
+        return template
+
+    def __init__(self, module: Module, descriptor_state: bool) -> None:
+        scratch = Module(version=module.version, generator=0, bound=1)
+        scratch.memory_model = [
+            Instruction(i.opcode, list(i.operands)) for i in module.memory_model
+        ]
+        builder = Builder(scratch)
+        stage_info = declare_stage_info(builder)
+        resources = SetResources(builder, 0, descriptor_state)
+        self.helpers = _define(
+            builder, resources, _SHADER_ID_PLACEHOLDER, stage_info, descriptor_state
+        )
+        self.module = scratch
+        positions = IdOperands(scratch).positions
+        self.globals = [(g, positions(g)) for g in scratch.globals]
+        self.functions = [
+            [(i, positions(i)) for i in function.all_instructions()]
+            for function in scratch.functions
+        ]
+
+    def copy_into(self, builder: Builder, descriptor_set: int, shader_id: int) -> Helpers:
+        module = builder.module
+        ids: dict[int, int] = {}
+        for instruction, positions in self.globals:
+            ids[instruction.result_id or 0] = self._global(
+                builder, instruction, positions, ids, shader_id
+            )
+        for function_instructions in self.functions:
+            for instruction, _positions in function_instructions:
+                result = instruction.result_id
+                if result is not None:
+                    ids[result] = module.new_id()
+        for function_instructions in self.functions:
+            module.functions.append(
+                _function([_mapped(i, p, ids) for i, p in function_instructions])
+            )
+        for annotation in self.module.annotations:
+            operands = [ids[annotation.operands[0]], *annotation.operands[1:]]
+            if annotation.opcode == Op.Decorate and operands[1] == Decoration.DescriptorSet:
+                operands[2] = descriptor_set
+            module.annotations.append(Instruction(annotation.opcode, operands))
+        for name in self.module.debug_names:
+            module.debug_names.append(
+                Instruction(name.opcode, [ids[name.operands[0]], *name.operands[1:]])
+            )
+        helpers = self.helpers
+        return Helpers(
+            ids[helpers.check_bounds],
+            None if helpers.check_descriptor is None else ids[helpers.check_descriptor],
+            ids[helpers.stage_info],
+            tuple(ids[v] for v in helpers.variables),
+        )
+
+    @staticmethod
+    def _global(
+        builder: Builder,
+        instruction: Instruction,
+        positions: list[int],
+        ids: dict[int, int],
+        shader_id: int,
+    ) -> int:
+        opcode = instruction.opcode
+        if opcode == Op.Constant and instruction.operands[2:] == [_SHADER_ID_PLACEHOLDER]:
+            return builder.constant_uint(shader_id)
+        mapped = _mapped(instruction, positions, ids, keep_result=True)
+        result_at = RESULT_INDEX[opcode]
+        operands = mapped.operands[:result_at] + mapped.operands[result_at + 1 :]
+        if opcode in _SHARED:
+            return builder.shared_declaration(opcode, *operands)
+        return builder.declare(opcode, *operands)
+
+
+def _mapped(
+    instruction: Instruction, positions: list[int], ids: dict[int, int], keep_result: bool = False
+) -> Instruction:
+    operands = list(instruction.operands)
+    result_at = RESULT_INDEX.get(instruction.opcode)
+    for at in positions:
+        if keep_result and at == result_at:
+            continue
+        operands[at] = ids[operands[at]]
+    return Instruction(instruction.opcode, operands)
+
+
+def _function(instructions: list[Instruction]) -> Function:
+    """Reassemble a function from its instructions in module order."""
+    definition, *rest = instructions
+    function = Function(definition=definition, end=rest[-1])
+    block: Block | None = None
+    for instruction in rest[:-1]:
+        if instruction.opcode == Op.FunctionParameter:
+            function.parameters.append(instruction)
+        elif instruction.opcode == Op.Label:
+            block = Block(label=instruction)
+            function.blocks.append(block)
+        elif block is not None:
+            block.instructions.append(instruction)
+    return function
