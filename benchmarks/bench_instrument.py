@@ -1,6 +1,7 @@
 """What instrumentation costs at shader-module creation: gpuav's pass against Khronos GPU-AV.
 
-1. gpuav: ``instrument_shader`` (read + descriptor-bounds pass + write) on every corpus module
+1. gpuav: ``instrument_shader`` (read + descriptor-bounds pass + write; also with
+   ``descriptor_state=True``, as the layer calls it) on every corpus module
    (tests/shaders/corpus, every debug mode), each timed ``--repeat`` times; the table gives
    the median and p95 over modules of each module's fastest time (the machine is shared:
    the fastest run is the one least disturbed).
