@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuav.instrument.record import MAX_RECORD_WORDS
+
 OUTPUT_BINDING = 0
 BOUND_SETS_BINDING = 1
 STATE_BINDING = 2
@@ -54,9 +56,11 @@ ADDRESS_STATE = 2
 CONTEXT_ADDRESSES = 3
 # Added for the pass (its padding so far): the fourth uint64 of a context is the number of
 # words in the output block's ``Data``. OpArrayLength cannot measure a buffer reached through
-# an address, so in address mode this is the only bound the shader has; 0 (the padding left
-# as it is) means no record is ever written.
+# an address, so in address mode this is the only bound the shader has. 0 (the padding left
+# as it is) means MIN_CONTEXT_DATA_WORDS: 16 records of the largest size, which every output
+# block holds (the layer sizes blocks for RECORDS_PER_BLOCK = 16 such records).
 CONTEXT_DATA_WORDS = 3
+MIN_CONTEXT_DATA_WORDS = 16 * MAX_RECORD_WORDS
 
 
 def binding_table_word(binding: int) -> int:

@@ -16,6 +16,7 @@ from gpuav.instrument.descriptor_state import (
     BOUND_SETS_BINDING,
     CONTEXT_DATA_WORDS,
     MAX_TRACKED_SETS,
+    MIN_CONTEXT_DATA_WORDS,
     OUTPUT_BINDING,
     STATE_BINDING,
     ContextAddressSource,
@@ -271,8 +272,12 @@ class AddressResources:
 
     def capacity(self) -> int:
         """Words of ``Data``, from the context (OpArrayLength needs a logical pointer)."""
-        uint = self.builder.type_int(32, False)
-        return self.builder.op(Op.UConvert, uint, self._current["capacity"])
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        given = builder.op(Op.UConvert, uint, self._current["capacity"])
+        unset = builder.op(Op.IEqual, builder.type_bool(), given, builder.constant_uint(0))
+        minimum = builder.constant_uint(MIN_CONTEXT_DATA_WORDS)
+        return builder.op(Op.Select, uint, unset, minimum, given)
 
     def region_pointer(self, set_index: int) -> int:
         return self._uint_pointer(

@@ -13,6 +13,7 @@ from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import (
     CONTEXT_ADDRESSES,
     MAX_TRACKED_SETS,
+    MIN_CONTEXT_DATA_WORDS,
     NO_STATE,
     ContextAddressSource,
     PushConstantAddress,
@@ -149,14 +150,16 @@ def test_no_state_means_unknown(vk: VulkanContext) -> None:
     assert values[0::4] == [4.0, 3.0, 2.0, 1.0]
 
 
-def _context(vk: VulkanContext, debug: object, bound: np.ndarray, state: list[int]) -> object:
+def _context(
+    vk: VulkanContext, debug: object, bound: np.ndarray, state: list[int], data_words: int
+) -> object:
     bound_buffer = vk.buffer(data=bound)
     state_buffer = vk.buffer(data=np.array(state, np.uint32))
     addresses = [
         debug.buffer.device_address,  # type: ignore[attr-defined]
         bound_buffer.device_address,
         state_buffer.device_address,
-        debug.capacity_words,  # type: ignore[attr-defined]
+        data_words,
     ]
     assert CONTEXT_ADDRESSES == 3
     return vk.buffer(data=np.array(addresses, np.uint64))
@@ -167,7 +170,7 @@ def test_context_address_modes(vk: VulkanContext, source: str) -> None:
     vk.require("bufferDeviceAddress", "shaderInt64")
     words = _words()
     debug = vk.debug_buffer(capacity_words=256)
-    context = _context(vk, debug, _bound_sets(0), _state(unwritten=2))
+    context = _context(vk, debug, _bound_sets(0), _state(unwritten=2), debug.capacity_words)
     address = context.device_address  # type: ignore[attr-defined]
     out = vk.buffer(4 * 16)
     app = {0: _app_set(vk, [1, 2, 4, 0], out)}
@@ -187,3 +190,21 @@ def test_context_address_modes(vk: VulkanContext, source: str) -> None:
         ],
         sample,
     )
+
+
+@pytest.mark.parametrize(("data_words", "kept"), [(0, 2), (9, 1)])
+def test_context_data_words_bound_the_records(
+    vk: VulkanContext, data_words: int, kept: int
+) -> None:
+    """0 stands for MIN_CONTEXT_DATA_WORDS (every block holds that many); otherwise the
+    context's word count is the bound, even when the buffer is larger."""
+    vk.require("bufferDeviceAddress", "shaderInt64")
+    assert MIN_CONTEXT_DATA_WORDS >= 2 * 9
+    debug = vk.debug_buffer(capacity_words=MIN_CONTEXT_DATA_WORDS)
+    context = _context(vk, debug, _bound_sets(0), _state(unwritten=2), data_words)
+    out = vk.buffer(4 * 16)
+    checked = _instrument(_words(), context=PushConstantAddress(0))
+    push = struct.pack("<Q", context.device_address)  # type: ignore[attr-defined]
+    vk.run_compute(checked, {0: _app_set(vk, [1, 2, 4, 0], out)}, push_constants=push)
+    assert len(debug.records()) == kept
+    assert debug.written_length == 8 + 9
