@@ -56,3 +56,15 @@ def test_index_past_the_variable_count_through_the_layer(tmp_path: Path) -> None
     assert "Index of 5 used to index descriptor array of length 5." in texts[0]
     assert "Index of 12 used to index descriptor array of length 5." in texts[1]
     assert result["rounds"][0][31] == 1004
+
+
+def test_every_set_used_reaches_the_buffers_by_device_address(tmp_path: Path) -> None:
+    """The layer's fallback for a layout using every set index: the pass's context path."""
+    result = _run(tmp_path, "--fill-sets", "--write", "0,1,2", "--access", "0,3,9")
+    texts = _texts(result)
+    assert any("Descriptor index 3" in t and "Dispatch Index 2" in t for t in texts), texts
+    assert any(
+        "Index of 9 used to index descriptor array of length 8." in t and "Dispatch Index 3" in t
+        for t in texts
+    ), texts
+    assert result["rounds"][0][31] == 1000
