@@ -64,7 +64,12 @@ def report_action(
     device: DeviceState, state: CommandBufferState, action: Action, words: list[int]
 ) -> None:
     """Decode the block and deliver a message per error (and per decoding problem)."""
-    from gpuav.report.decode import decode_output_buffer
+    from gpuav.report.decode import (
+        CORRUPT_OUTPUT_ID,
+        OUTPUT_FULL_ID,
+        decode_output_buffer,
+        overflow_text,
+    )
     from gpuav.report.messages import compose_messages
 
     context = action_context(device, state, action)
@@ -78,13 +83,15 @@ def report_action(
         messages = []
     for message in messages:
         device.reporter.emit(message, objects)
-    for diagnostic in getattr(decoded, "diagnostics", ()):
+    block = (
+        f"Output block of {context.command} #{context.action_number} in command buffer "
+        f"0x{context.command_buffer:x}"
+    )
+    if decoded.dropped_words:
         device.reporter.emit(
-            LayerMessage(
-                "GPUAV-corrupt-output",
-                "warning",
-                f"Output block of {context.command} #{context.action_number} in command buffer "
-                f"0x{context.command_buffer:x}: {diagnostic}",
-            ),
-            objects,
+            LayerMessage(OUTPUT_FULL_ID, "warning", f"{block}: {overflow_text(decoded)}."), objects
+        )
+    for diagnostic in decoded.diagnostics:
+        device.reporter.emit(
+            LayerMessage(CORRUPT_OUTPUT_ID, "warning", f"{block}: {diagnostic}"), objects
         )

@@ -16,12 +16,16 @@ from typing import Any
 
 from gpuav.errors import DecodeError
 from gpuav.report.context import ActionContext, ShaderContext
-from gpuav.report.decode import decode_output_bytes
+from gpuav.report.decode import (
+    CORRUPT_OUTPUT_ID,
+    OUTPUT_FULL_ID,
+    decode_output_bytes,
+    overflow_text,
+)
 from gpuav.report.messages import Message, compose_messages
 from gpuav.spirv.reader import words_from_bytes
 
 EXIT_BAD_INPUT = 2
-CORRUPT_OUTPUT_ID = "GPUAV-corrupt-output"
 
 
 def add_decode_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,12 +70,15 @@ def run_decode(args: argparse.Namespace) -> int:
         document = {
             "written_length": decoded.written_length,
             "diagnostics": list(decoded.diagnostics),
+            "dropped_records": decoded.dropped_records,
             "messages": [message_json(message) for message in messages],
         }
         print(json.dumps(document, indent=2))
         return 0
     for message in messages:
         print(f"gpuav: [{message.message_id}] {message.text}")
+    if decoded.dropped_words:
+        print(f"gpuav: [{OUTPUT_FULL_ID}] {overflow_text(decoded)}")
     for diagnostic in decoded.diagnostics:
         print(f"gpuav: [{CORRUPT_OUTPUT_ID}] {diagnostic}")
     if not messages and not decoded.diagnostics:

@@ -6,7 +6,7 @@ so a size that no record kind has means the block is corrupt: reading stops ther
 diagnostic (we cannot know where the next record starts). A record with a plausible size but
 an unknown stage or error code is skipped with a diagnostic, since its size is still trusted.
 ``DataWrittenLength`` larger than ``Data`` is the normal overflow case: later records were
-dropped by the shaders, which is said once.
+dropped by the shaders, which ``dropped_words`` tells.
 """
 
 from __future__ import annotations
@@ -18,14 +18,35 @@ from gpuav.instrument import record as layout
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
 
 WORD_MASK = 0xFFFFFFFF
+# Message ids for what a buffer says besides its records.
+CORRUPT_OUTPUT_ID = "GPUAV-corrupt-output"
+OUTPUT_FULL_ID = "GPUAV-output-block-full"
 MIN_RECORD_WORDS = min(layout.record_size(code) for code in ErrorCode)
 
 
 @dataclass(frozen=True)
 class DecodedBuffer:
+    """``diagnostics`` say what was wrong with the buffer; an overflow is not wrong, and is
+    told by ``dropped_words`` instead."""
+
     records: tuple[ErrorRecord, ...]
     diagnostics: tuple[str, ...]
     written_length: int
+    dropped_words: int = 0
+
+    @property
+    def dropped_records(self) -> int:
+        """About how many records the shaders could not write (sizes vary by error)."""
+        return -(-self.dropped_words // layout.MAX_RECORD_WORDS)
+
+
+def overflow_text(decoded: DecodedBuffer) -> str:
+    """What an overflow means to the user: the messages are a sample of the errors."""
+    dropped = decoded.dropped_records
+    return (
+        f"about {dropped} more error record{'s' if dropped != 1 else ''} did not fit after "
+        f"the {len(decoded.records)} read; the messages are a sample of the errors"
+    )
 
 
 def words_from_bytes(data: bytes | bytearray | memoryview) -> list[int]:
@@ -39,7 +60,12 @@ def decode_output_bytes(data: bytes | bytearray | memoryview) -> DecodedBuffer:
     decoded = decode_output_buffer(words_from_bytes(data))
     if len(data) % 4:
         extra = f"buffer of {len(data)} bytes is not a whole number of words; ignored the tail"
-        return DecodedBuffer(decoded.records, (*decoded.diagnostics, extra), decoded.written_length)
+        return DecodedBuffer(
+            decoded.records,
+            (*decoded.diagnostics, extra),
+            decoded.written_length,
+            decoded.dropped_words,
+        )
     return decoded
 
 
@@ -76,16 +102,12 @@ def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
         if decoded is not None:
             records.append(decoded)
         position += size
-    if written > data_length:
-        diagnostics.append(
-            f"shaders tried to write {written} words into a Data array of {data_length}; "
-            "errors that did not fit were dropped"
-        )
-    elif written < position:
+    if written < position:
         diagnostics.append(
             f"DataWrittenLength is {written} but records fill {position} words of Data"
         )
-    return DecodedBuffer(tuple(records), tuple(diagnostics), written)
+    dropped = written - position if written > data_length else 0
+    return DecodedBuffer(tuple(records), tuple(diagnostics), written, dropped)
 
 
 def _record(item: list[int], position: int, diagnostics: list[str]) -> ErrorRecord | None:

@@ -50,8 +50,8 @@ def test_text_output(dumped: tuple[Path, Path, int], capsys: pytest.CaptureFixtu
         f"  Shader Instruction Index = {index}.\n"
         "  Stage = Fragment. Fragment coord (x,y) = (419.5, 2.5).\n"
         "  (and 1 more invocation with this error)\n"
-        "gpuav: [GPUAV-corrupt-output] shaders tried to write 27 words into a Data array of "
-        "18; errors that did not fit were dropped\n"
+        "gpuav: [GPUAV-output-block-full] about 1 more error record did not fit after the 2 "
+        "read; the messages are a sample of the errors\n"
     )
 
 
@@ -60,7 +60,8 @@ def test_json_output(dumped: tuple[Path, Path, int], capsys: pytest.CaptureFixtu
     assert main(["decode", str(buffer), "--shader", str(shader), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["written_length"] == 27
-    assert len(document["diagnostics"]) == 1
+    assert document["diagnostics"] == []
+    assert document["dropped_records"] == 1
     (message,) = document["messages"]
     text = message.pop("text")
     assert text.startswith("Index of 6 used to index descriptor array of length 6.")
