@@ -61,7 +61,11 @@ def pre_call_record_destroy_device(device: int) -> None:
 
 
 def pre_call_validate_create_shader_module(
-    device: int, words: Sequence[int], reporter: Reporter, module_name: str = "a shader module"
+    device: int,
+    words: Sequence[int],
+    reporter: Reporter,
+    module_name: str = "a shader module",
+    command: str = "vkCreateShaderModule",
 ) -> list[Diagnostic]:
     """Report every broken rule of the module; never raises. Returns the diagnostics."""
     environment = _ENVIRONMENTS.get(device)
@@ -73,18 +77,20 @@ def pre_call_validate_create_shader_module(
         reporter.emit(internal_error_message("shader validation", error))
         return []
     for diagnostic in diagnostics:
-        reporter.emit(message_for(diagnostic, module_name))
+        reporter.emit(message_for(diagnostic, module_name, command))
     return list(diagnostics)
 
 
-def message_for(diagnostic: Diagnostic, module_name: str) -> LayerMessage:
+def message_for(
+    diagnostic: Diagnostic, module_name: str, command: str = "vkCreateShaderModule"
+) -> LayerMessage:
     where = ""
     if diagnostic.instruction_index is not None:
         where = f" (instruction {diagnostic.instruction_index})"
     return LayerMessage(
         message_id=diagnostic.rule,
         severity=diagnostic.severity.value,
-        text=f"vkCreateShaderModule: {module_name}{where}: {diagnostic.message}",
+        text=f"{command}: {module_name}{where}: {diagnostic.message}",
     )
 
 

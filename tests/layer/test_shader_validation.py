@@ -161,3 +161,16 @@ def test_setting_off_records_no_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert not shader_validation.has_environment(0xF00)
     assert shader_validation.target_env_for((1 << 22) | (3 << 12)) == "vulkan1.3"
     assert shader_validation.target_env_for((1 << 22) | (9 << 12)) == "vulkan1.4"
+
+
+def test_inline_stage_code_is_validated_at_pipeline_creation(
+    run_python_app: RunPython, layer_folder: Path, tmp_path: Path
+) -> None:
+    # VK_KHR_maintenance5: no module, the code rides in the stage's pNext chain.
+    shader = _shader(tmp_path, "double")
+    run = run_python_app(_arguments(shader, "--inline-module"), layer_folder)
+    (message,) = run.with_id(CAPABILITY_NOT_ENABLED_RULE)
+    assert message["text"] == (
+        "vkCreateComputePipelines: inline code of stage 0x20 of create info 0 (instruction 1): "
+        "capability Float64 needs feature shaderFloat64, which is not enabled (vulkan1.3)"
+    )

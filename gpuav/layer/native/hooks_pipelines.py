@@ -282,6 +282,25 @@ def _patched_compute(
     return address(copies)
 
 
+def _validate_inline_code(
+    record: DeviceRecord, device: int, command: str, infos: list[PipelineInfo]
+) -> None:
+    """Stage code chained as a VkShaderModuleCreateInfo (maintenance5) is validated like a
+    module; the reporter says which pipeline stage it came from."""
+    if not shader_validation.has_environment(device):
+        return
+    for pipeline_index, info in enumerate(infos):
+        for stage in info.stages:
+            if stage.inline_words is not None:
+                shader_validation.pre_call_validate_create_shader_module(
+                    device,
+                    stage.inline_words,
+                    record.instance.state.reporter,
+                    f"inline code of stage {stage.stage:#x} of create info {pipeline_index}",
+                    command,
+                )
+
+
 def _create_pipelines(
     command: str,
     bind_point: int,
@@ -306,6 +325,7 @@ def _create_pipelines(
     if state is not None:
         try:
             infos = read(create_infos, count)
+            _validate_inline_code(record, device, command, infos)
             plans = pipelines.pre_call_record_create_pipelines(state, bind_point, infos)
             if plans is not None:
                 passed = patch(create_infos, count, plans, keep)
