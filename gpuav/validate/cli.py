@@ -20,6 +20,7 @@ from gpuav.validate.api import validate
 from gpuav.validate.context import TARGET_ENVS
 from gpuav.validate.device_json import DeviceDescription, DeviceJsonError, load_device_json
 from gpuav.validate.diagnostics import Diagnostic, Severity
+from gpuav.validate.rules_capabilities import load_table
 
 EXIT_VALID = 0
 EXIT_BROKEN = 1
@@ -38,7 +39,8 @@ def add_validate_command(subparsers: argparse._SubParsersAction[argparse.Argumen
     command.add_argument(
         "--target-env",
         choices=TARGET_ENVS,
-        help=f"Vulkan version to validate for (default: the device's, else {DEFAULT_TARGET_ENV})",
+        help=f"Vulkan version to validate for (default: the device's, else {DEFAULT_TARGET_ENV} "
+        "or the oldest one that accepts the module's SPIR-V version)",
     )
     command.add_argument(
         "--features",
@@ -66,7 +68,7 @@ def run_validate(args: argparse.Namespace) -> int:
             device = load_device_json(args.device_json)
         words = words_from_bytes(args.file.read_bytes())
         target_env = args.target_env or (
-            device.target_env if args.device_json is not None else DEFAULT_TARGET_ENV
+            device.target_env if args.device_json is not None else default_target_env(words)
         )
         diagnostics = validate(
             words,
@@ -86,6 +88,17 @@ def run_validate(args: argparse.Namespace) -> int:
             print(render_line(str(args.file), diagnostic, info))
     broken = any(diagnostic.severity is Severity.ERROR for diagnostic in diagnostics)
     return EXIT_BROKEN if broken else EXIT_VALID
+
+
+def default_target_env(words: list[int]) -> str:
+    """vulkan1.1, or the oldest later environment that accepts the module's SPIR-V version."""
+    version = ((words[1] >> 16) & 0xFF, (words[1] >> 8) & 0xFF) if len(words) > 1 else (1, 0)
+    newest = load_table().spirv_versions
+    start = TARGET_ENVS.index(DEFAULT_TARGET_ENV)
+    for environment in TARGET_ENVS[start:]:
+        if version <= newest.get(environment, (0, 0)):
+            return environment
+    return DEFAULT_TARGET_ENV
 
 
 def render_line(file: str, diagnostic: Diagnostic, info: ShaderInfo) -> str:

@@ -13,8 +13,8 @@ from gpuav.cli import main
 from gpuav.report.shader_info import ShaderInfo
 from gpuav.validate.cli import render_line
 from gpuav.validate.diagnostics import Diagnostic, Severity
-from gpuav.validate.rules_capabilities import CAPABILITY_NOT_ENABLED_RULE
-from tests.shaders.glsl import compile_glsl
+from gpuav.validate.rules_capabilities import CAPABILITY_NOT_ENABLED_RULE, SPIRV_VERSION_RULE
+from tests.shaders.glsl import TargetEnv, compile_glsl
 
 DOUBLE_FRAGMENT = """#version 450
 layout(location = 0) out vec4 color;
@@ -147,3 +147,21 @@ def test_command_line_entry_point(double_module: Path) -> None:
     )
     assert result.returncode == 1, result.stderr
     assert CAPABILITY_NOT_ENABLED_RULE in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("compiled_for", "chosen"),
+    [("vulkan1.0", "vulkan1.1"), ("vulkan1.1", "vulkan1.1"), ("vulkan1.2", "vulkan1.2"),
+     ("vulkan1.3", "vulkan1.3")],
+)  # fmt: skip
+def test_default_target_env_follows_the_spirv_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], compiled_for: TargetEnv, chosen: str
+) -> None:
+    path = _write(tmp_path, compile_glsl(PLAIN_COMPUTE, "comp", target_env=compiled_for))
+    # glslang writes LocalSizeId for Vulkan 1.3, which needs maintenance4.
+    assert main(["validate", str(path), "--json", "--features", "maintenance4"]) == 0
+    assert json.loads(capsys.readouterr().out)["target_env"] == chosen
+    # Asked for an environment too old for the module, the version rule is broken.
+    if compiled_for != "vulkan1.0":
+        assert main(["validate", str(path), "--target-env", "vulkan1.0"]) == 1
+        assert SPIRV_VERSION_RULE in capsys.readouterr().out
