@@ -198,7 +198,9 @@ def _aligned(context: ValidationContext, instruction: Instruction) -> Iterator[D
 
 
 def _largest_scalar(context: ValidationContext, type_id: int, seen: set[int]) -> int:
-    """Bytes of the largest scalar in a type (physical pointers count as 8 bytes)."""
+    """Bytes of the largest scalar in a type. A pointer is no scalar (SPIR-V 2.2.2), so a
+    pointer member counts for nothing: glslang loads 64-bit references with the referenced
+    block's alignment, and spirv-val accepts that."""
     if type_id in seen:
         return 0
     seen.add(type_id)
@@ -208,8 +210,6 @@ def _largest_scalar(context: ValidationContext, type_id: int, seen: set[int]) ->
     opcode = definition.opcode
     if opcode in (Op.TypeInt, Op.TypeFloat):
         return int(definition.operands[1] // 8)
-    if opcode == Op.TypePointer:
-        return 8
     if opcode in (Op.TypeVector, Op.TypeMatrix, Op.TypeArray, Op.TypeRuntimeArray):
         return _largest_scalar(context, definition.operands[1], seen)
     if opcode == Op.TypeStruct:

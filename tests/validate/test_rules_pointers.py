@@ -42,6 +42,26 @@ def test_glslang_buffer_reference_shader_is_clean() -> None:
     assert validate_words(words, families=FAMILY, target_env=ENV) == []
 
 
+# glslang loads a reference member with the alignment of the block it references (4 here),
+# not 8: a pointer is no scalar, so VUID-StandaloneSpirv-PhysicalStorageBuffer64-06314 does
+# not ask for more (spirv-val agrees).
+REFERENCE_MEMBER_GLSL = """
+#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 1) in;
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words { uint words[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Table { Words first; };
+layout(push_constant) uniform Push { Table table; } push;
+void main() { push.table.first.words[0] = 1u; }
+"""
+
+
+def test_reference_member_loaded_with_its_block_alignment_is_clean() -> None:
+    words = compile_glsl(REFERENCE_MEMBER_GLSL, "comp", target_env="vulkan1.2")
+    assert spirv_val(words, ENV)[0]
+    assert validate_words(words, families=FAMILY, target_env=ENV) == []
+
+
 PHYSICAL = """
 OpCapability Shader
 OpCapability Int64
