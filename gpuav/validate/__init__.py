@@ -1,4 +1,4 @@
-"""Static validation of SPIR-V for Vulkan: the environment rules (seed 004) and interfaces (seed 001).
+"""Static validation of SPIR-V for Vulkan: environment rules (seed 004) and interfaces (seed 001).
 
 Validators return ``Diagnostic`` lists and never raise on a bad module.
 """
