@@ -25,6 +25,7 @@ from gpuav.validate import (
     rules_images,
     rules_interface,
     rules_memory,
+    rules_nonuniform,
     rules_pointers,
     rules_resources,
     rules_storage,
@@ -52,6 +53,7 @@ RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_atomics.check,
     rules_float_controls.check,
     rules_interface.check,
+    rules_nonuniform.check,
 )
 
 

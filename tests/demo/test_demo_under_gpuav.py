@@ -10,6 +10,12 @@ from pathlib import Path
 
 HANDLE = re.compile(r"0x[0-9a-f]+")
 
+NON_UNIFORM_WARNING = (
+    "vkCreateShaderModule: a shader module (instruction 93): this descriptor-array index comes "
+    "from a shader input that can differ between invocations; unless it is the same for the "
+    "whole draw or dispatch, the access must be decorated NonUniform (nonuniformEXT in GLSL)"
+)
+
 PARTICLE_MESSAGE = """\
 Index of 6 used to index descriptor array of length 6. At shade_particles.comp line 12.
   12: color_of[particle] = textureLod(materials[material], vec2(0.5), 0.0);
@@ -41,7 +47,11 @@ def test_demo_under_gpuav_reports_both_bugs_with_their_source_lines(tmp_path: Pa
     assert "particle 11 -> (0.0, 0.0, 0.0, 0.0)" in result.stdout
     messages = json.loads(report.read_text())["messages"]
     found = [(m["message_id"], HANDLE.sub("0x_", m["text"])) for m in messages]
+    assert [m["severity"] for m in messages] == ["warning", "error", "error", "warning"]
     assert found == [
+        # The particle shader also indexes its samplers with a per-particle value and no
+        # nonuniformEXT: the static validator's warning at vkCreateShaderModule says so.
+        ("VUID-RuntimeSpirv-NonUniform-06274", NON_UNIFORM_WARNING),
         ("GPUAV-descriptor-index-out-of-bounds", PARTICLE_MESSAGE),
         ("GPUAV-descriptor-index-out-of-bounds", FACE_MESSAGE),
         (
