@@ -23,10 +23,12 @@ _CACHE_KEY = "_gpuav_reach"
 class Reach:
     """``callees``: function id -> ids it calls (in call order, repeats kept once);
     ``models``: function id -> execution models of the entry points reaching it;
+    ``entry_functions``: function id -> the entry-point functions reaching it;
     ``functions``: function id -> its definition (functions the module defines)."""
 
     callees: dict[int, list[int]] = field(default_factory=dict)
     models: dict[int, frozenset[int]] = field(default_factory=dict)
+    entry_functions: dict[int, frozenset[int]] = field(default_factory=dict)
     functions: dict[int, Function] = field(default_factory=dict)
 
     def models_of(self, function: Function) -> frozenset[int]:
@@ -54,6 +56,7 @@ def _build(context: ValidationContext) -> Reach:
                     called[instruction.operands[2]] = None
         result.callees[function.id] = list(called)
     models: dict[int, set[int]] = {}
+    entry_functions: dict[int, set[int]] = {}
     for entry in context.module.entry_points:
         if len(entry.operands) < 2:
             continue
@@ -62,12 +65,27 @@ def _build(context: ValidationContext) -> Reach:
         while stack:
             current = stack.pop()
             models.setdefault(current, set()).add(model)
+            entry_functions.setdefault(current, set()).add(root)
             for callee in result.callees.get(current, ()):
                 if callee not in seen:
                     seen.add(callee)
                     stack.append(callee)
     result.models = {function: frozenset(found) for function, found in models.items()}
+    result.entry_functions = {
+        function: frozenset(found) for function, found in entry_functions.items()
+    }
     return result
+
+
+def models_of_users(context: ValidationContext, id_: int) -> set[int]:
+    """Execution models of the entry points reaching a function whose code uses ``id_``."""
+    graph = reach(context)
+    models: set[int] = set()
+    for user in context.def_use.uses(id_):
+        place = context.def_use.place(user)
+        if place is not None:
+            models |= graph.models_of(place[0])
+    return models
 
 
 def function_instructions(context: ValidationContext) -> Iterator[tuple[Function, Instruction]]:

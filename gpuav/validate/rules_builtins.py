@@ -30,11 +30,10 @@ from gpuav.validate.diagnostics import Diagnostic
 from gpuav.validate.reach import reach
 from gpuav.validate.shader_facts import (
     EntryPoints,
-    global_variables,
     scalar_info,
-    strip_arrays,
     variable_storage,
     variable_type,
+    variables_by_struct,
 )
 
 NOT_IN_VULKAN = "VUID-StandaloneSpirv-BuiltIn-04668"
@@ -155,19 +154,9 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
                 yield from _depth_replacing(context, variable, entry_points)
         else:
             if by_struct is None:
-                by_struct = _variables_by_struct(context)
+                by_struct = variables_by_struct(context)
             for variable in by_struct.get(target, []):
                 yield from _variable(context, rule, variable, member_type, entry_points)
-
-
-def _variables_by_struct(context: ValidationContext) -> dict[int, list[Instruction]]:
-    defs = context.def_use.defs
-    found: dict[int, list[Instruction]] = {}
-    for variable in global_variables(context):
-        pointee = variable_type(defs, variable)
-        if pointee is not None:
-            found.setdefault(strip_arrays(defs, pointee), []).append(variable)
-    return found
 
 
 def _variable(
@@ -240,7 +229,7 @@ def _depth_replacing(
             if (
                 len(entry.operands) >= 2
                 and entry.operands[0] == ExecutionModel.Fragment
-                and entry.operands[1] in _reaching(entry_points, place[0].id)
+                and entry.operands[1] in reach(context).entry_functions.get(place[0].id, ())
                 and entry.operands[1] not in replacing
             ):
                 yield Diagnostic(
@@ -249,26 +238,6 @@ def _depth_replacing(
                     store.origin,
                 )
                 return
-
-
-def _reaching(entry_points: EntryPoints, function_id: int) -> set[int]:
-    """Entry-point functions whose call graph contains ``function_id``."""
-    graph = reach(entry_points.context)
-    found = set()
-    for entry in entry_points.context.module.entry_points:
-        if len(entry.operands) < 2:
-            continue
-        pending, seen = [entry.operands[1]], set()
-        while pending:
-            current = pending.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            if current == function_id:
-                found.add(entry.operands[1])
-                break
-            pending.extend(graph.callees.get(current, ()))
-    return found
 
 
 def _element(defs: Mapping[int, Instruction], type_id: int) -> int | None:

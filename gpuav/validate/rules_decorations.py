@@ -21,6 +21,7 @@ from gpuav.validate.shader_facts import (
     strip_arrays,
     variable_storage,
     variable_type,
+    variables_by_struct,
 )
 
 GLSL_LAYOUT = "VUID-StandaloneSpirv-GLSLShared-04669"
@@ -57,21 +58,10 @@ _ROUNDED_STORE_CLASSES = frozenset(
 
 def check(context: ValidationContext) -> Iterator[Diagnostic]:
     entry_points = EntryPoints(context)
-    users = _variables_by_struct(context)
+    users = variables_by_struct(context)
     for annotation in context.module.annotations:
         yield from _annotation(context, annotation, entry_points, users)
     yield from _flat_required(context, entry_points)
-
-
-def _variables_by_struct(context: ValidationContext) -> dict[int, list[Instruction]]:
-    """struct type id -> global variables whose type is that struct or an array of it."""
-    defs = context.def_use.defs
-    found: dict[int, list[Instruction]] = {}
-    for variable in global_variables(context):
-        pointee = variable_type(defs, variable)
-        if pointee is not None:
-            found.setdefault(strip_arrays(defs, pointee), []).append(variable)
-    return found
 
 
 def _annotation(

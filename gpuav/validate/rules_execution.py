@@ -15,7 +15,7 @@ from gpuav.spirv.grammar import AddressingModel, BuiltIn, Decoration, ExecutionM
 from gpuav.spirv.grammar import ExecutionModel as Model
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import Reach, constant_u32, enabled, enum_name, reach
+from gpuav.validate.reach import Reach, constant_u32, enabled, enum_name, models_of_users, reach
 
 ENTRY_POINT_SIGNATURE = "VUID-StandaloneSpirv-None-04633"
 RECURSION = "VUID-StandaloneSpirv-None-04634"
@@ -248,12 +248,7 @@ def _workgroup_size_builtin(
 
 def _non_workgroup_users(context: ValidationContext, id_: int) -> str:
     """The execution models outside compute, task and mesh whose functions use ``id_``."""
-    graph = reach(context)
-    models: set[int] = set()
-    for user in context.def_use.uses(id_):
-        place = context.def_use.place(user)
-        if place is not None:
-            models |= graph.models_of(place[0]) - _WORKGROUP_MODELS - {Model.MeshNV, Model.TaskNV}
+    models = models_of_users(context, id_) - _WORKGROUP_MODELS - {Model.MeshNV, Model.TaskNV}
     return ", ".join(enum_name(Model, model) for model in sorted(models))
 
 

@@ -17,7 +17,8 @@ from gpuav.spirv.grammar import StorageClass as Class
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import enabled, enum_name, interface_ids, reach
+from gpuav.validate.reach import enabled, enum_name
+from gpuav.validate.shader_facts import EntryPoints
 
 STORAGE_CLASS = "VUID-StandaloneSpirv-None-04643"
 OUTPUT_STAGE = "VUID-StandaloneSpirv-None-04644"
@@ -128,13 +129,7 @@ def _storage_classes(context: ValidationContext) -> Iterator[Diagnostic]:
 def _stage_classes(context: ValidationContext) -> Iterator[Diagnostic]:
     """Output and Workgroup variables against the stages that use them: through the entry
     point's interface list, or through an instruction in a function the entry point calls."""
-    graph = reach(context)
-    users: dict[int, set[int]] = {}
-    for entry in context.module.entry_points:
-        if len(entry.operands) < 3:
-            continue
-        for interface in interface_ids(entry):
-            users.setdefault(interface, set()).add(entry.operands[0])
+    entry_points = EntryPoints(context)
     for instruction in context.module.globals:
         if instruction.opcode != Op.Variable or len(instruction.operands) < 3:
             continue
@@ -142,11 +137,7 @@ def _stage_classes(context: ValidationContext) -> Iterator[Diagnostic]:
         if storage not in (Class.Output, Class.Workgroup):
             continue
         variable = instruction.operands[1]
-        models = set(users.get(variable, ()))
-        for user in context.def_use.uses(variable):
-            place = context.def_use.place(user)
-            if place is not None:
-                models |= graph.models_of(place[0])
+        models = entry_points.models_using(variable)
         if storage == Class.Output and models & _NO_OUTPUT_MODELS:
             stages = ", ".join(enum_name(Model, m) for m in sorted(models & _NO_OUTPUT_MODELS))
             yield Diagnostic(

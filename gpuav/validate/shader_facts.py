@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from gpuav.spirv.grammar import Op, StorageClass
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
-from gpuav.validate.reach import reach
+from gpuav.validate.reach import interface_ids, models_of_users, reach
 
 # Storage classes whose variables are descriptors (Vulkan "Shader Resource and Storage Class
 # Correspondence").
@@ -127,6 +127,17 @@ def variable_type(defs: Mapping[int, Instruction], variable: Instruction) -> int
     return None if parts is None else parts[1]
 
 
+def variables_by_struct(context: ValidationContext) -> dict[int, list[Instruction]]:
+    """struct type id -> global variables whose type is that struct or an array of it."""
+    defs = context.def_use.defs
+    found: dict[int, list[Instruction]] = {}
+    for variable in global_variables(context):
+        pointee = variable_type(defs, variable)
+        if pointee is not None:
+            found.setdefault(strip_arrays(defs, pointee), []).append(variable)
+    return found
+
+
 def root_variable(defs: Mapping[int, Instruction], pointer: int) -> Instruction | None:
     """The OpVariable a pointer is derived from through access chains and copies."""
     for _ in range(256):
@@ -153,35 +164,20 @@ class EntryPoints:
         # variable id -> execution models of entry points listing it in their interface
         self.interface_models: defaultdict[int, set[int]] = defaultdict(set)
         for entry in context.module.entry_points:
-            if len(entry.operands) < 3:
-                continue
-            after = _string_end(entry.operands, 2)
-            for variable in entry.operands[after:]:
+            for variable in interface_ids(entry):
                 self.interface_models[variable].add(entry.operands[0])
 
     def models_using(self, variable: int) -> set[int]:
         """Execution models of entry points whose interface lists or whose code uses it."""
-        models = set(self.interface_models.get(variable, ()))
-        for user in self.context.def_use.uses(variable):
-            place = self.context.def_use.place(user)
-            if place is not None:
-                models |= self.function_models.get(place[0].id, frozenset())
-        return models
+        return set(self.interface_models.get(variable, ())) | models_of_users(
+            self.context, variable
+        )
 
     def models_of(self, instruction: Instruction) -> set[int]:
         place = self.context.def_use.place(instruction)
         if place is None:
             return set()
         return set(self.function_models.get(place[0].id, frozenset()))
-
-
-def _string_end(operands: list[int], start: int) -> int:
-    """Index of the first word after the literal string starting at ``start``."""
-    for at in range(start, len(operands)):
-        word = operands[at]
-        if any((word >> shift) & 0xFF == 0 for shift in (0, 8, 16, 24)):
-            return at + 1
-    return len(operands)
 
 
 def function_instructions(context: ValidationContext) -> Iterator[Instruction]:
