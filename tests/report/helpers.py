@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from gpuav.spirv.reader import read, words_from_bytes
-from tests.shaders.glsl import _tool, spirv_val
+from tests.shaders.glsl import spirv_val, tool
 
 
 def instruction_indices(words: list[int], opcode: int) -> list[int]:
@@ -24,7 +24,7 @@ def compile_with_source_debug_info(source: str, name: str) -> list[int]:
     """
     with tempfile.TemporaryDirectory(prefix="gpuav-report-") as work:
         (Path(work) / name).write_text(source)
-        command = [_tool("glslangValidator"), "-V", "-gVS", "-o", "out.spv", name]
+        command = [tool("glslangValidator"), "-V", "-gVS", "-o", "out.spv", name]
         result = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
         assert result.returncode == 0, result.stdout + result.stderr
         words = words_from_bytes((Path(work) / "out.spv").read_bytes())

@@ -3,16 +3,12 @@ module, through OpSampledImage, OpImage, OpLoad, OpCopyObject and (Ptr)AccessCha
 
 from __future__ import annotations
 
-import subprocess
-import tempfile
-from pathlib import Path
-
 from gpuav.report.descriptor_lookup import DescriptorVariable
 from gpuav.report.shader_info import ShaderInfo
 from gpuav.spirv.grammar import Op
-from gpuav.spirv.reader import words_from_bytes
 from tests.report.helpers import instruction_indices
-from tests.shaders.glsl import _tool, compile_glsl, spirv_val
+from tests.shaders.glsl import compile_glsl, spirv_val
+from tests.validate.asm import assemble
 
 KINDS = """#version 450
 #extension GL_EXT_nonuniform_qualifier : require
@@ -129,15 +125,7 @@ PTR_ACCESS_CHAIN = """
 
 def test_ptr_access_chain_block_reindex() -> None:
     """Seed 003: OpPtrAccessChain on a pointer to a Block element selects another buffer."""
-    with tempfile.TemporaryDirectory() as work:
-        source = Path(work) / "ptr.spvasm"
-        source.write_text(PTR_ACCESS_CHAIN)
-        subprocess.run(
-            [_tool("spirv-as"), "--target-env", "vulkan1.1", str(source), "-o", f"{work}/p.spv"],
-            check=True,
-            capture_output=True,
-        )
-        words = words_from_bytes(Path(f"{work}/p.spv").read_bytes())
+    words = assemble(PTR_ACCESS_CHAIN)
     spirv_val(words)
     info = ShaderInfo(words)
     (store,) = instruction_indices(words, Op.Store)

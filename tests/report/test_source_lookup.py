@@ -14,7 +14,7 @@ from gpuav.spirv.instruction import Instruction, encode_string
 from gpuav.spirv.reader import read
 from gpuav.spirv.writer import write
 from tests.report.helpers import compile_with_source_debug_info, instruction_indices
-from tests.shaders.glsl import CORPUS_DIR, _tool, compile_glsl, spirv_val
+from tests.shaders.glsl import CORPUS_DIR, compile_glsl, spirv_val, tool
 
 FACE = """#version 450
 layout(set = 0, binding = 1) uniform sampler2D tex[6];
@@ -174,7 +174,7 @@ def test_no_debug_info_gives_the_instruction_as_spirv_dis_prints_it() -> None:
         path = Path(work) / "face.spv"
         path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
         listing = subprocess.run(
-            [_tool("spirv-dis"), "--no-header", str(path)], capture_output=True, text=True
+            [tool("spirv-dis"), "--no-header", str(path)], capture_output=True, text=True
         ).stdout.splitlines()
     assert info.instruction_text(index) == listing[index].strip()
     assert "OpImageSampleImplicitLod" in listing[index]

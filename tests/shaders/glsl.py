@@ -64,7 +64,7 @@ class SpirvValidationError(AssertionError):
     """spirv-val rejected a module; the message holds its output and the disassembly."""
 
 
-def _tool(name: str) -> str:
+def tool(name: str) -> str:
     """Path of a tool; `$GLSLANG_VALIDATOR`, `$SPIRV_VAL`, `$SPIRV_DIS` override the name."""
     override = os.environ.get(name.upper().replace("-", "_"))
     found = shutil.which(override or name)
@@ -164,7 +164,7 @@ def compile_glsl(
         f"-D{key}" if value is None else f"-D{key}={value}"
         for key, value in sorted((defines or {}).items())
     ]
-    executable = _tool("glslangValidator")
+    executable = tool("glslangValidator")
     options = [
         "-V",
         "--target-env",
@@ -204,7 +204,7 @@ def compile_glsl(
     return words
 
 
-def _words_to_bytes(words: list[int]) -> bytes:
+def words_to_bytes(words: list[int]) -> bytes:
     return b"".join(word.to_bytes(4, sys.byteorder) for word in words)
 
 
@@ -212,9 +212,9 @@ def disassemble(words: list[int]) -> str:
     """spirv-dis text of a module (raw ids, so ids match what spirv-val reports)."""
     with tempfile.TemporaryDirectory(prefix="gpuav-dis-") as work:
         module = Path(work) / "module.spv"
-        module.write_bytes(_words_to_bytes(words))
+        module.write_bytes(words_to_bytes(words))
         result = subprocess.run(
-            [_tool("spirv-dis"), "--raw-id", str(module)],
+            [tool("spirv-dis"), "--raw-id", str(module)],
             capture_output=True,
             text=True,
             check=False,
@@ -226,9 +226,9 @@ def spirv_val(words: list[int], target_env: TargetEnv = DEFAULT_TARGET_ENV) -> N
     """Run `spirv-val --target-env <env>`; on failure raise with its output and the disassembly."""
     with tempfile.TemporaryDirectory(prefix="gpuav-val-") as work:
         module = Path(work) / "module.spv"
-        module.write_bytes(_words_to_bytes(words))
+        module.write_bytes(words_to_bytes(words))
         result = subprocess.run(
-            [_tool("spirv-val"), "--target-env", target_env, str(module)],
+            [tool("spirv-val"), "--target-env", target_env, str(module)],
             capture_output=True,
             text=True,
             check=False,

@@ -6,23 +6,17 @@ with the real ``spirv-as`` (a missing tool fails the test, it never skips).
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 import tempfile
 from array import array
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gpuav.spirv import read
+from gpuav.validate.api import RULE_FAMILIES
 from gpuav.validate.context import RuleFamily, ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-
-
-def tool(name: str) -> str:
-    found = shutil.which(name)
-    assert found is not None, f"{name} is not on PATH: install spirv-tools (tests fail, not skip)"
-    return found
+from tests.shaders.glsl import tool, words_to_bytes
 
 
 def assemble(text: str, target_env: str = "vulkan1.1") -> list[int]:
@@ -45,7 +39,7 @@ def spirv_val(words: list[int], target_env: str = "vulkan1.1", *options: str) ->
     """Whether spirv-val accepts the module for ``target_env``, and what it said."""
     with tempfile.TemporaryDirectory(prefix="gpuav-validate-") as work:
         path = Path(work) / "module.spv"
-        path.write_bytes(b"".join(word.to_bytes(4, sys.byteorder) for word in words))
+        path.write_bytes(words_to_bytes(words))
         result = subprocess.run(
             [tool("spirv-val"), "--target-env", target_env, *options, str(path)],
             capture_output=True,
@@ -53,15 +47,6 @@ def spirv_val(words: list[int], target_env: str = "vulkan1.1", *options: str) ->
             check=False,
         )
     return result.returncode == 0, result.stdout + result.stderr
-
-
-def all_families() -> list[RuleFamily]:
-    """Every registered rule family (empty until gpuav.validate.api exists)."""
-    try:
-        from gpuav.validate import api
-    except ImportError:
-        return []
-    return list(getattr(api, "RULE_FAMILIES", []))
 
 
 def validate_words(
@@ -81,7 +66,7 @@ def validate_words(
         extensions=frozenset(extensions),
         limits=dict(limits or {}),
     )
-    chosen = all_families() if families is None else list(families)
+    chosen = RULE_FAMILIES if families is None else families
     return [diagnostic for family in chosen for diagnostic in family(context)]
 
 
