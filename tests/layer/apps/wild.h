@@ -1,0 +1,87 @@
+/* Shared helpers of wild_app.c and wild_graphics.c: the app's device, buffers, one-shot
+ * submissions and the result hash. The app knows nothing of gpuav. */
+#ifndef WILD_H
+#define WILD_H
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vulkan/vulkan.h>
+
+#ifndef VK_EXT_shader_object /* older headers (Debian bookworm's 1.3.239) */
+#define VK_EXT_shader_object 1
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkShaderEXT)
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT ((VkStructureType)1000482000)
+#define VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT ((VkStructureType)1000482002)
+#define VK_SHADER_CODE_TYPE_SPIRV_EXT 1
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 shaderObject;
+} VkPhysicalDeviceShaderObjectFeaturesEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkFlags flags;
+    VkShaderStageFlagBits stage;
+    VkShaderStageFlags nextStage;
+    int codeType;
+    size_t codeSize;
+    const void *pCode;
+    const char *pName;
+    uint32_t setLayoutCount;
+    const VkDescriptorSetLayout *pSetLayouts;
+    uint32_t pushConstantRangeCount;
+    const VkPushConstantRange *pPushConstantRanges;
+    const VkSpecializationInfo *pSpecializationInfo;
+} VkShaderCreateInfoEXT;
+typedef VkResult(VKAPI_PTR *PFN_vkCreateShadersEXT)(VkDevice, uint32_t,
+                                                    const VkShaderCreateInfoEXT *,
+                                                    const VkAllocationCallbacks *, VkShaderEXT *);
+typedef void(VKAPI_PTR *PFN_vkDestroyShaderEXT)(VkDevice, VkShaderEXT,
+                                                const VkAllocationCallbacks *);
+typedef void(VKAPI_PTR *PFN_vkCmdBindShadersEXT)(VkCommandBuffer, uint32_t,
+                                                 const VkShaderStageFlagBits *,
+                                                 const VkShaderEXT *);
+#endif
+
+#define CHECK(call)                                                                   \
+    do {                                                                              \
+        VkResult result_ = (call);                                                    \
+        if (result_ != VK_SUCCESS) {                                                  \
+            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, result_); \
+            exit(2);                                                                  \
+        }                                                                             \
+    } while (0)
+
+typedef struct {
+    VkPhysicalDevice physical;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    VkCommandPool pool;
+    VkPhysicalDeviceMemoryProperties memory;
+    const char *spv_dir;
+    int leak; /* 0: destroy everything, 1: forget objects, 2: forget the device too */
+} Context;
+
+typedef struct {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void *mapped;
+    VkDeviceSize size;
+} Buffer;
+
+#define LOAD(ctx, name)                                                              \
+    ((PFN_##name)vkGetDeviceProcAddr((ctx)->device, #name) ?: (fprintf(stderr, "no %s\n", #name), exit(2), NULL))
+
+uint32_t fnv1a(const void *bytes, size_t count);
+VkShaderModule load_module(Context *ctx, const char *name);
+uint32_t *load_code(Context *ctx, const char *name, size_t *size);
+Buffer make_buffer(Context *ctx, VkDeviceSize size, VkBufferUsageFlags usage);
+void free_buffer(Context *ctx, Buffer *buffer);
+VkCommandBuffer begin_one(Context *ctx, VkCommandPool pool, VkCommandBufferUsageFlags flags);
+void submit_wait(Context *ctx, VkCommandBuffer command_buffer);
+void run_graphics_scenario(Context *ctx, const char *name);
+void run_compute_scenario(Context *ctx, const char *name);
+void set_bad_dispatch(int index);
+#endif

@@ -1,0 +1,150 @@
+/* wild_app's instance, devices and command line (scenarios in wild_app.c, wild_graphics.c).
+ *
+ * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--leak N] [--bad N] SCENARIO...
+ * SCENARIO: compute many threads shader-object second-device dynamic-rendering
+ *           geometry-tessellation multiview library
+ * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
+ * message its messenger received. --leak 1 forgets every object but the device and instance,
+ * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2.
+ */
+#include <string.h>
+
+#include "wild.h"
+
+static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                     VkDebugUtilsMessageTypeFlagsEXT types,
+                                     const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                     void *user) {
+    (void)types;
+    (void)user;
+    printf("message %d|%s|", (int)severity, data->pMessageIdName ? data->pMessageIdName : "");
+    for (const char *c = data->pMessage; *c; ++c) putchar(*c == '\n' ? ' ' : *c);
+    printf("\n");
+    fflush(stdout);
+    return VK_FALSE;
+}
+
+static int shader_objects; /* VK_EXT_shader_object only where a scenario uses it */
+
+static void create_device(Context *ctx, VkInstance instance) {
+    uint32_t count = 1;
+    VkResult result = vkEnumeratePhysicalDevices(instance, &count, &ctx->physical);
+    if (result != VK_SUCCESS && result != VK_INCOMPLETE) exit(2);
+    vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory);
+    ctx->family = 0;
+    VkPhysicalDeviceShaderObjectFeaturesEXT shader_object = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT};
+    shader_object.shaderObject = VK_TRUE;
+    VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT library = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_FEATURES_EXT,
+        shader_objects ? &shader_object : NULL};
+    library.graphicsPipelineLibrary = VK_TRUE;
+    VkPhysicalDeviceVulkan13Features v13 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                            &library};
+    v13.dynamicRendering = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            &v13};
+    v12.drawIndirectCount = VK_TRUE;
+    VkPhysicalDeviceVulkan11Features v11 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                            &v12};
+    v11.multiview = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v11};
+    features.features.geometryShader = VK_TRUE;
+    features.features.tessellationShader = VK_TRUE;
+    features.features.multiDrawIndirect = VK_TRUE;
+    const char *extensions[] = {"VK_KHR_push_descriptor", "VK_KHR_pipeline_library",
+                                "VK_EXT_graphics_pipeline_library", "VK_EXT_shader_object"};
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = ctx->family;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    VkDeviceCreateInfo info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue_info;
+    info.enabledExtensionCount = shader_objects ? 4 : 3;
+    info.ppEnabledExtensionNames = extensions;
+    CHECK(vkCreateDevice(ctx->physical, &info, NULL, &ctx->device));
+    vkGetDeviceQueue(ctx->device, ctx->family, 0, &ctx->queue);
+    VkCommandPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool_info.queueFamilyIndex = ctx->family;
+    CHECK(vkCreateCommandPool(ctx->device, &pool_info, NULL, &ctx->pool));
+}
+
+static void destroy_device(Context *ctx) {
+    if (ctx->leak >= 2) return;
+    if (!ctx->leak) vkDestroyCommandPool(ctx->device, ctx->pool, NULL);
+    vkDestroyDevice(ctx->device, NULL);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: wild_app SPV_DIR [options] SCENARIO...\n");
+        return 2;
+    }
+    int messenger = 0, debug_utils = 0, first = 2;
+    Context ctx = {0};
+    ctx.spv_dir = argv[1];
+    for (; first < argc && !strncmp(argv[first], "--", 2); ++first) {
+        if (!strcmp(argv[first], "--messenger"))
+            messenger = debug_utils = 1;
+        else if (!strcmp(argv[first], "--debug-utils"))
+            debug_utils = 1;
+        else if (!strcmp(argv[first], "--leak") && first + 1 < argc)
+            ctx.leak = atoi(argv[++first]);
+        else if (!strcmp(argv[first], "--bad") && first + 1 < argc)
+            set_bad_dispatch(atoi(argv[++first]));
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[first]);
+            return 2;
+        }
+    }
+    VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "wild_app";
+    app.apiVersion = VK_API_VERSION_1_3;
+    const char *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
+        VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT;
+    messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                                 VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+    messenger_info.pfnUserCallback = on_message;
+    VkInstanceCreateInfo instance_info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    instance_info.pApplicationInfo = &app;
+    instance_info.enabledExtensionCount = debug_utils ? 1 : 0;
+    instance_info.ppEnabledExtensionNames = &extension;
+    VkInstance instance;
+    CHECK(vkCreateInstance(&instance_info, NULL, &instance));
+    VkDebugUtilsMessengerEXT handle = VK_NULL_HANDLE;
+    PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(instance,
+                                                                  "vkCreateDebugUtilsMessengerEXT");
+    if (messenger) CHECK(create_messenger(instance, &messenger_info, NULL, &handle));
+    for (int i = first; i < argc; ++i) shader_objects |= !strcmp(argv[i], "shader-object");
+    create_device(&ctx, instance);
+    for (int i = first; i < argc; ++i) {
+        if (!strcmp(argv[i], "second-device")) {
+            Context other = ctx;
+            create_device(&other, instance);
+            run_compute_scenario(&other, "compute");
+            run_compute_scenario(&ctx, "compute"); /* interleaved with the first device */
+            destroy_device(&other);
+        } else {
+            run_compute_scenario(&ctx, argv[i]);
+        }
+        fflush(stdout);
+    }
+    destroy_device(&ctx);
+    if (ctx.leak >= 2) return 0;
+    if (handle) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger =
+            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+                instance, "vkDestroyDebugUtilsMessengerEXT");
+        destroy_messenger(instance, handle, NULL);
+    }
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}
