@@ -12,51 +12,54 @@ gpuav with the stand-in instrumenter (every dispatch gets its block and bound-se
 shader checks nothing: the layer's own cost), gpuav with the shipped pass (the shader also
 reads the state) and the Khronos layer's GPU-AV. Not a test: timings depend on the machine.
 
-    python benchmarks/bench_descriptor_state.py [--sets 64] [--array 4096] [--runs 3]
+    python -m benchmarks.bench_descriptor_state [--sets 64] [--array 4096] [--runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+from benchmarks.layer_apps import (
+    REPOSITORY,
+    app_timings,
+    compile_shader,
+    gpuav_environment,
+    khronos_environment,
+)
+from gpuav.layer.calls import StateBufferHandles
+from gpuav.layer.descriptor_sets import (
+    BINDING_PARTIALLY_BOUND,
+    BINDING_VARIABLE_DESCRIPTOR_COUNT,
+    NO_STATE_WORDS,
+    DescriptorTracker,
+    LayoutBinding,
+)
+from gpuav.layer.native.build import layer_dir
+from gpuav.layer.state_buffer import StateBuffer
+
 APP = REPOSITORY / "tests" / "layer" / "apps" / "indexing_app.py"
 SHADER = REPOSITORY / "tests" / "layer" / "shaders" / "indexing.comp"
-LAYER_NAME = "VK_LAYER_GPUAV_gpu_assisted"
-KHRONOS = "VK_LAYER_KHRONOS_validation"
 
 
-def best_us(function: object, repeat: int = 2000) -> float:
+def best_us(function: Callable[[], object], repeat: int = 2000) -> float:
     """Fastest mean of five batches, in microseconds per call."""
     timings = []
     for _ in range(5):
         start = time.perf_counter()
         for _ in range(repeat):
-            function()  # type: ignore[operator]
+            function()
         timings.append((time.perf_counter() - start) / repeat * 1e6)
     return min(timings)
 
 
 def engine_part(sets: int, size: int) -> None:
-    from gpuav.layer.calls import StateBufferHandles
-    from gpuav.layer.descriptor_sets import (
-        BINDING_PARTIALLY_BOUND,
-        BINDING_VARIABLE_DESCRIPTOR_COUNT,
-        NO_STATE_WORDS,
-        DescriptorTracker,
-        LayoutBinding,
-    )
-    from gpuav.layer.state_buffer import StateBuffer
-
     capacity = sets * (size + 8) + 1024
     words = memoryview(array("I", bytes(4 * capacity)))
     tracker = DescriptorTracker(
@@ -102,46 +105,24 @@ def engine_part(sets: int, size: int) -> None:
 def configurations(layer_folder: str) -> dict[str, dict[str, str]]:
     return {
         "no layers": {},
-        "gpuav, stand-in pass (layer cost only)": {
-            "VK_ADD_LAYER_PATH": layer_folder,
-            "VK_INSTANCE_LAYERS": LAYER_NAME,
-            "GPUAV_ENABLE": "1",
-            "GPUAV_INSTRUMENTER": "tests.layer.fake_instrument:instrument",
-        },
-        "gpuav, shipped pass (state checks)": {
-            "VK_ADD_LAYER_PATH": layer_folder,
-            "VK_INSTANCE_LAYERS": LAYER_NAME,
-            "GPUAV_ENABLE": "1",
-        },
-        "Khronos validation, GPU-AV on": {
-            "VK_INSTANCE_LAYERS": KHRONOS,
-            "VK_LAYER_ENABLES": "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-        },
+        "gpuav, stand-in pass (layer cost only)": gpuav_environment(layer_folder, stand_in=True),
+        "gpuav, shipped pass (state checks)": gpuav_environment(layer_folder),
+        "Khronos validation, GPU-AV on": khronos_environment(gpu_assisted=True),
     }
 
 
 def run_app(
     shader: Path, extra: dict[str, str], sets: int, size: int, dispatches: int, change: bool
 ) -> dict[str, float]:
-    environment = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH"))
-    }
-    environment["PYTHONPATH"] = str(REPOSITORY)
-    environment.update(extra)
     access = ",".join(str(index % 8) for index in range(dispatches))
-    command = [
-        sys.executable, str(APP), "--shader", str(shader), "--layout-count", str(size),
+    arguments = [
+        str(APP), "--shader", str(shader), "--layout-count", str(size),
         "--variable-count", str(size), "--write", "0,1,2,3,4,5,6,7", "--access", access,
         "--extra-sets", str(sets - 1), "--submits", "20",
     ]  # fmt: skip
     if change:
-        command.append("--change-one")
-    done = subprocess.run(
-        command, env=environment, capture_output=True, text=True, check=True, timeout=600
-    )
-    timings = json.loads(done.stdout.strip().splitlines()[-1])["timings"]
+        arguments.append("--change-one")
+    timings = app_timings(arguments, extra)
     return {
         "record_us": timings["record_per_dispatch_us"],
         "submit_ms": statistics.median(timings["submit_all_ms"][1:]),
@@ -149,16 +130,10 @@ def run_app(
 
 
 def app_part(sets: int, size: int, dispatches: int, runs: int) -> None:
-    from gpuav.layer.native.build import layer_dir
-
     configs = configurations(str(layer_dir()))
     with tempfile.TemporaryDirectory() as scratch:
         shader = Path(scratch) / "indexing.spv"
-        subprocess.run(
-            ["glslangValidator", "-V", "--target-env", "vulkan1.1", "-o", str(shader),
-             str(SHADER)],
-            check=True, capture_output=True,
-        )  # fmt: skip
+        compile_shader(SHADER, shader)
         samples: dict[tuple[str, bool], list[dict[str, float]]] = {}
         for _ in range(runs):
             for name, extra in configs.items():
@@ -187,7 +162,6 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--engine-only", action="store_true")
     options = parser.parse_args()
-    sys.path.insert(0, str(REPOSITORY))
     engine_part(options.sets, options.array)
     if not options.engine_only:
         app_part(options.sets, options.array, options.dispatches, options.runs)

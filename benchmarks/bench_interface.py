@@ -11,10 +11,9 @@ struct-typed outputs, read + split-output-structs + write. Fastest of ``--runs``
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from functools import partial
 
+from benchmarks.timing import fastest
 from gpuav.spirv import read, write
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
@@ -29,15 +28,6 @@ from gpuav.validate.rules_interface import check
 from tests.shaders.glsl import corpus_shaders
 
 LIMITS = {**VULKAN_MINIMUM_LIMITS, "maxVertexOutputComponents": 128}
-
-
-def fastest(action: Callable[[], object], runs: int) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _rules(module: Module) -> list[Diagnostic]:

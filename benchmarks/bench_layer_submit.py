@@ -5,7 +5,7 @@ times vkQueueSubmit + vkWaitForFences, plus shader-module creation, pipeline cre
 per-dispatch recording. Every configuration runs in fresh processes; the table shows the
 median over runs of each run's median submit. Not a test: timings depend on the machine.
 
-    python benchmarks/bench_layer_submit.py [--dispatches 200] [--runs 3] [--submits 20]
+    python -m benchmarks.bench_layer_submit [--dispatches 200] [--runs 3] [--submits 20]
 
 gpuav appears twice: with ``gpuav.instrument.api`` as it is in the tree (a shader it cannot
 instrument runs unchanged, with no per-action work), and with the test suite's stand-in pass,
@@ -16,58 +16,39 @@ and read-back: the layer's full per-action cost, without the cost of checks in t
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+from benchmarks.layer_apps import (
+    REPOSITORY,
+    app_timings,
+    compile_shader,
+    gpuav_environment,
+    khronos_environment,
+)
+from gpuav.layer.native.build import layer_dir
+
 APP = REPOSITORY / "tests" / "layer" / "apps" / "vk_app.py"
 SHADER = REPOSITORY / "tests" / "layer" / "shaders" / "region.comp"
-LAYER_NAME = "VK_LAYER_GPUAV_gpu_assisted"
-KHRONOS = "VK_LAYER_KHRONOS_validation"
 
 
 def configurations(layer_folder: str) -> dict[str, dict[str, str]]:
-    gpuav = {
-        "VK_ADD_LAYER_PATH": layer_folder,
-        "VK_INSTANCE_LAYERS": LAYER_NAME,
-        "GPUAV_ENABLE": "1",
-    }
     return {
         "no layers": {},
-        "gpuav, instrument_shader as shipped": gpuav,
-        "gpuav, every dispatch instrumented": {
-            **gpuav,
-            "GPUAV_INSTRUMENTER": "tests.layer.fake_instrument:instrument",
-        },
-        "Khronos validation, GPU-AV off": {"VK_INSTANCE_LAYERS": KHRONOS},
-        "Khronos validation, GPU-AV on": {
-            "VK_INSTANCE_LAYERS": KHRONOS,
-            "VK_LAYER_ENABLES": "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-        },
+        "gpuav, instrument_shader as shipped": gpuav_environment(layer_folder),
+        "gpuav, every dispatch instrumented": gpuav_environment(layer_folder, stand_in=True),
+        "Khronos validation, GPU-AV off": khronos_environment(gpu_assisted=False),
+        "Khronos validation, GPU-AV on": khronos_environment(gpu_assisted=True),
     }
 
 
 def run_once(
     shader: Path, extra: dict[str, str], dispatches: int, submits: int
 ) -> dict[str, float]:
-    environment = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH"))
-    }
-    environment["PYTHONPATH"] = str(REPOSITORY)
-    environment.update(extra)
-    done = subprocess.run(
-        [sys.executable, str(APP), "--shader", str(shader), "--dispatches", str(dispatches),
-         "--repeat", str(submits)],
-        env=environment, capture_output=True, text=True, check=True, timeout=600,
-    )  # fmt: skip
-    timings = json.loads(done.stdout.strip().splitlines()[-1])["timings"]
+    arguments = [str(APP), "--shader", str(shader), "--dispatches", str(dispatches)]
+    timings = app_timings([*arguments, "--repeat", str(submits)], extra)
     return {
         "module_ms": timings["create_shader_module_ms"],
         "pipeline_ms": timings["create_pipeline_ms"],
@@ -83,16 +64,10 @@ def main() -> int:
     parser.add_argument("--submits", type=int, default=30)
     options = parser.parse_args()
 
-    sys.path.insert(0, str(REPOSITORY))
-    from gpuav.layer.native.build import layer_dir
-
     layer_folder = str(layer_dir())
     with tempfile.TemporaryDirectory() as scratch:
         shader = Path(scratch) / "region.spv"
-        subprocess.run(
-            ["glslangValidator", "-V", "--target-env", "vulkan1.1", "-o", str(shader), str(SHADER)],
-            check=True, capture_output=True,
-        )  # fmt: skip
+        compile_shader(SHADER, shader)
         # Round-robin over configurations so that drift in machine load hits them alike.
         configs = configurations(layer_folder)
         samples: dict[str, list[dict[str, float]]] = {name: [] for name in configs}

@@ -26,13 +26,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.shaders.glsl (the corpus and its compile cache)
 
+from benchmarks.timing import median_seconds, print_table, wall_times  # noqa: E402
 from gpuav.spirv import read, write, write_bytes  # noqa: E402
 from tests.shaders.glsl import DEBUG_MODES, compile_glsl, corpus_shaders  # noqa: E402
 
@@ -40,21 +39,6 @@ MIB = 1 << 20
 # Capability, memory model, entry point, execution mode, void, function type, function:
 # the smallest module worth starting spirv-opt on.
 MINIMAL_GLSL = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n"
-
-
-def wall_times(action: Callable[[], object], repeat: int) -> list[float]:
-    """Wall time of each run of ``action``; its result is dropped outside the timed region."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-        del result
-    return times
-
-
-def median_seconds(action: Callable[[], object], repeat: int) -> float:
-    return statistics.median(wall_times(action, repeat))
 
 
 def large_shader(functions: int, seed: int = 2) -> str:
@@ -222,13 +206,6 @@ def large_rows(opt: SpirvOpt, repeat: int, functions: int, keep: Path | None) ->
     return rows
 
 
-def print_table(rows: list[list[str]]) -> None:
-    header = ["workload", "size", "read", "write", "read+write", "spirv-opt net", "ours/opt"]
-    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
-    for row in [header, ["-" * width for width in widths], *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=11, help="timed runs per measurement")
@@ -246,7 +223,9 @@ def main() -> int:
         )
         rows = corpus_rows(opt, args.repeat)
         rows += large_rows(opt, args.repeat, args.functions, args.keep)
-    print_table(rows)
+    print_table(
+        ["workload", "size", "read", "write", "read+write", "spirv-opt net", "ours/opt"], rows
+    )
     return 0
 
 

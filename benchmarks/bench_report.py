@@ -18,15 +18,13 @@ Not a test: timings depend on the machine.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_read_write import large_shader
+from benchmarks.timing import median_seconds
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
 from gpuav.report import shader_info as shader_info_module
 from gpuav.report.context import ActionContext, ShaderContext
@@ -36,15 +34,6 @@ from gpuav.spirv.grammar import Op
 from tests.shaders.glsl import DebugMode, compile_glsl, corpus_shaders
 
 IMAGE_OPS = {Op.ImageSampleImplicitLod, Op.ImageSampleExplicitLod, Op.ImageFetch, Op.ImageRead}
-
-
-def median_seconds(action: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def largest_shader(debug: DebugMode) -> tuple[str, tuple[int, ...]]:

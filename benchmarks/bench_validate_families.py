@@ -13,17 +13,16 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.timing import fastest
 from gpuav.spirv import read
 from gpuav.validate import api
 from gpuav.validate.context import ValidationContext
-from tests.shaders.glsl import corpus_shaders
-from tests.validate.asm import assemble, tool
+from tests.shaders.glsl import corpus_shaders, tool, words_to_bytes
+from tests.validate.asm import assemble
 
 TRIVIAL = """
 OpCapability Shader
@@ -39,18 +38,9 @@ OpFunctionEnd
 """
 
 
-def fastest(action: Callable[[], object], runs: int) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def spirv_val_seconds(words: list[int], target_env: str, runs: int, work: Path) -> float:
     path = work / "module.spv"
-    path.write_bytes(b"".join(word.to_bytes(4, sys.byteorder) for word in words))
+    path.write_bytes(words_to_bytes(words))
     command = [tool("spirv-val"), "--target-env", target_env, str(path)]
     return fastest(lambda: subprocess.run(command, capture_output=True, check=False), runs)
 
