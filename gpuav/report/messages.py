@@ -27,7 +27,6 @@ INDENT = "  "
 class Severity(Enum):
     ERROR = "error"
     WARNING = "warning"
-    INFO = "info"
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,9 @@ def models_of_users(context: ValidationContext, id_: int) -> set[int]:
     return models
 
 
-def function_instructions(context: ValidationContext) -> Iterator[tuple[Function, Instruction]]:
+def instructions_with_function(
+    context: ValidationContext,
+) -> Iterator[tuple[Function, Instruction]]:
     """Every instruction inside a block, with its function."""
     for function in context.module.functions:
         for block in function.blocks:

@@ -18,7 +18,7 @@ from gpuav.spirv.grammar import MemorySemantics as Semantics
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic, Severity
-from gpuav.validate.reach import constant_u32, enabled, enum_name, function_instructions, reach
+from gpuav.validate.reach import constant_u32, enabled, enum_name, instructions_with_function, reach
 
 EXECUTION_SCOPE = "VUID-StandaloneSpirv-None-04636"
 EXECUTION_SCOPE_WORKGROUP_STAGE = "VUID-StandaloneSpirv-None-04637"
@@ -141,7 +141,7 @@ def check(context: ValidationContext) -> Iterable[Diagnostic]:
         for m in context.module.memory_model
     )
     subgroup_capable = bool(capabilities & _SUBGROUP_CAPABILITIES)
-    for function, instruction in function_instructions(context):
+    for function, instruction in instructions_with_function(context):
         roles = ROLES.get(instruction.opcode)
         if roles is None:
             continue

@@ -40,11 +40,6 @@ def definition(context: ValidationContext, id_: int) -> Instruction | None:
     return context.def_use.defs.get(id_)
 
 
-def opcode_of(defs: Mapping[int, Instruction], id_: int) -> int | None:
-    instruction = defs.get(id_)
-    return None if instruction is None else instruction.opcode
-
-
 def operand(instruction: Instruction, index: int) -> int | None:
     operands = instruction.operands
     return operands[index] if index < len(operands) else None
@@ -94,20 +89,6 @@ def scalar_info(defs: Mapping[int, Instruction], type_id: int | None) -> Scalar 
         return Scalar("float", operands[1], True, components)
     if instruction.opcode == Op.TypeBool:
         return Scalar("bool", 32, False, components)
-    return None
-
-
-def constant_int(defs: Mapping[int, Instruction], id_: int | None) -> int | None:
-    """The value of a 32-bit OpConstant (or 0 for OpConstantNull), else None."""
-    if id_ is None:
-        return None
-    instruction = defs.get(id_)
-    if instruction is None:
-        return None
-    if instruction.opcode == Op.ConstantNull:
-        return 0
-    if instruction.opcode == Op.Constant and len(instruction.operands) >= 3:
-        return instruction.operands[2]
     return None
 
 
@@ -181,7 +162,7 @@ class EntryPoints:
 
 
 def function_instructions(context: ValidationContext) -> Iterator[Instruction]:
-    """Every instruction inside a block of every function."""
+    """Every instruction of every function body: parameters, then each block's."""
     for function in context.module.functions:
         yield from function.parameters
         for block in function.blocks:
