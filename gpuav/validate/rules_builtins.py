@@ -27,7 +27,7 @@ from gpuav.spirv.grammar import (
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import reach
+from gpuav.validate.reach import enum_name, reach
 from gpuav.validate.shader_facts import (
     EntryPoints,
     scalar_info,
@@ -171,14 +171,14 @@ def _variable(
     models = entry_points.models_using(variable.operands[1]) & _JUDGED_MODELS
     reported: set[str] = set()
     for model in sorted(models):
+        model_name = enum_name(ExecutionModel, model)
         allowed = rule.allowed(model)
         if allowed is None:
             if rule.vuid_model is not None and rule.vuid_model not in reported:
                 reported.add(rule.vuid_model)
                 yield Diagnostic(
                     rule.vuid_model,
-                    f"BuiltIn {rule.name} is not available in the "
-                    f"{_model_name(model)} execution model",
+                    f"BuiltIn {rule.name} is not available in the {model_name} execution model",
                     variable.origin,
                 )
             continue
@@ -189,7 +189,7 @@ def _variable(
                 classes = " or ".join(sorted(_storage_name(s) for s in allowed))
                 yield Diagnostic(
                     vuid,
-                    f"BuiltIn {rule.name} in {_model_name(model)} must be declared {classes}",
+                    f"BuiltIn {rule.name} in {model_name} must be declared {classes}",
                     variable.origin,
                 )
             continue
@@ -275,13 +275,6 @@ def _constant(defs: Mapping[int, Instruction], id_: int) -> int | None:
     if instruction is None or instruction.opcode != Op.Constant or len(instruction.operands) < 3:
         return None
     return instruction.operands[2]
-
-
-def _model_name(model: int) -> str:
-    for name in _MODEL_NAMES:
-        if getattr(ExecutionModel, name) == model:
-            return name
-    return str(model)
 
 
 def _storage_name(storage: int) -> str:
