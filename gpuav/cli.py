@@ -7,16 +7,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gpuav.errors import DecodeError
+from gpuav.errors import EXIT_BAD_INPUT, DecodeError
 from gpuav.instrument.cli import add_instrument_command
 from gpuav.layer.cli import add_layer_commands
 from gpuav.report.cli import add_decode_command
 from gpuav.validate.cli import add_validate_command
 from gpuav.validate.interface_cli import add_interface_commands
-
-# Exit status for input gpuav cannot use (malformed SPIR-V, unreadable file), as argparse
-# uses for bad arguments.
-EXIT_BAD_INPUT = 2
 
 
 def _add_dis(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

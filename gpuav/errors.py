@@ -6,6 +6,10 @@ original shader or the next layer's behaviour; anything else is a bug and is rep
 
 from __future__ import annotations
 
+# Exit status of every ``gpuav`` subcommand for input it cannot use (malformed SPIR-V, an
+# unreadable file), as argparse uses for bad arguments.
+EXIT_BAD_INPUT = 2
+
 
 class GpuavError(Exception):
     """Root of every error gpuav raises deliberately."""

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpuav.errors import DecodeError
+from gpuav.errors import EXIT_BAD_INPUT, DecodeError
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.decode import (
     CORRUPT_OUTPUT_ID,
@@ -24,8 +24,6 @@ from gpuav.report.decode import (
 )
 from gpuav.report.messages import Message, compose_messages
 from gpuav.spirv.reader import words_from_bytes
-
-EXIT_BAD_INPUT = 2
 
 
 def add_decode_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

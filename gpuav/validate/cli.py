@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from gpuav.errors import DecodeError
+from gpuav.errors import EXIT_BAD_INPUT, DecodeError
 from gpuav.report.shader_info import ShaderInfo
 from gpuav.spirv import words_from_bytes
 from gpuav.validate.api import validate
@@ -24,7 +24,6 @@ from gpuav.validate.rules_capabilities import load_table
 
 EXIT_VALID = 0
 EXIT_BROKEN = 1
-EXIT_BAD_INPUT = 2
 DEFAULT_TARGET_ENV = "vulkan1.1"
 
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from gpuav.errors import DecodeError, GpuavError
+from gpuav.errors import EXIT_BAD_INPUT, DecodeError, GpuavError
 from gpuav.spirv import read, words_from_bytes, write_bytes
 from gpuav.spirv.grammar import StorageClass
 from gpuav.validate.context import ValidationContext
@@ -22,7 +22,6 @@ from gpuav.validate.interface import EntryPointInterface, InterfaceVariable
 from gpuav.validate.interface_rules import VULKAN_MINIMUM_LIMITS
 from gpuav.validate.rules_interface import check, interfaces
 
-EXIT_BAD_INPUT = 2
 _COLUMNS = ("variable", "storage", "location", "component", "locations", "components", "xfb")
 
 
