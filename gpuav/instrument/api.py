@@ -21,6 +21,7 @@ from gpuav.instrument.find_accesses import (
     find_accesses,
 )
 from gpuav.instrument.helpers import build_helpers
+from gpuav.instrument.merges import MergedOperands
 from gpuav.instrument.resources import list_in_interfaces
 from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, check_supported
@@ -136,6 +137,7 @@ def _instrument(
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
+    MergedOperands(guarder).prepare(findings.accesses)
     for access in _last_first(findings.accesses, def_use):
         guarder.guard(access)
     remove_unused_links(module, findings, def_use)

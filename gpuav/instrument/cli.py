@@ -25,7 +25,7 @@ from gpuav.instrument.descriptor_state import (
     PushConstantAddress,
     SpecializationAddress,
 )
-from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup
+from gpuav.instrument.find_accesses import DescriptorAccess, Lookup, MergedLookup
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, words_from_bytes, write
 from gpuav.spirv.analysis.decorations import Decorations
@@ -123,7 +123,14 @@ def _names(module: Module) -> dict[int, str]:
     return {i.operands[0]: i.string(1) for i in module.debug_names if i.opcode == Op.Name}
 
 
-def _lookup(lookup: DescriptorLookup, names: dict[int, str], decorations: Decorations) -> Any:
+def _lookup(lookup: Lookup, names: dict[int, str], decorations: Decorations) -> Any:
+    if isinstance(lookup, MergedLookup):  # OpPhi/OpSelect: its incoming lookups
+        return {
+            "merged_by": lookup.merge.name,
+            "incoming": [_lookup(inner, names, decorations) for _, inner in lookup.incoming],
+            "static_index": None,
+            "array_length": None,
+        }
     return {
         "variable": names.get(lookup.variable, f"%{lookup.variable}"),
         "set": decorations.descriptor_set(lookup.variable),

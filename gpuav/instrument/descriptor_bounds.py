@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup, Findings
+from gpuav.instrument.find_accesses import (
+    DescriptorAccess,
+    DescriptorLookup,
+    Findings,
+    Lookup,
+    MergedLookup,
+)
 from gpuav.instrument.helpers import Helpers
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
@@ -44,6 +50,19 @@ _NAMING = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class CheckOperands:
+    """The ids one check passes to its helper: flat index, total length (None: a runtime
+    array, known only to the descriptor state), per-dimension result, set and binding (None
+    without descriptor state)."""
+
+    flat: int
+    total: int | None
+    extra_ok: int
+    descriptor_set: int | None
+    binding: int | None
+
+
 @dataclass
 class Guarder:
     """Rewrites one access at a time; accesses of one block must come last first (api)."""
@@ -53,6 +72,8 @@ class Guarder:
     types: Types
     helpers: Helpers
     decorations_by_target: dict[int, list[Instruction]] = field(default_factory=dict)
+    # id(merge instruction) -> the operands carried through it (gpuav.instrument.merges)
+    merged: dict[int, CheckOperands] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.uint = self.builder.type_int(32, False)
@@ -109,7 +130,9 @@ class Guarder:
     def _is_void(self, type_id: int | None) -> bool:
         return type_id is not None and self.types.opcode(type_id) == Op.TypeVoid
 
-    def _checked(self, lookup: DescriptorLookup) -> bool:
+    def _checked(self, lookup: Lookup) -> bool:
+        if isinstance(lookup, MergedLookup):
+            return id(lookup.merge) in self.merged
         if lookup.runtime_sized:
             return self._with_state(lookup)
         if lookup.static_index is None:
@@ -146,8 +169,45 @@ class Guarder:
 
     # -- index arithmetic ------------------------------------------------------------------
 
-    def _check(self, instruction_index: int, lookup: DescriptorLookup) -> int:
+    def _check(self, instruction_index: int, lookup: Lookup) -> int:
         """Emit the call that checks one lookup (and reports it); returns its bool."""
+        if isinstance(lookup, MergedLookup):
+            operands = self.merged[id(lookup.merge)]
+        else:
+            operands = self.operands(lookup)
+        builder = self.builder
+        index = builder.constant_uint(instruction_index)
+        if (
+            self.helpers.check_descriptor is not None
+            and operands.descriptor_set is not None
+            and operands.binding is not None
+        ):
+            return builder.op(
+                Op.FunctionCall,
+                self.bool_,
+                self.helpers.check_descriptor,
+                index,
+                operands.descriptor_set,
+                operands.binding,
+                operands.flat,
+                # no state and a runtime array: unchecked
+                operands.total or builder.constant_uint(0xFFFF_FFFF),
+                operands.extra_ok,
+            )
+        if operands.total is None:
+            raise RuntimeError("a runtime array checked without descriptor state")
+        return builder.op(
+            Op.FunctionCall,
+            self.bool_,
+            self.helpers.check_bounds,
+            index,
+            operands.flat,
+            operands.total,
+            operands.extra_ok,
+        )
+
+    def operands(self, lookup: DescriptorLookup) -> CheckOperands:
+        """Emit the index arithmetic of one lookup at the insert point."""
         builder = self.builder
         uint = self.uint
         lengths = [None if n is None else self._as_uint(n) for n in lookup.lengths]
@@ -178,26 +238,16 @@ class Guarder:
         if lookup.element is not None:
             flat = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
         extra_ok = builder.constant_bool(True) if extra is None else extra
-        index = builder.constant_uint(instruction_index)
         if self.helpers.check_descriptor is not None and self._with_state(lookup):
             assert lookup.descriptor_set is not None and lookup.binding is not None
-            unknown = builder.constant_uint(0xFFFF_FFFF)  # no state, runtime array: unchecked
-            return builder.op(
-                Op.FunctionCall,
-                self.bool_,
-                self.helpers.check_descriptor,
-                index,
+            return CheckOperands(
+                flat,
+                total,
+                extra_ok,
                 builder.constant_uint(lookup.descriptor_set),
                 builder.constant_uint(lookup.binding),
-                flat,
-                total or unknown,
-                extra_ok,
             )
-        if total is None:
-            raise RuntimeError("a runtime array checked without descriptor state")
-        return builder.op(
-            Op.FunctionCall, self.bool_, self.helpers.check_bounds, index, flat, total, extra_ok
-        )
+        return CheckOperands(flat, total, extra_ok, None, None)
 
     def _is_wide(self, index: int) -> bool:
         return self.types.constant_value(index) is None and self._int_type(index)[1] == 64

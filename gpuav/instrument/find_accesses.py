@@ -11,6 +11,7 @@ lookups whose index it checks. Nothing here changes the module.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from gpuav.spirv.analysis.decorations import Decorations
@@ -129,6 +130,34 @@ class DescriptorLookup:
         )
 
 
+@dataclass(frozen=True, eq=False)
+class MergedLookup:
+    """A descriptor (or a pointer into one) chosen by OpPhi or OpSelect among known lookups.
+
+    Checked at its consumer, like any lookup, with the index, length, set and binding of
+    whichever incoming lookup was chosen: the rewrite carries them through merges parallel
+    to ``merge``. ``incoming`` pairs each incoming value id with its lookup.
+    """
+
+    merge: Instruction
+    incoming: tuple[tuple[int, Lookup], ...]
+    static_index: None = None
+    static_length: None = None
+    element: None = None
+
+    @property
+    def runtime_sized(self) -> bool:
+        return any(lookup.runtime_sized for _, lookup in self.incoming)
+
+    @property
+    def statically_out_of_bounds(self) -> bool:
+        return False
+
+
+Lookup = DescriptorLookup | MergedLookup
+_MERGES = (Op.Phi, Op.Select)
+
+
 @dataclass(frozen=True)
 class DescriptorAccess:
     """A consumer of descriptors that needs a guard, and everything the guard needs."""
@@ -136,7 +165,7 @@ class DescriptorAccess:
     consumer: Instruction
     instruction_index: int | None  # origin of the image instruction / memory access
     links: tuple[Instruction, ...]  # naming instructions, operands before users
-    lookups: tuple[DescriptorLookup, ...]
+    lookups: tuple[Lookup, ...]
     kind: str  # "image" or "buffer"
 
     @property
@@ -166,14 +195,17 @@ class _Finder:
         self.decorations = decorations
         # id(consumer) -> (consumer, instruction index, links by id, lookups, kind)
         self.found: dict[
-            int, tuple[Instruction, int | None, dict[int, Instruction], list[DescriptorLookup], str]
+            int, tuple[Instruction, int | None, dict[int, Instruction], list[Lookup], str]
         ] = {}
         self.unchecked: list[UncheckedUse] = []
+        # merge result id -> (merge, what it merges, lookups of the incoming values reached)
+        self.merges: dict[int, tuple[Instruction, str, dict[int, Lookup]]] = {}
 
     def run(self, include_runtime: bool) -> Findings:
         for variable in self.module.globals:
             if variable.opcode == Op.Variable and variable.operands[2] in DESCRIPTOR_CLASSES:
                 self._variable(variable, include_runtime)
+        self._resolve_merges()
         findings = Findings(unchecked=self.unchecked)
         for consumer, index, links, lookups, kind in self.found.values():
             if not any(self._needs_check(lookup, include_runtime) for lookup in lookups):
@@ -184,7 +216,9 @@ class _Finder:
             )
         return findings
 
-    def _needs_check(self, lookup: DescriptorLookup, include_runtime: bool) -> bool:
+    def _needs_check(self, lookup: Lookup, include_runtime: bool) -> bool:
+        if isinstance(lookup, MergedLookup):
+            return include_runtime or not lookup.runtime_sized
         if lookup.runtime_sized:
             return include_runtime
         if lookup.static_index is None:
@@ -224,21 +258,44 @@ class _Finder:
             None if types.is_runtime_array(array) else types.definition(array).operands[2]
             for array in arrays
         )
-        for user in self.def_use.uses(var_id):
-            if user.opcode not in _ACCESS_CHAINS or user.operands[2] != var_id:
-                continue
-            indices = tuple(user.operands[3 : 3 + len(arrays)])
-            if len(indices) < len(arrays):
-                self._unchecked(user, "partial index into an array of descriptor arrays")
-                continue
+        for chain, indices, links in self._index_chains(var_id, len(arrays), (), {}):
             if any(length is None for length in lengths) and not include_runtime:
-                self._unchecked(user, "runtime-sized descriptor array (needs descriptor state)")
+                self._unchecked(chain, "runtime-sized descriptor array (needs descriptor state)")
             lookup = self._lookup(var_id, indices, lengths)
-            links = {user.operands[1]: user}
             if kind == "image":
-                self._walk_image_pointer(user, lookup, links)
+                self._walk_image_pointer(chain, lookup, links)
             else:
-                self._walk_pointer(user.operands[1], lookup, links)
+                self._walk_pointer(chain.operands[1], lookup, links)
+
+    def _index_chains(
+        self,
+        pointer: int,
+        needed: int,
+        indices: tuple[int, ...],
+        links: dict[int, Instruction],
+    ) -> Iterator[tuple[Instruction, tuple[int, ...], dict[int, Instruction]]]:
+        """The access chains that index every array dimension of a descriptor variable.
+
+        Compilers split them: an access chain of the outer index, then one of the inner
+        (arrays of arrays), or an OpCopyObject of the variable first (DXC); the indices of
+        every step are concatenated, and each step becomes a link.
+        """
+        for user in self.def_use.uses(pointer):
+            if len(user.operands) < 3 or user.operands[2] != pointer:
+                continue
+            if user.opcode == Op.CopyObject:
+                yield from self._index_chains(
+                    user.operands[1], needed, indices, {**links, user.operands[1]: user}
+                )
+            elif user.opcode in _ACCESS_CHAINS:
+                found = indices + tuple(user.operands[3:])
+                chain_links = {**links, user.operands[1]: user}
+                if len(found) >= needed:
+                    yield user, found[:needed], chain_links
+                else:
+                    yield from self._index_chains(user.operands[1], needed, found, chain_links)
+            elif indices or links:
+                self._unchecked(user, f"partly indexed descriptor array used by {user.name}")
 
     def _lookup(
         self, variable: int, indices: tuple[int, ...], lengths: tuple[int | None, ...]
@@ -274,11 +331,13 @@ class _Finder:
         )
 
     def _walk_image_pointer(
-        self, chain: Instruction, lookup: DescriptorLookup, links: dict[int, Instruction]
+        self, chain: Instruction, lookup: Lookup, links: dict[int, Instruction]
     ) -> None:
         pointer = chain.operands[1]
         for user in self.def_use.uses(pointer):
-            if user.opcode == Op.Load and user.operands[2] == pointer:
+            if user.opcode in _MERGES:
+                self._merge(user, pointer, lookup, "image pointer")
+            elif user.opcode == Op.Load and user.operands[2] == pointer:
                 self._walk_image_value(user.operands[1], lookup, {**links, user.operands[1]: user})
             elif user.opcode == Op.ImageTexelPointer and user.operands[2] == pointer:
                 texel = user.operands[1]
@@ -293,12 +352,12 @@ class _Finder:
             elif not self._call(user, lookup, links, "image"):
                 self._unchecked(user, f"image descriptor pointer used by {user.name}")
 
-    def _walk_image_value(
-        self, value: int, lookup: DescriptorLookup, links: dict[int, Instruction]
-    ) -> None:
+    def _walk_image_value(self, value: int, lookup: Lookup, links: dict[int, Instruction]) -> None:
         for user in self.def_use.uses(value):
             opcode = user.opcode
-            if opcode in (Op.SampledImage, Op.Image, Op.CopyObject):
+            if opcode in _MERGES:
+                self._merge(user, value, lookup, "image")
+            elif opcode in (Op.SampledImage, Op.Image, Op.CopyObject):
                 self._walk_image_value(user.operands[1], lookup, {**links, user.operands[1]: user})
             elif opcode in SEED_IMAGE_INSTRUCTIONS or (
                 OPCODE_NAMES.get(opcode, "").startswith(_IMAGE_NAME_PREFIXES)
@@ -311,13 +370,16 @@ class _Finder:
     def _walk_pointer(
         self,
         pointer: int,
-        lookup: DescriptorLookup,
+        lookup: Lookup,
         links: dict[int, Instruction],
     ) -> None:
         """Follow a pointer into a uniform/storage block to the memory accesses through it."""
+        merged = isinstance(lookup, MergedLookup)
         for user in self.def_use.uses(pointer):
             opcode = user.opcode
-            if opcode in (*_ACCESS_CHAINS, Op.CopyObject) and user.operands[2] == pointer:
+            if opcode in _MERGES and (links or merged):
+                self._merge(user, pointer, lookup, "buffer pointer")
+            elif opcode in (*_ACCESS_CHAINS, Op.CopyObject) and user.operands[2] == pointer:
                 self._walk_pointer(user.operands[1], lookup, {**links, user.operands[1]: user})
             elif opcode == Op.PtrAccessChain and user.operands[2] == pointer:
                 moved = lookup
@@ -327,13 +389,13 @@ class _Finder:
             elif opcode in _POINTER_OPERANDS and any(
                 user.operands[at] == pointer for at in _POINTER_OPERANDS[opcode]
             ):
-                if links:  # a direct use of a non-arrayed variable needs no check
+                if links or merged:  # a direct use of a non-arrayed variable needs no check
                     self._add(user, user.origin, links, lookup, "buffer")
-            elif links and not self._call(user, lookup, links, "buffer"):
+            elif (links or merged) and not self._call(user, lookup, links, "buffer"):
                 self._unchecked(user, f"buffer descriptor pointer used by {user.name}")
 
     def _call(
-        self, user: Instruction, lookup: DescriptorLookup, links: dict[int, Instruction], kind: str
+        self, user: Instruction, lookup: Lookup, links: dict[int, Instruction], kind: str
     ) -> bool:
         """A descriptor passed to a function: the call is guarded as a whole (glslang passes
         ``sampler2D`` arguments as pointers). Its result must have a null value."""
@@ -353,8 +415,10 @@ class _Finder:
             self.decorations.is_block(pointee) or self.decorations.is_buffer_block(pointee)
         )
 
-    def _with_element(self, lookup: DescriptorLookup, element: int) -> DescriptorLookup:
+    def _with_element(self, lookup: Lookup, element: int) -> Lookup:
         """Seed 003: OpPtrAccessChain on a block pointer selects block ``index + element``."""
+        if isinstance(lookup, MergedLookup):
+            return lookup  # a moved merged block: its index is checked, not the move
         if lookup.element is not None:
             return replace(lookup, static_index=None)  # a second move: checked at run time
         value = self.types.constant_value(element)
@@ -368,7 +432,7 @@ class _Finder:
         consumer: Instruction,
         index: int | None,
         links: dict[int, Instruction],
-        lookup: DescriptorLookup,
+        lookup: Lookup,
         kind: str,
     ) -> None:
         entry = self.found.get(id(consumer))
@@ -379,8 +443,47 @@ class _Finder:
         if lookup not in entry[3]:
             entry[3].append(lookup)
 
+    def _merge(self, merge: Instruction, value: int, lookup: Lookup, what: str) -> None:
+        """Note that ``value`` (from ``lookup``) flows into an OpPhi or OpSelect."""
+        if merge.opcode == Op.Select and merge.operands[2] == value:
+            self._unchecked(merge, f"{what} descriptor used as an OpSelect condition")
+            return
+        entry = self.merges.setdefault(merge.operands[1], (merge, what, {}))
+        entry[2][value] = lookup
+
+    def _resolve_merges(self) -> None:
+        """Walk on from every merge whose incoming values all come from known lookups (a
+        merge of merges resolves once its inner merges have)."""
+        resolved: set[int] = set()
+        progress = True
+        while progress:
+            progress = False
+            for result, (merge, what, incoming) in list(self.merges.items()):
+                values = _merged_values(merge)
+                if result in resolved or not all(value in incoming for value in values):
+                    continue
+                resolved.add(result)
+                progress = True
+                lookup = MergedLookup(merge, tuple((value, incoming[value]) for value in values))
+                if what == "image":
+                    self._walk_image_value(result, lookup, {})
+                elif what == "image pointer":
+                    self._walk_image_pointer(merge, lookup, {})
+                else:
+                    self._walk_pointer(result, lookup, {})
+        for result, (merge, what, _) in self.merges.items():
+            if result not in resolved:
+                self._unchecked(merge, f"{what} descriptor merged with a value of unknown origin")
+
     def _unchecked(self, user: Instruction, reason: str) -> None:
         self.unchecked.append(UncheckedUse(user.origin, reason))
+
+
+def _merged_values(merge: Instruction) -> list[int]:
+    """The incoming value ids of an OpPhi or OpSelect, in operand order."""
+    if merge.opcode == Op.Phi:
+        return merge.operands[2::2]
+    return merge.operands[3:5]
 
 
 def _dependency_order(links: dict[int, Instruction], def_use: DefUse) -> list[Instruction]:

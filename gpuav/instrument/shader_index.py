@@ -29,6 +29,8 @@ _NAMING = frozenset(
         Op.SampledImage,
         Op.Image,
         Op.ImageTexelPointer,
+        Op.Phi,
+        Op.Select,
     }
 )
 _OPAQUE_TYPES = frozenset({Op.TypeImage, Op.TypeSampledImage, Op.TypeSampler})
@@ -51,7 +53,18 @@ class ShaderIndex(DefUse):
             if at is not None:
                 defs[instruction.operands[at]] = instruction
         tracked = set(roots)
+        # A loop's phi comes before the value its back edge brings: scan again when a phi
+        # turns out to merge a descriptor only once the whole function was seen.
+        while self._scan(tracked):
+            self.users.clear()
+
+    def _scan(self, tracked: set[int]) -> bool:
+        """Index the functions; True when a phi was passed before its operand was tracked."""
+        module = self.module
+        defs = self.defs
+        result_index = RESULT_INDEX
         places = self.places
+        passed: list[tuple[Instruction, int]] = []
         for function in module.functions:
             defs[function.id] = function.definition
             for parameter in function.parameters:
@@ -65,8 +78,11 @@ class ShaderIndex(DefUse):
                     at = result_index.get(instruction.opcode)
                     if at is not None:
                         defs[operands[at]] = instruction
+                    if instruction.opcode == Op.Phi:
+                        passed.append((instruction, _count_in(operands, tracked)))
                     if tracked and not tracked.isdisjoint(operands):
                         self._track(instruction, tracked)
+        return any(_count_in(phi.operands, tracked) > count for phi, count in passed)
 
     def _track(self, instruction: Instruction, tracked: set[int]) -> None:
         hit = False
@@ -97,3 +113,7 @@ class ShaderIndex(DefUse):
         if result is not None and self.defs.get(result) is instruction:
             del self.defs[result]
         self.places.pop(id(instruction), None)
+
+
+def _count_in(operands: list[int], tracked: set[int]) -> int:
+    return sum(1 for operand in operands if operand in tracked)
