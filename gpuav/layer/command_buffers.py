@@ -15,7 +15,13 @@ from collections.abc import Iterable
 
 from gpuav.instrument.descriptor_state import NO_STATE
 from gpuav.layer import faults, notices
-from gpuav.layer.calls import PIPELINE_STAGE_HOST
+from gpuav.layer.calls import (
+    PIPELINE_BIND_POINT_COMPUTE,
+    PIPELINE_BIND_POINT_GRAPHICS,
+    PIPELINE_STAGE_HOST,
+    SHADER_STAGE_COMPUTE,
+    SHADER_STAGES_GRAPHICS,
+)
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
 
@@ -101,6 +107,16 @@ def post_call_record_cmd_bind_pipeline(
         state.bound.pop(bind_point, None)
     else:
         state.bound[bind_point] = tracked
+
+
+def post_call_record_cmd_bind_shaders(state: CommandBufferState, stages: Iterable[int]) -> None:
+    """Shader objects (bound or unbound) replace the pipeline of their bind point, whose
+    actions then need no output block."""
+    for stage in stages:
+        if stage & SHADER_STAGE_COMPUTE:
+            state.bound.pop(PIPELINE_BIND_POINT_COMPUTE, None)
+        if stage & SHADER_STAGES_GRAPHICS:
+            state.bound.pop(PIPELINE_BIND_POINT_GRAPHICS, None)
 
 
 def pre_call_record_action(state: CommandBufferState, bind_point: int, command: str) -> None:

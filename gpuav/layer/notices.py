@@ -81,6 +81,25 @@ def pipeline_uses_original_shaders(pipeline_kind: str, set_index: int) -> LayerM
     )
 
 
+def pipeline_library_unchecked() -> LayerMessage:
+    return _message(
+        "pipeline-library-unchecked",
+        "warning",
+        "A pipeline was created from or as a pipeline library (VK_KHR_pipeline_library, "
+        "graphics pipeline libraries): GPU-assisted validation does not instrument libraries, "
+        "so such pipelines run their original shaders and are not checked. Said once.",
+    )
+
+
+def shader_object_unchecked() -> LayerMessage:
+    return _message(
+        "shader-object-unchecked",
+        "warning",
+        "Shader objects were created (VK_EXT_shader_object): GPU-assisted validation does not "
+        "instrument them, so they run their original shaders and are not checked. Said once.",
+    )
+
+
 def resources_exhausted(reason: str) -> LayerMessage:
     return _message(
         "resources-exhausted",

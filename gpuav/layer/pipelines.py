@@ -45,6 +45,8 @@ class PipelinePlan:
 
 def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelinePlan:
     plan = PipelinePlan()
+    if info.uses_libraries:
+        device.reporter.emit_once("pipeline-library", notices.pipeline_library_unchecked())
     layout = device.pipeline_layouts.get(info.layout)
     usable = (
         layout is not None and layout.patched and not device.degraded and not info.uses_libraries

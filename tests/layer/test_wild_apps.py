@@ -95,6 +95,9 @@ def test_results_unchanged_and_nothing_reported(run_wild: RunWild, layer_folder:
     assert layered == alone
     assert run.with_id(OUT_OF_BOUNDS) == []
     assert [m for m in run.messages if m["id"].startswith("GPUAV") and m["severity"] >= 4096] == []
+    # what runs unchecked is said once: three library pipelines, one shader object
+    assert len(run.with_id("GPUAV-pipeline-library-unchecked")) == 1
+    assert len(run.with_id("GPUAV-shader-object-unchecked")) == 1
 
 
 def test_out_of_bounds_reported_when_output_memory_runs_out(
@@ -113,6 +116,20 @@ def test_out_of_bounds_reported_when_output_memory_runs_out(
     assert "Descriptor: data (block Data), set 0, binding 0." in run.stderr
     assert "Dispatch Index 4 (vkCmdDispatch)" in run.stderr  # 1-based: dispatch 3 counted from 0
     assert "Action: unknown action (output blocks ran out)." in run.stderr
+
+
+def test_shader_objects_take_no_output_blocks(run_wild: RunWild, layer_folder: Path) -> None:
+    """16 dispatches with an instrumented pipeline, then 16 with a shader object bound in its
+    place: 16 output blocks (of 17, one the spill block, no second chunk) are enough. Before
+    vkCmdBindShadersEXT was hooked, the stale pipeline gave the shader object's dispatches
+    blocks too and ran out."""
+    run, hashes = run_wild(
+        ["--messenger", "shader-object"], layer_folder, instrumenter=None,
+        extra={"GPUAV_TEST_FAULTS": "output_chunk", "GPUAV_BLOCKS_PER_CHUNK": "17"},
+    )  # fmt: skip
+    assert [name for name, _ in hashes] == ["shader-object"]
+    assert run.with_id("GPUAV-resources-exhausted") == []
+    assert len(run.with_id("GPUAV-shader-object-unchecked")) == 1
 
 
 def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None:

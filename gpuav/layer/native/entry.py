@@ -61,6 +61,8 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkEndCommandBuffer": hooks_commands.end_command_buffer,
     "vkResetCommandBuffer": hooks_commands.reset_command_buffer,
     "vkCmdBindPipeline": hooks_commands.cmd_bind_pipeline,
+    "vkCmdBindShadersEXT": hooks_commands.cmd_bind_shaders,
+    "vkCreateShadersEXT": hooks_pipelines.create_shaders,
     "vkCreateDescriptorSetLayout": hooks_descriptors.create_descriptor_set_layout,
     "vkDestroyDescriptorSetLayout": hooks_descriptors.destroy_descriptor_set_layout,
     "vkAllocateDescriptorSets": hooks_descriptors.allocate_descriptor_sets,

@@ -9,7 +9,7 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import pipeline_layouts, pipelines, shader_modules, shader_validation
+from gpuav.layer import notices, pipeline_layouts, pipelines, shader_modules, shader_validation
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -358,6 +358,24 @@ def create_compute_pipelines(
         "vkCreateComputePipelines", PIPELINE_BIND_POINT_COMPUTE, _compute_infos,
         _patched_compute, device, cache, count, create_infos, allocator, pipelines_out,
     )  # fmt: skip
+
+
+def create_shaders(
+    device: int, count: int, create_infos: int, allocator: int, shaders_out: int
+) -> int:
+    """Shader objects keep their original code (no layout to carry our set); say so once."""
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    create = record.next.vkCreateShadersEXT
+    result = int(create(device, count, create_infos, allocator, shaders_out))
+    state = _enabled(record)
+    if state is not None and result >= 0:
+        try:
+            state.reporter.emit_once("shader-object", notices.shader_object_unchecked())
+        except BaseException as error:
+            report_error("vkCreateShadersEXT", error, record.instance.state)
+    return result
 
 
 def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:

@@ -41,6 +41,8 @@ HOOKED: tuple[str, ...] = (
     "vkEndCommandBuffer",
     "vkResetCommandBuffer",
     "vkCmdBindPipeline",
+    "vkCmdBindShadersEXT",
+    "vkCreateShadersEXT",
     "vkCreateDescriptorSetLayout",
     "vkDestroyDescriptorSetLayout",
     "vkAllocateDescriptorSets",
