@@ -42,7 +42,6 @@ from gpuav.layer import shader_validation  # noqa: E402
 from gpuav.spirv import read  # noqa: E402
 from gpuav.validate.api import RULE_FAMILIES, validate  # noqa: E402
 from gpuav.validate.context import ValidationContext  # noqa: E402
-from gpuav.validate.fast_def_use import build_def_use  # noqa: E402
 from tests.shaders.glsl import DEBUG_MODES, compile_glsl, corpus_shaders  # noqa: E402
 from tests.validate.features import every_extension, every_feature  # noqa: E402
 
@@ -218,7 +217,7 @@ def breakdown_rows(repeat: int) -> list[list[str]]:
                 module, target_env=target_env, features=FEATURES, extensions=EXTENSIONS
             )
             start = time.perf_counter()
-            context.def_use = build_def_use(module)  # as validate() does
+            _ = context.def_use
             start = lap("analysis: def_use", start)
             _ = context.decorations
             start = lap("analysis: decorations", start)

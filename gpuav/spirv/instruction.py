@@ -76,6 +76,17 @@ def decode_string(words: list[int], start: int) -> tuple[str, int]:
     return raw[:end].decode("utf-8", errors="replace"), start + end // 4 + 1
 
 
+def string_end(words: list[int], start: int) -> int:
+    """Index of the first word after the string at ``start``; ValueError if it never ends."""
+    data = array("I", words[start:])
+    if not _LITTLE:
+        data.byteswap()
+    end = data.tobytes().find(b"\0")
+    if end < 0:
+        raise ValueError("string has no terminating nul")
+    return start + end // 4 + 1
+
+
 def _swapped(words: array[int]) -> list[int]:
     words.byteswap()
     return words.tolist()

@@ -32,7 +32,6 @@ from gpuav.validate import (
 )
 from gpuav.validate.context import TARGET_ENVS, RuleFamily, ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.fast_def_use import build_def_use
 
 INTERNAL_ERROR_RULE = "GPUAV-validator-internal-error"
 
@@ -81,10 +80,6 @@ def validate(
     )
     diagnostics: list[Diagnostic] = []
     with _collector_paused():
-        # The shared def-use, built the fast way. Should that fail on a malformed module, the
-        # families build it lazily instead and their failure becomes a diagnostic.
-        with contextlib.suppress(Exception):
-            context.def_use = build_def_use(module)
         for family in RULE_FAMILIES if families is None else families:
             diagnostics.extend(run_family(family, context))
     diagnostics.sort(key=_position)

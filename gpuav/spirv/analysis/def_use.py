@@ -1,16 +1,26 @@
-"""Definitions and uses of ids, and where each instruction lives."""
+"""Definitions and uses of ids, and where each instruction lives.
+
+Built in one loop over the module with the grammar's fixed shapes inlined (def-use is the
+largest single cost of validating a module). Nothing here points back at the DefUse, so a
+module and its analyses are freed by reference counting alone, without a cyclic collection.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from gpuav.spirv.analysis.id_operands import IdOperands
+from gpuav.spirv.grammar import FAST_SHAPES, RESULT_INDEX, TAIL_IDS
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Block, Function, Module
 
 
 class DefUse:
-    """Built once over a module; ``record`` keeps it current for instructions a pass adds."""
+    """Built once over a module; ``record`` keeps it current for instructions a pass adds.
+
+    Raises what the grammar walk raises (OperandError) on an instruction of malformed shape.
+    """
 
     def __init__(self, module: Module, id_operands: IdOperands | None = None) -> None:
         self.module = module
@@ -19,13 +29,42 @@ class DefUse:
         self.users: defaultdict[int, list[Instruction]] = defaultdict(list)
         # id(instruction) -> (function, block) for instructions inside blocks.
         self.places: dict[int, tuple[Function, Block]] = {}
+        self._index(module)
+
+    def _index(self, module: Module) -> None:
+        defs, users, places = self.defs, self.users, self.places
+        positions_of = self.id_operands.shared_positions
+        result_index, fast_shapes, tail_ids = RESULT_INDEX, FAST_SHAPES, TAIL_IDS
         for instruction in module.instructions():
-            self.record(instruction)
+            opcode, operands = instruction.opcode, instruction.operands
+            at = result_index.get(opcode)
+            result = None
+            if at is not None:
+                result = operands[at]
+                defs[result] = instruction
+            fixed, id_positions, tail, _result = fast_shapes[opcode]
+            length = len(operands)
+            positions: Sequence[int]
+            if length == fixed or (tail and length > fixed):
+                # The fixed shape, inlined: the common case by far.
+                if id_positions is None:  # every operand up to the tail is an id
+                    for used in operands if tail == tail_ids else operands[:fixed]:
+                        if used != result:  # used_ids leaves out the instruction's own result
+                            users[used].append(instruction)
+                    continue
+                positions = id_positions  # a tail of ids comes only with all-id shapes
+            else:
+                positions = positions_of(instruction)
+            for position in positions:
+                used = operands[position]
+                if used != result:
+                    users[used].append(instruction)
         for function in module.functions:
             for block in function.blocks:
-                self.places[id(block.label)] = (function, block)
+                place = (function, block)
+                places[id(block.label)] = place
                 for instruction in block.instructions:
-                    self.places[id(instruction)] = (function, block)
+                    places[id(instruction)] = place
 
     def record(self, instruction: Instruction, place: tuple[Function, Block] | None = None) -> None:
         result = instruction.result_id
