@@ -2,7 +2,8 @@
 descriptors, update templates, pipeline caches and derivatives, specialization constants, 10k
 dispatches, one-time and simultaneous-use command buffers, empty and semaphore-only submits,
 two threads, shader objects, two devices, dynamic rendering, indirect-count draws, tessellation
-and geometry, multiview, graphics pipeline libraries, objects left alive at exit.
+and geometry, multiview, graphics pipeline libraries (also by maintenance5 flags), objects left
+alive at exit.
 
 Every run must complete with the results of the app alone; a real out-of-bounds index must be
 reported; the Khronos layer beneath must see nothing from us that the app alone does not cause.
@@ -83,10 +84,11 @@ def run_wild(wild_app: Path, spirv: Callable[[str], Path], tmp_path: Path) -> Ru
 
 
 def test_results_unchanged_and_nothing_reported(run_wild: RunWild, layer_folder: Path) -> None:
-    scenarios = [*COMPUTE, "shader-object", *GRAPHICS]
+    scenarios = [*COMPUTE, "shader-object", *GRAPHICS, "library-flags2"]
     _, alone = run_wild(scenarios)
     assert [name for name, _ in alone] == [
         "compute", "many", "threads", "compute", "compute", "shader-object", *GRAPHICS,
+        "library-flags2",
     ]  # fmt: skip
     # --leak 1: the app forgets every object but its devices and instance
     run, layered = run_wild(
@@ -95,7 +97,7 @@ def test_results_unchanged_and_nothing_reported(run_wild: RunWild, layer_folder:
     assert layered == alone
     assert run.with_id(OUT_OF_BOUNDS) == []
     assert [m for m in run.messages if m["id"].startswith("GPUAV") and m["severity"] >= 4096] == []
-    # what runs unchecked is said once: three library pipelines, one shader object
+    # what runs unchecked is said once: six library pipelines, one shader object
     assert len(run.with_id("GPUAV-pipeline-library-unchecked")) == 1
     assert len(run.with_id("GPUAV-shader-object-unchecked")) == 1
 
@@ -134,7 +136,8 @@ def test_shader_objects_take_no_output_blocks(run_wild: RunWild, layer_folder: P
 
 def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None:
     """Stacked beneath gpuav, the Khronos layer reports the same as for the app alone (its
-    1.3.239 release knows no shader objects, so that scenario is left out). The app alone
+    1.3.239 release knows no shader objects or maintenance5, so those scenarios are left
+    out). The app alone
     runs without its bug, which crashes lavapipe unchecked."""
     scenarios = ["compute", "threads", "second-device", *GRAPHICS]
     layers = [VALIDATION_LAYER]

@@ -202,7 +202,12 @@ def _stage_info(stage: Any) -> StageInfo:
 
 
 def _uses_libraries(info: Any) -> bool:
-    if int(info.flags) & PIPELINE_CREATE_LIBRARY:
+    flags = int(info.flags)
+    # maintenance5: a chained VkPipelineCreateFlags2CreateInfoKHR replaces flags
+    flags2 = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR)
+    if flags2:
+        flags = int(at(flags2, "VkPipelineCreateFlags2CreateInfoKHR").flags)
+    if flags & PIPELINE_CREATE_LIBRARY:
         return True
     return bool(find(address(info.pNext), vk.VK_STRUCTURE_TYPE_PIPELINE_LIBRARY_CREATE_INFO_KHR))
 

@@ -44,6 +44,23 @@ typedef void(VKAPI_PTR *PFN_vkCmdBindShadersEXT)(VkCommandBuffer, uint32_t,
                                                  const VkShaderEXT *);
 #endif
 
+#ifndef VK_KHR_maintenance5 /* older headers again */
+#define VK_KHR_maintenance5 1
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR ((VkStructureType)1000470000)
+#define VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470005)
+#define VK_PIPELINE_CREATE_2_LIBRARY_BIT_KHR 0x00000800ULL
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 maintenance5;
+} VkPhysicalDeviceMaintenance5FeaturesKHR;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint64_t flags;
+} VkPipelineCreateFlags2CreateInfoKHR;
+#endif
+
 #define CHECK(call)                                                                   \
     do {                                                                              \
         VkResult result_ = (call);                                                    \

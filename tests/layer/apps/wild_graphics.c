@@ -82,7 +82,13 @@ static VkPipeline make_pipeline(Context *ctx, VkPipelineLayout layout, const Rec
                          VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_OUTPUT_INTERFACE_BIT_EXT;
     VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
     info.pNext = recipe->library ? (void *)&library_info : (void *)&rendering;
-    info.flags = recipe->library ? VK_PIPELINE_CREATE_LIBRARY_BIT_KHR : 0;
+    info.flags = recipe->library == 1 ? VK_PIPELINE_CREATE_LIBRARY_BIT_KHR : 0;
+    /* maintenance5: the library bit in VkPipelineCreateFlags2CreateInfoKHR, which then
+     * replaces flags */
+    VkPipelineCreateFlags2CreateInfoKHR flags2 = {
+        VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR, &library_info,
+        VK_PIPELINE_CREATE_2_LIBRARY_BIT_KHR};
+    if (recipe->library == 2) info.pNext = &flags2;
     info.stageCount = count;
     info.pStages = stages;
     info.pVertexInputState = &vertex_input;
@@ -256,6 +262,8 @@ void run_graphics_scenario(Context *ctx, const char *name) {
         recipe.view_mask = 3;
     } else if (!strcmp(name, "library")) {
         recipe.library = 1;
+    } else if (!strcmp(name, "library-flags2")) {
+        recipe.library = 2;
     } else {
         fprintf(stderr, "unknown scenario %s\n", name);
         exit(2);

@@ -2,7 +2,7 @@
  *
  * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--leak N] [--bad N] SCENARIO...
  * SCENARIO: compute many threads shader-object second-device dynamic-rendering
- *           geometry-tessellation multiview library
+ *           geometry-tessellation multiview library library-flags2
  * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
  * message its messenger received. --leak 1 forgets every object but the device and instance,
  * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2.
@@ -24,7 +24,9 @@ static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT seve
     return VK_FALSE;
 }
 
-static int shader_objects; /* VK_EXT_shader_object only where a scenario uses it */
+/* VK_EXT_shader_object and VK_KHR_maintenance5 only where a scenario uses them (the Khronos
+ * layer of Debian bookworm knows neither) */
+static int shader_objects, maintenance5;
 
 static void create_device(Context *ctx, VkInstance instance) {
     uint32_t count = 1;
@@ -32,12 +34,16 @@ static void create_device(Context *ctx, VkInstance instance) {
     if (result != VK_SUCCESS && result != VK_INCOMPLETE) exit(2);
     vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory);
     ctx->family = 0;
+    VkPhysicalDeviceMaintenance5FeaturesKHR maintenance = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR};
+    maintenance.maintenance5 = VK_TRUE;
     VkPhysicalDeviceShaderObjectFeaturesEXT shader_object = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT};
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT,
+        maintenance5 ? &maintenance : NULL};
     shader_object.shaderObject = VK_TRUE;
     VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT library = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_FEATURES_EXT,
-        shader_objects ? &shader_object : NULL};
+        shader_objects ? (void *)&shader_object : maintenance5 ? (void *)&maintenance : NULL};
     library.graphicsPipelineLibrary = VK_TRUE;
     VkPhysicalDeviceVulkan13Features v13 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
                                             &library};
@@ -52,8 +58,11 @@ static void create_device(Context *ctx, VkInstance instance) {
     features.features.geometryShader = VK_TRUE;
     features.features.tessellationShader = VK_TRUE;
     features.features.multiDrawIndirect = VK_TRUE;
-    const char *extensions[] = {"VK_KHR_push_descriptor", "VK_KHR_pipeline_library",
-                                "VK_EXT_graphics_pipeline_library", "VK_EXT_shader_object"};
+    const char *extensions[5] = {"VK_KHR_push_descriptor", "VK_KHR_pipeline_library",
+                                 "VK_EXT_graphics_pipeline_library"};
+    uint32_t extension_count = 3;
+    if (shader_objects) extensions[extension_count++] = "VK_EXT_shader_object";
+    if (maintenance5) extensions[extension_count++] = "VK_KHR_maintenance5";
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     queue_info.queueFamilyIndex = ctx->family;
@@ -62,7 +71,7 @@ static void create_device(Context *ctx, VkInstance instance) {
     VkDeviceCreateInfo info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queue_info;
-    info.enabledExtensionCount = shader_objects ? 4 : 3;
+    info.enabledExtensionCount = extension_count;
     info.ppEnabledExtensionNames = extensions;
     CHECK(vkCreateDevice(ctx->physical, &info, NULL, &ctx->device));
     vkGetDeviceQueue(ctx->device, ctx->family, 0, &ctx->queue);
@@ -123,7 +132,10 @@ int main(int argc, char **argv) {
         (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(instance,
                                                                   "vkCreateDebugUtilsMessengerEXT");
     if (messenger) CHECK(create_messenger(instance, &messenger_info, NULL, &handle));
-    for (int i = first; i < argc; ++i) shader_objects |= !strcmp(argv[i], "shader-object");
+    for (int i = first; i < argc; ++i) {
+        shader_objects |= !strcmp(argv[i], "shader-object");
+        maintenance5 |= !strcmp(argv[i], "library-flags2");
+    }
     create_device(&ctx, instance);
     for (int i = first; i < argc; ++i) {
         if (!strcmp(argv[i], "second-device")) {
