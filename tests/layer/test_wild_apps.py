@@ -6,7 +6,8 @@ and geometry, multiview, graphics pipeline libraries (also by maintenance5 flags
 alive at exit.
 
 Every run must complete with the results of the app alone; a real out-of-bounds index must be
-reported; the Khronos layer beneath must see nothing from us that the app alone does not cause.
+reported; the Khronos layer beneath must see nothing from us that the app alone does not cause,
+also when the app passes host allocation callbacks.
 Scenarios are batched into few app runs to keep the suite fast.
 """
 
@@ -141,14 +142,16 @@ def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None
     runs without its bug, which crashes lavapipe unchecked."""
     scenarios = ["compute", "threads", "second-device", *GRAPHICS]
     layers = [VALIDATION_LAYER]
-    alone, alone_hashes = run_wild(["--messenger", *scenarios], layers=layers)
+    options = ["--messenger", "--allocator"]  # host allocation callbacks on every call
+    alone, alone_hashes = run_wild([*options, *scenarios], layers=layers)
     run, hashes = run_wild(
-        ["--messenger", "--bad", "3", *scenarios], layer_folder, instrumenter=None, layers=layers
+        [*options, "--bad", "3", *scenarios], layer_folder, instrumenter=None, layers=layers
     )
     assert sorted(m["id"] for m in run.validation_errors()) == sorted(
         m["id"] for m in alone.validation_errors()
     )
     assert [name for name, _ in hashes] == [name for name, _ in alone_hashes]
+    assert ("live-allocations", "0") in hashes  # everything given back through the callbacks
     reported = run.with_id(OUT_OF_BOUNDS)
     assert reported and all("array of length 2" in m["text"] for m in reported)
 

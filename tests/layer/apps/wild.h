@@ -91,6 +91,9 @@ typedef struct {
 #define LOAD(ctx, name)                                                              \
     ((PFN_##name)vkGetDeviceProcAddr((ctx)->device, #name) ?: (fprintf(stderr, "no %s\n", #name), exit(2), NULL))
 
+/* NULL, or host allocation callbacks (--allocator) passed to every create and destroy call */
+extern const VkAllocationCallbacks *allocator;
+
 uint32_t fnv1a(const void *bytes, size_t count);
 VkShaderModule load_module(Context *ctx, const char *name);
 uint32_t *load_code(Context *ctx, const char *name, size_t *size);

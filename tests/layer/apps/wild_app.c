@@ -44,7 +44,7 @@ VkShaderModule load_module(Context *ctx, const char *name) {
     uint32_t *code = load_code(ctx, name, &info.codeSize);
     info.pCode = code;
     VkShaderModule module;
-    CHECK(vkCreateShaderModule(ctx->device, &info, NULL, &module));
+    CHECK(vkCreateShaderModule(ctx->device, &info, allocator, &module));
     free(code);
     return module;
 }
@@ -54,7 +54,7 @@ Buffer make_buffer(Context *ctx, VkDeviceSize size, VkBufferUsageFlags usage) {
     VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     info.size = size;
     info.usage = usage;
-    CHECK(vkCreateBuffer(ctx->device, &info, NULL, &result.buffer));
+    CHECK(vkCreateBuffer(ctx->device, &info, allocator, &result.buffer));
     VkMemoryRequirements requirements;
     vkGetBufferMemoryRequirements(ctx->device, result.buffer, &requirements);
     VkMemoryPropertyFlags flags =
@@ -68,7 +68,7 @@ Buffer make_buffer(Context *ctx, VkDeviceSize size, VkBufferUsageFlags usage) {
             allocate.memoryTypeIndex = i;
             break;
         }
-    CHECK(vkAllocateMemory(ctx->device, &allocate, NULL, &result.memory));
+    CHECK(vkAllocateMemory(ctx->device, &allocate, allocator, &result.memory));
     CHECK(vkBindBufferMemory(ctx->device, result.buffer, result.memory, 0));
     CHECK(vkMapMemory(ctx->device, result.memory, 0, size, 0, &result.mapped));
     memset(result.mapped, 0, size);
@@ -77,8 +77,8 @@ Buffer make_buffer(Context *ctx, VkDeviceSize size, VkBufferUsageFlags usage) {
 
 void free_buffer(Context *ctx, Buffer *buffer) {
     if (ctx->leak) return;
-    vkDestroyBuffer(ctx->device, buffer->buffer, NULL);
-    vkFreeMemory(ctx->device, buffer->memory, NULL);
+    vkDestroyBuffer(ctx->device, buffer->buffer, allocator);
+    vkFreeMemory(ctx->device, buffer->memory, allocator);
 }
 
 VkCommandBuffer begin_one(Context *ctx, VkCommandPool pool, VkCommandBufferUsageFlags flags) {
@@ -97,13 +97,13 @@ VkCommandBuffer begin_one(Context *ctx, VkCommandPool pool, VkCommandBufferUsage
 void submit_wait(Context *ctx, VkCommandBuffer command_buffer) {
     VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
-    CHECK(vkCreateFence(ctx->device, &fence_info, NULL, &fence));
+    CHECK(vkCreateFence(ctx->device, &fence_info, allocator, &fence));
     VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &command_buffer;
     CHECK(vkQueueSubmit(ctx->queue, 1, &submit, fence));
     CHECK(vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX));
-    vkDestroyFence(ctx->device, fence, NULL);
+    vkDestroyFence(ctx->device, fence, allocator);
 }
 
 /* -- compute objects: set 0 is binding 0, an array of two storage buffers ------------------ */
@@ -126,7 +126,7 @@ static VkDescriptorSetLayout set_layout(Context *ctx, VkDescriptorSetLayoutCreat
     info.bindingCount = 1;
     info.pBindings = &binding;
     VkDescriptorSetLayout layout;
-    CHECK(vkCreateDescriptorSetLayout(ctx->device, &info, NULL, &layout));
+    CHECK(vkCreateDescriptorSetLayout(ctx->device, &info, allocator, &layout));
     return layout;
 }
 
@@ -138,7 +138,7 @@ static VkPipelineLayout pipeline_layout(Context *ctx, VkDescriptorSetLayout set)
     info.pushConstantRangeCount = 1;
     info.pPushConstantRanges = &push;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(ctx->device, &info, NULL, &layout));
+    CHECK(vkCreatePipelineLayout(ctx->device, &info, allocator, &layout));
     return layout;
 }
 
@@ -155,7 +155,7 @@ static VkDescriptorUpdateTemplate make_template(Context *ctx, Compute *c, int pu
     info.pipelineBindPoint = VK_PIPELINE_BIND_POINT_COMPUTE;
     info.pipelineLayout = push ? c->push_layout : c->plain_layout;
     VkDescriptorUpdateTemplate result;
-    CHECK(vkCreateDescriptorUpdateTemplate(ctx->device, &info, NULL, &result));
+    CHECK(vkCreateDescriptorUpdateTemplate(ctx->device, &info, allocator, &result));
     return result;
 }
 
@@ -165,7 +165,7 @@ static void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
     c->push_layout = pipeline_layout(ctx, c->push_set);
     c->plain_layout = pipeline_layout(ctx, c->plain_set);
     VkPipelineCacheCreateInfo cache_info = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-    CHECK(vkCreatePipelineCache(ctx->device, &cache_info, NULL, &c->cache));
+    CHECK(vkCreatePipelineCache(ctx->device, &cache_info, allocator, &c->cache));
 
     VkShaderModule module = load_module(ctx, "wild.comp");
     uint32_t multipliers[3] = {5, 7, 9};
@@ -185,15 +185,15 @@ static void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
         infos[i].basePipelineIndex = -1;
     }
     infos[0].flags = VK_PIPELINE_CREATE_ALLOW_DERIVATIVES_BIT;
-    CHECK(vkCreateComputePipelines(ctx->device, c->cache, 1, &infos[0], NULL, &c->pipelines[0]));
+    CHECK(vkCreateComputePipelines(ctx->device, c->cache, 1, &infos[0], allocator, &c->pipelines[0]));
     infos[1].flags = VK_PIPELINE_CREATE_DERIVATIVE_BIT;
     infos[1].basePipelineHandle = c->pipelines[0];
     /* two in one call, through the cache filled by the first */
     VkPipeline two[2];
-    CHECK(vkCreateComputePipelines(ctx->device, c->cache, 2, &infos[1], NULL, two));
+    CHECK(vkCreateComputePipelines(ctx->device, c->cache, 2, &infos[1], allocator, two));
     c->pipelines[1] = two[0];
     c->pipelines[2] = two[1];
-    vkDestroyShaderModule(ctx->device, module, NULL);
+    vkDestroyShaderModule(ctx->device, module, allocator);
 
     c->push_template = make_template(ctx, c, 1);
     c->plain_template = make_template(ctx, c, 0);
@@ -202,7 +202,7 @@ static void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
     pool_info.maxSets = 1;
     pool_info.poolSizeCount = 1;
     pool_info.pPoolSizes = &size;
-    CHECK(vkCreateDescriptorPool(ctx->device, &pool_info, NULL, &c->pool));
+    CHECK(vkCreateDescriptorPool(ctx->device, &pool_info, allocator, &c->pool));
     VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     allocate.descriptorPool = c->pool;
     allocate.descriptorSetCount = 1;
@@ -215,15 +215,15 @@ static void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
 
 static void destroy_compute(Context *ctx, Compute *c) {
     if (ctx->leak) return;
-    for (int i = 0; i < 3; ++i) vkDestroyPipeline(ctx->device, c->pipelines[i], NULL);
-    vkDestroyPipelineCache(ctx->device, c->cache, NULL);
-    vkDestroyDescriptorUpdateTemplate(ctx->device, c->push_template, NULL);
-    vkDestroyDescriptorUpdateTemplate(ctx->device, c->plain_template, NULL);
-    vkDestroyDescriptorPool(ctx->device, c->pool, NULL);
-    vkDestroyPipelineLayout(ctx->device, c->push_layout, NULL);
-    vkDestroyPipelineLayout(ctx->device, c->plain_layout, NULL);
-    vkDestroyDescriptorSetLayout(ctx->device, c->push_set, NULL);
-    vkDestroyDescriptorSetLayout(ctx->device, c->plain_set, NULL);
+    for (int i = 0; i < 3; ++i) vkDestroyPipeline(ctx->device, c->pipelines[i], allocator);
+    vkDestroyPipelineCache(ctx->device, c->cache, allocator);
+    vkDestroyDescriptorUpdateTemplate(ctx->device, c->push_template, allocator);
+    vkDestroyDescriptorUpdateTemplate(ctx->device, c->plain_template, allocator);
+    vkDestroyDescriptorPool(ctx->device, c->pool, allocator);
+    vkDestroyPipelineLayout(ctx->device, c->push_layout, allocator);
+    vkDestroyPipelineLayout(ctx->device, c->plain_layout, allocator);
+    vkDestroyDescriptorSetLayout(ctx->device, c->push_set, allocator);
+    vkDestroyDescriptorSetLayout(ctx->device, c->plain_set, allocator);
 }
 
 /* Dispatch `count` regions of 64 words of buffer `which` (0 or 1; 2 at bad_dispatch). */
@@ -298,7 +298,7 @@ static void compute_scenario(Context *ctx, uint32_t count, const char *label) {
     VkSubmitInfo both[2] = {one(&twice), one(&twice)};
     VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
-    CHECK(vkCreateFence(ctx->device, &fence_info, NULL, &fence));
+    CHECK(vkCreateFence(ctx->device, &fence_info, allocator, &fence));
     CHECK(vkQueueSubmit(ctx->queue, 2, both, fence));
     CHECK(vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX));
     CHECK(vkResetFences(ctx->device, 1, &fence));
@@ -310,7 +310,7 @@ static void compute_scenario(Context *ctx, uint32_t count, const char *label) {
     CHECK(vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX));
     VkSemaphoreCreateInfo semaphore_info = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
     VkSemaphore semaphore;
-    CHECK(vkCreateSemaphore(ctx->device, &semaphore_info, NULL, &semaphore));
+    CHECK(vkCreateSemaphore(ctx->device, &semaphore_info, allocator, &semaphore));
     VkSubmitInfo signal = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     signal.signalSemaphoreCount = 1;
     signal.pSignalSemaphores = &semaphore;
@@ -327,8 +327,8 @@ static void compute_scenario(Context *ctx, uint32_t count, const char *label) {
                           fnv1a(buffers[1].mapped, buffers[1].size)};
     printf("%s %08x\n", label, fnv1a(hashes, sizeof hashes));
     if (!ctx->leak) {
-        vkDestroySemaphore(ctx->device, semaphore, NULL);
-        vkDestroyFence(ctx->device, fence, NULL);
+        vkDestroySemaphore(ctx->device, semaphore, allocator);
+        vkDestroyFence(ctx->device, fence, allocator);
         vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &twice);
     }
     destroy_compute(ctx, &c);
@@ -350,7 +350,7 @@ static void *work(void *argument) {
     VkCommandPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pool_info.queueFamilyIndex = w->ctx->family;
     VkCommandPool pool;
-    CHECK(vkCreateCommandPool(w->ctx->device, &pool_info, NULL, &pool));
+    CHECK(vkCreateCommandPool(w->ctx->device, &pool_info, allocator, &pool));
     VkCommandBuffer cb = begin_one(w->ctx, pool, 0);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, w->compute->pipelines[2]);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, w->compute->plain_layout, 0, 1,
@@ -359,14 +359,14 @@ static void *work(void *argument) {
     CHECK(vkEndCommandBuffer(cb));
     VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
-    CHECK(vkCreateFence(w->ctx->device, &fence_info, NULL, &fence));
+    CHECK(vkCreateFence(w->ctx->device, &fence_info, allocator, &fence));
     VkSubmitInfo submit = one(&cb);
     pthread_mutex_lock(w->queue_lock); /* a VkQueue is externally synchronized */
     CHECK(vkQueueSubmit(w->ctx->queue, 1, &submit, fence));
     pthread_mutex_unlock(w->queue_lock);
     CHECK(vkWaitForFences(w->ctx->device, 1, &fence, VK_TRUE, UINT64_MAX));
-    vkDestroyFence(w->ctx->device, fence, NULL);
-    vkDestroyCommandPool(w->ctx->device, pool, NULL);
+    vkDestroyFence(w->ctx->device, fence, allocator);
+    vkDestroyCommandPool(w->ctx->device, pool, allocator);
     return NULL;
 }
 
@@ -422,7 +422,7 @@ static void shader_object_scenario(Context *ctx) {
     info.pPushConstantRanges = &push;
     info.pSpecializationInfo = &specialization;
     VkShaderEXT shader;
-    CHECK(create_shaders(ctx->device, 1, &info, NULL, &shader));
+    CHECK(create_shaders(ctx->device, 1, &info, allocator, &shader));
     free(code);
     VkCommandBuffer cb = begin_one(ctx, ctx->pool, 0);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c.pipelines[2]);
@@ -438,7 +438,7 @@ static void shader_object_scenario(Context *ctx) {
                           fnv1a(buffers[1].mapped, buffers[1].size)};
     printf("shader-object %08x\n", fnv1a(hashes, sizeof hashes));
     if (!ctx->leak) {
-        destroy_shader(ctx->device, shader, NULL);
+        destroy_shader(ctx->device, shader, allocator);
         vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
     }
     destroy_compute(ctx, &c);

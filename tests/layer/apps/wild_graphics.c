@@ -103,7 +103,7 @@ static VkPipeline make_pipeline(Context *ctx, VkPipelineLayout layout, const Rec
     info.basePipelineIndex = -1;
     VkPipeline pipeline;
     if (!recipe->library) {
-        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
+        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, allocator, &pipeline));
         libraries_out[0] = libraries_out[1] = VK_NULL_HANDLE;
     } else {
         /* vertex input and pre-rasterization, then fragment shader and output (a library
@@ -111,13 +111,13 @@ static VkPipeline make_pipeline(Context *ctx, VkPipelineLayout layout, const Rec
         library_info.flags = VK_GRAPHICS_PIPELINE_LIBRARY_VERTEX_INPUT_INTERFACE_BIT_EXT |
                              VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT;
         info.stageCount = count - 1;
-        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, NULL,
+        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, allocator,
                                         &libraries_out[0]));
         library_info.flags = VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_SHADER_BIT_EXT |
                              VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_OUTPUT_INTERFACE_BIT_EXT;
         info.stageCount = 1;
         info.pStages = &stages[count - 1];
-        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, NULL,
+        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, allocator,
                                         &libraries_out[1]));
         VkPipelineLibraryCreateInfoKHR link = {VK_STRUCTURE_TYPE_PIPELINE_LIBRARY_CREATE_INFO_KHR};
         link.libraryCount = 2;
@@ -126,10 +126,10 @@ static VkPipeline make_pipeline(Context *ctx, VkPipelineLayout layout, const Rec
                                                &link};
         linked.layout = layout;
         linked.basePipelineIndex = -1;
-        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &linked, NULL,
+        CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &linked, allocator,
                                         &pipeline));
     }
-    for (uint32_t i = 0; i < count; ++i) vkDestroyShaderModule(ctx->device, stages[i].module, NULL);
+    for (uint32_t i = 0; i < count; ++i) vkDestroyShaderModule(ctx->device, stages[i].module, allocator);
     return pipeline;
 }
 
@@ -160,7 +160,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     image_info.samples = VK_SAMPLE_COUNT_1_BIT;
     image_info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
     VkImage image;
-    CHECK(vkCreateImage(ctx->device, &image_info, NULL, &image));
+    CHECK(vkCreateImage(ctx->device, &image_info, allocator, &image));
     VkMemoryRequirements requirements;
     vkGetImageMemoryRequirements(ctx->device, image, &requirements);
     VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -168,7 +168,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     while (!(requirements.memoryTypeBits & (1u << allocate.memoryTypeIndex)))
         ++allocate.memoryTypeIndex;
     VkDeviceMemory memory;
-    CHECK(vkAllocateMemory(ctx->device, &allocate, NULL, &memory));
+    CHECK(vkAllocateMemory(ctx->device, &allocate, allocator, &memory));
     CHECK(vkBindImageMemory(ctx->device, image, memory, 0));
     VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
     view_info.image = image;
@@ -176,7 +176,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     view_info.format = image_info.format;
     view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers};
     VkImageView view;
-    CHECK(vkCreateImageView(ctx->device, &view_info, NULL, &view));
+    CHECK(vkCreateImageView(ctx->device, &view_info, allocator, &view));
     Buffer readback = make_buffer(ctx, SIZE * SIZE * 4 * layers, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
     Buffer indirect = make_buffer(ctx, 64, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
     uint32_t *words = indirect.mapped;
@@ -188,7 +188,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     layout_info.pushConstantRangeCount = 1;
     layout_info.pPushConstantRanges = &push;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &layout));
+    CHECK(vkCreatePipelineLayout(ctx->device, &layout_info, allocator, &layout));
     VkPipeline libraries[2];
     VkPipeline pipeline = make_pipeline(ctx, layout, recipe, libraries);
 
@@ -238,13 +238,13 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
 
     if (!ctx->leak) {
         vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
-        vkDestroyPipeline(ctx->device, pipeline, NULL);
+        vkDestroyPipeline(ctx->device, pipeline, allocator);
         for (int i = 0; i < 2; ++i)
-            if (libraries[i]) vkDestroyPipeline(ctx->device, libraries[i], NULL);
-        vkDestroyPipelineLayout(ctx->device, layout, NULL);
-        vkDestroyImageView(ctx->device, view, NULL);
-        vkDestroyImage(ctx->device, image, NULL);
-        vkFreeMemory(ctx->device, memory, NULL);
+            if (libraries[i]) vkDestroyPipeline(ctx->device, libraries[i], allocator);
+        vkDestroyPipelineLayout(ctx->device, layout, allocator);
+        vkDestroyImageView(ctx->device, view, allocator);
+        vkDestroyImage(ctx->device, image, allocator);
+        vkFreeMemory(ctx->device, memory, allocator);
     }
     free_buffer(ctx, &readback);
     free_buffer(ctx, &indirect);

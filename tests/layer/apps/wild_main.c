@@ -1,15 +1,59 @@
 /* wild_app's instance, devices and command line (scenarios in wild_app.c, wild_graphics.c).
  *
- * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--leak N] [--bad N] SCENARIO...
+ * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--allocator] [--leak N] [--bad N]
+ *                SCENARIO...
  * SCENARIO: compute many threads shader-object second-device dynamic-rendering
  *           geometry-tessellation multiview library library-flags2
  * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
  * message its messenger received. --leak 1 forgets every object but the device and instance,
- * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2.
+ * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2;
+ * --allocator passes host allocation callbacks everywhere and prints "live-allocations N"
+ * (blocks not given back) at exit.
  */
 #include <string.h>
 
 #include "wild.h"
+
+/* --allocator: host memory through callbacks, as engines with their own allocators do; a
+ * header before each block keeps its size for reallocation. */
+enum { HEADER = 64 };
+const VkAllocationCallbacks *allocator;
+static size_t live_allocations;
+
+static void *VKAPI_PTR allocate(void *user, size_t size, size_t alignment,
+                                VkSystemAllocationScope scope) {
+    (void)user, (void)scope;
+    if (alignment > HEADER) return NULL;
+    char *block = aligned_alloc(HEADER, HEADER + ((size + HEADER - 1) / HEADER) * HEADER);
+    if (!block) return NULL;
+    *(size_t *)block = size;
+    __atomic_add_fetch(&live_allocations, 1, __ATOMIC_RELAXED);
+    return block + HEADER;
+}
+
+static void VKAPI_PTR release(void *user, void *memory) {
+    (void)user;
+    if (!memory) return;
+    __atomic_sub_fetch(&live_allocations, 1, __ATOMIC_RELAXED);
+    free((char *)memory - HEADER);
+}
+
+static void *VKAPI_PTR reallocate(void *user, void *original, size_t size, size_t alignment,
+                                  VkSystemAllocationScope scope) {
+    if (!original) return allocate(user, size, alignment, scope);
+    if (!size) {
+        release(user, original);
+        return NULL;
+    }
+    void *moved = allocate(user, size, alignment, scope);
+    if (!moved) return NULL;
+    size_t old = *(size_t *)((char *)original - HEADER);
+    memcpy(moved, original, old < size ? old : size);
+    release(user, original);
+    return moved;
+}
+
+static const VkAllocationCallbacks callbacks = {NULL, allocate, reallocate, release, NULL, NULL};
 
 static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                      VkDebugUtilsMessageTypeFlagsEXT types,
@@ -73,18 +117,18 @@ static void create_device(Context *ctx, VkInstance instance) {
     info.pQueueCreateInfos = &queue_info;
     info.enabledExtensionCount = extension_count;
     info.ppEnabledExtensionNames = extensions;
-    CHECK(vkCreateDevice(ctx->physical, &info, NULL, &ctx->device));
+    CHECK(vkCreateDevice(ctx->physical, &info, allocator, &ctx->device));
     vkGetDeviceQueue(ctx->device, ctx->family, 0, &ctx->queue);
     VkCommandPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pool_info.queueFamilyIndex = ctx->family;
-    CHECK(vkCreateCommandPool(ctx->device, &pool_info, NULL, &ctx->pool));
+    CHECK(vkCreateCommandPool(ctx->device, &pool_info, allocator, &ctx->pool));
 }
 
 static void destroy_device(Context *ctx) {
     if (ctx->leak >= 2) return;
-    if (!ctx->leak) vkDestroyCommandPool(ctx->device, ctx->pool, NULL);
-    vkDestroyDevice(ctx->device, NULL);
+    if (!ctx->leak) vkDestroyCommandPool(ctx->device, ctx->pool, allocator);
+    vkDestroyDevice(ctx->device, allocator);
 }
 
 int main(int argc, char **argv) {
@@ -98,6 +142,8 @@ int main(int argc, char **argv) {
     for (; first < argc && !strncmp(argv[first], "--", 2); ++first) {
         if (!strcmp(argv[first], "--messenger"))
             messenger = debug_utils = 1;
+        else if (!strcmp(argv[first], "--allocator"))
+            allocator = &callbacks;
         else if (!strcmp(argv[first], "--debug-utils"))
             debug_utils = 1;
         else if (!strcmp(argv[first], "--leak") && first + 1 < argc)
@@ -126,12 +172,12 @@ int main(int argc, char **argv) {
     instance_info.enabledExtensionCount = debug_utils ? 1 : 0;
     instance_info.ppEnabledExtensionNames = &extension;
     VkInstance instance;
-    CHECK(vkCreateInstance(&instance_info, NULL, &instance));
+    CHECK(vkCreateInstance(&instance_info, allocator, &instance));
     VkDebugUtilsMessengerEXT handle = VK_NULL_HANDLE;
     PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
         (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(instance,
                                                                   "vkCreateDebugUtilsMessengerEXT");
-    if (messenger) CHECK(create_messenger(instance, &messenger_info, NULL, &handle));
+    if (messenger) CHECK(create_messenger(instance, &messenger_info, allocator, &handle));
     for (int i = first; i < argc; ++i) {
         shader_objects |= !strcmp(argv[i], "shader-object");
         maintenance5 |= !strcmp(argv[i], "library-flags2");
@@ -155,8 +201,9 @@ int main(int argc, char **argv) {
         PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger =
             (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
                 instance, "vkDestroyDebugUtilsMessengerEXT");
-        destroy_messenger(instance, handle, NULL);
+        destroy_messenger(instance, handle, allocator);
     }
-    vkDestroyInstance(instance, NULL);
+    vkDestroyInstance(instance, allocator);
+    if (allocator) printf("live-allocations %zu\n", live_allocations);
     return 0;
 }
