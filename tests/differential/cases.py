@@ -10,6 +10,7 @@ which only a PARTIALLY_BOUND binding allows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 PARTIAL = "partial"  # PARTIALLY_BOUND
 VARIABLE = "variable"  # VARIABLE_DESCRIPTOR_COUNT (with PARTIALLY_BOUND)
@@ -63,6 +64,8 @@ class Case:
 
     ``checked`` is the binding whose index the bug line uses; ``spread`` > 1 runs that many
     invocations (compute) with index ``p.index + invocation`` (a nonuniform index).
+    ``crashes_unchecked``: indices whose access, left unchecked, crashes lavapipe (not run
+    under a layer that does not check them).
     """
 
     name: str
@@ -73,7 +76,7 @@ class Case:
     indices: tuple[int, ...]
     checked: int = 0
     spread: int = 1
-    uses: tuple[int, ...] = field(default_factory=tuple)
+    crashes_unchecked: tuple[int, ...] = field(default_factory=tuple)
 
     @property
     def source(self) -> str:
@@ -103,8 +106,8 @@ class Case:
 
 
 def _compute(name: str, declarations: str, body: str, bindings: list[BindingSpec],
-             indices: tuple[int, ...], **options: int) -> Case:  # fmt: skip
-    return Case(name, "comp", declarations, body, tuple(bindings), indices, **options)  # type: ignore[arg-type]
+             indices: tuple[int, ...], **options: Any) -> Case:  # fmt: skip
+    return Case(name, "comp", declarations, body, tuple(bindings), indices, **options)
 
 
 def _fragment(name: str, declarations: str, body: str, bindings: list[BindingSpec],
@@ -209,6 +212,65 @@ CASES: tuple[Case, ...] = (
         [BindingSpec(0, "combined_image_sampler", 4)],
         (0, 2),
         spread=4,
+    ),
+    _compute(
+        "sampler-passed-to-a-function",
+        "layout(set = 0, binding = 0) uniform sampler2D t[3];\n"
+        "vec4 fetch(sampler2D s) { return textureLod(s, vec2(0.5), 0.0); }",
+        "    o.v[0] = fetch(t[p.index]); // BUG",
+        [BindingSpec(0, "combined_image_sampler", 3)],
+        (2, 3),
+        crashes_unchecked=(3,),
+    ),
+    _compute(
+        "storage-buffer-atomic-and-length",
+        "layout(set = 0, binding = 0) buffer S { uint count; uint values[]; } s[2];",
+        "    uint i = p.index;\n"
+        "    o.v[0].x = float(atomicAdd(s[i].count, 1u) + s[i].values.length()); // BUG",
+        [BindingSpec(0, "storage_buffer", 2)],
+        (1, 2),
+    ),
+    _compute(
+        "runtime-array-unwritten-element",
+        "layout(set = 0, binding = 10) uniform sampler2D t[];",
+        "    o.v[0] = textureLod(t[nonuniformEXT(p.index)], vec2(0.5), 0.0); // BUG",
+        [
+            BindingSpec(
+                10,
+                "combined_image_sampler",
+                8,
+                written=(0, 2),
+                flags=(VARIABLE,),
+                variable_count=4,
+            )
+        ],
+        (0, 1, 3, 4),
+        checked=10,
+    ),
+    _compute(
+        "partially-bound-texel-buffer-array",
+        "layout(set = 0, binding = 0) uniform samplerBuffer tb[3];",
+        "    o.v[0] = texelFetch(tb[p.index], 0); // BUG",
+        [BindingSpec(0, "uniform_texel_buffer", 3, written=(1,), flags=(PARTIAL,))],
+        (0, 1, 3),
+    ),
+    _compute(
+        "storage-image-array-store",
+        "layout(set = 0, binding = 0, rgba32f) uniform writeonly image2D img[3];",
+        "    imageStore(img[p.index], ivec2(0), vec4(3.0)); // BUG",
+        [BindingSpec(0, "storage_image", 3)],
+        (2, 0xFFFF_FFFF),
+    ),
+    _fragment(
+        "fragment-partially-bound-sampled-image-array",
+        "layout(set = 0, binding = 0) uniform texture2D t[4];\n"
+        "layout(set = 0, binding = 1) uniform sampler s;",
+        "    color = texture(sampler2D(t[p.index], s), vec2(0.5)); // BUG",
+        [
+            BindingSpec(0, "sampled_image", 4, written=(0, 1, 2), flags=(PARTIAL,)),
+            BindingSpec(1, "sampler", 1),
+        ],
+        (2, 3, 4),
     ),
     _fragment(
         "fragment-sampler-array",
