@@ -272,6 +272,13 @@ CASES: tuple[Case, ...] = (
         ],
         (2, 3, 4),
     ),
+    _compute(
+        "storage-buffer-range",
+        "layout(set = 0, binding = 0) buffer S { vec4 values[]; } s[2];",
+        "    o.v[0] = s[p.index].values[p.index * 100u]; // BUG",
+        [BindingSpec(0, "storage_buffer", 2)],
+        (0, 1),
+    ),
     _fragment(
         "fragment-sampler-array",
         "layout(set = 0, binding = 0) uniform sampler2D t[2];",
