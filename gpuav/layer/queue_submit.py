@@ -6,7 +6,8 @@ a block is read unless a shader wrote something; written blocks are decoded, rep
 zeroed. The host-visibility barrier was recorded at vkEndCommandBuffer, so no extra submission
 is needed. Submissions that wait on a host-set event or on timeline semaphore values are not
 waited for (that could deadlock): they get a fence and are read back at a later hook (the
-app's own waits, the next submit, a reset) once it has signaled.
+app's own waits, the next submit, a reset) once it has signaled. While one is unfinished, later
+submissions are deferred the same way: a queue wait would wait for it too.
 """
 
 from __future__ import annotations
@@ -60,7 +61,13 @@ def post_call_record_queue_submit(
     if not command_buffers:
         return
     faults.check("queue_submit")
-    if waits_for_timeline or any(state.waits_for_host_event for state in command_buffers):
+    # A deferred submission still unfinished may wait on the host (it could sit in this very
+    # queue, ahead of this one): waiting for the queue now could deadlock, so defer this too.
+    if (
+        waits_for_timeline
+        or device.pending
+        or any(state.waits_for_host_event for state in command_buffers)
+    ):
         fence = device.calls.queue_signal_fence(queue)
         device.pending.append(PendingSubmission(fence, list(command_buffers)))
         return

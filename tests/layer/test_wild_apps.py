@@ -1,9 +1,9 @@
 """The layer under application patterns the other apps do not use (``apps/wild_*.c``): push
 descriptors, update templates, pipeline caches and derivatives, specialization constants, 10k
 dispatches, one-time and simultaneous-use command buffers, empty and semaphore-only submits,
-two threads, shader objects, two devices, dynamic rendering, indirect-count draws, tessellation
-and geometry, multiview, graphics pipeline libraries (also by maintenance5 flags), objects left
-alive at exit.
+wait-before-signal on a timeline semaphore, two threads, shader objects, two devices, dynamic
+rendering, indirect-count draws, tessellation and geometry, multiview, graphics pipeline
+libraries (also by maintenance5 flags), objects left alive at exit.
 
 Every run must complete with the results of the app alone; a real out-of-bounds index must be
 reported; the Khronos layer beneath must see nothing from us that the app alone does not cause,
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.vulkan
 
 SHADERS = ["wild.comp", "wild.tesc", "wild.tese", "wild.geom", "wild_view.frag", "quad.vert",
            "quad.frag"]  # fmt: skip
-COMPUTE = ["compute", "many", "threads", "second-device"]
+COMPUTE = ["compute", "many", "threads", "second-device", "wait-before-signal"]
 GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library"]
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 
@@ -49,7 +49,8 @@ def wild_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if compiler is None:
         pytest.fail("no C compiler (gcc) found")
     output = tmp_path_factory.mktemp("wild_app") / "wild_app"
-    sources = [str(APPS / name) for name in ("wild_main.c", "wild_app.c", "wild_graphics.c")]
+    names = ("wild_main.c", "wild_app.c", "wild_graphics.c", "wild_sync.c")
+    sources = [str(APPS / name) for name in names]
     subprocess.run(
         [compiler, "-O1", "-Wall", "-Werror", "-o", str(output), *sources, "-lvulkan",
          "-lpthread"],
@@ -88,7 +89,8 @@ def test_results_unchanged_and_nothing_reported(run_wild: RunWild, layer_folder:
     scenarios = [*COMPUTE, "shader-object", *GRAPHICS, "library-flags2"]
     _, alone = run_wild(scenarios)
     assert [name for name, _ in alone] == [
-        "compute", "many", "threads", "compute", "compute", "shader-object", *GRAPHICS,
+        "compute", "many", "threads", "compute", "compute", "wait-before-signal", "shader-object",
+        *GRAPHICS,
         "library-flags2",
     ]  # fmt: skip
     # --leak 1: the app forgets every object but its devices and instance
@@ -135,12 +137,26 @@ def test_shader_objects_take_no_output_blocks(run_wild: RunWild, layer_folder: P
     assert len(run.with_id("GPUAV-shader-object-unchecked")) == 1
 
 
+def test_wait_before_signal_does_not_deadlock(run_wild: RunWild, layer_folder: Path) -> None:
+    """A submission waits on a timeline value the host signals after a second submission to
+    the same queue. Waiting for the queue inside the second vkQueueSubmit hung forever; now
+    it is deferred like the first, and both command buffers' errors are reported."""
+    run, hashes = run_wild(
+        ["--messenger", "--bad", "3", "wait-before-signal"], layer_folder, instrumenter=None
+    )
+    assert [name for name, _ in hashes] == ["wait-before-signal"]
+    reported = run.with_id(OUT_OF_BOUNDS)
+    command_buffers = {m["text"].split("Command buffer (")[1].split(")")[0] for m in reported}
+    assert len(command_buffers) == 2
+    assert all("Dispatch Index 4 (vkCmdDispatch)" in m["text"] for m in reported)
+
+
 def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None:
     """Stacked beneath gpuav, the Khronos layer reports the same as for the app alone (its
     1.3.239 release knows no shader objects or maintenance5, so those scenarios are left
     out). The app alone
     runs without its bug, which crashes lavapipe unchecked."""
-    scenarios = ["compute", "threads", "second-device", *GRAPHICS]
+    scenarios = ["compute", "threads", "second-device", "wait-before-signal", *GRAPHICS]
     layers = [VALIDATION_LAYER]
     options = ["--messenger", "--allocator"]  # host allocation callbacks on every call
     alone, alone_hashes = run_wild([*options, *scenarios], layers=layers)

@@ -101,6 +101,25 @@ Buffer make_buffer(Context *ctx, VkDeviceSize size, VkBufferUsageFlags usage);
 void free_buffer(Context *ctx, Buffer *buffer);
 VkCommandBuffer begin_one(Context *ctx, VkCommandPool pool, VkCommandBufferUsageFlags flags);
 void submit_wait(Context *ctx, VkCommandBuffer command_buffer);
+enum { LOCAL = 64 };
+
+/* Compute objects: set 0 is binding 0, an array of two storage buffers. */
+typedef struct {
+    VkDescriptorSetLayout push_set, plain_set;
+    VkPipelineLayout push_layout, plain_layout;
+    VkPipeline pipelines[3]; /* multiplier 5 (base), 7 (derivative), 9 (plain layout) */
+    VkDescriptorUpdateTemplate push_template, plain_template;
+    VkDescriptorPool pool;
+    VkDescriptorSet set;
+    VkPipelineCache cache;
+} Compute;
+
+void make_compute(Context *ctx, Compute *c, const Buffer *buffers);
+void destroy_compute(Context *ctx, Compute *c);
+/* Dispatch `count` regions of 64 words of buffer `which` (0 or 1; 2 at bad_dispatch). */
+void dispatches(VkCommandBuffer cb, VkPipelineLayout layout, uint32_t count, uint32_t which);
+VkSubmitInfo one(const VkCommandBuffer *command_buffer);
+void wait_before_signal_scenario(Context *ctx);
 void run_graphics_scenario(Context *ctx, const char *name);
 void run_compute_scenario(Context *ctx, const char *name);
 void set_bad_dispatch(int index);

@@ -12,9 +12,9 @@
 
 #include "wild.h"
 
-enum { LOCAL = 64, THREAD_DISPATCHES = 500 };
+enum { THREAD_DISPATCHES = 500 };
 
-static int bad_dispatch = -1;
+int bad_dispatch = -1;
 
 uint32_t fnv1a(const void *bytes, size_t count) {
     uint32_t hash = 2166136261u;
@@ -108,15 +108,6 @@ void submit_wait(Context *ctx, VkCommandBuffer command_buffer) {
 
 /* -- compute objects: set 0 is binding 0, an array of two storage buffers ------------------ */
 
-typedef struct {
-    VkDescriptorSetLayout push_set, plain_set;
-    VkPipelineLayout push_layout, plain_layout;
-    VkPipeline pipelines[3]; /* multiplier 5 (base), 7 (derivative), 9 (plain layout) */
-    VkDescriptorUpdateTemplate push_template, plain_template;
-    VkDescriptorPool pool;
-    VkDescriptorSet set;
-    VkPipelineCache cache;
-} Compute;
 
 static VkDescriptorSetLayout set_layout(Context *ctx, VkDescriptorSetLayoutCreateFlags flags) {
     VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2,
@@ -159,7 +150,7 @@ static VkDescriptorUpdateTemplate make_template(Context *ctx, Compute *c, int pu
     return result;
 }
 
-static void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
+void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
     c->push_set = set_layout(ctx, VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR);
     c->plain_set = set_layout(ctx, 0);
     c->push_layout = pipeline_layout(ctx, c->push_set);
@@ -213,7 +204,7 @@ static void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
     vkUpdateDescriptorSetWithTemplate(ctx->device, c->set, c->plain_template, infos_data);
 }
 
-static void destroy_compute(Context *ctx, Compute *c) {
+void destroy_compute(Context *ctx, Compute *c) {
     if (ctx->leak) return;
     for (int i = 0; i < 3; ++i) vkDestroyPipeline(ctx->device, c->pipelines[i], allocator);
     vkDestroyPipelineCache(ctx->device, c->cache, allocator);
@@ -227,7 +218,7 @@ static void destroy_compute(Context *ctx, Compute *c) {
 }
 
 /* Dispatch `count` regions of 64 words of buffer `which` (0 or 1; 2 at bad_dispatch). */
-static void dispatches(VkCommandBuffer cb, VkPipelineLayout layout, uint32_t count,
+void dispatches(VkCommandBuffer cb, VkPipelineLayout layout, uint32_t count,
                        uint32_t which) {
     for (uint32_t i = 0; i < count; ++i) {
         uint32_t constants[2] = {i * LOCAL, (int)i == bad_dispatch ? 2u : which};
@@ -236,7 +227,7 @@ static void dispatches(VkCommandBuffer cb, VkPipelineLayout layout, uint32_t cou
     }
 }
 
-static VkSubmitInfo one(const VkCommandBuffer *command_buffer) {
+VkSubmitInfo one(const VkCommandBuffer *command_buffer) {
     VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = command_buffer;
@@ -455,6 +446,8 @@ void run_compute_scenario(Context *ctx, const char *name) {
         threads_scenario(ctx);
     else if (!strcmp(name, "shader-object"))
         shader_object_scenario(ctx);
+    else if (!strcmp(name, "wait-before-signal"))
+        wait_before_signal_scenario(ctx);
     else
         run_graphics_scenario(ctx, name);
 }

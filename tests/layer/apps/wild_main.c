@@ -3,7 +3,7 @@
  * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--allocator] [--leak N] [--bad N]
  *                SCENARIO...
  * SCENARIO: compute many threads shader-object second-device dynamic-rendering
- *           geometry-tessellation multiview library library-flags2
+ *           wait-before-signal geometry-tessellation multiview library library-flags2
  * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
  * message its messenger received. --leak 1 forgets every object but the device and instance,
  * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2;
@@ -95,6 +95,7 @@ static void create_device(Context *ctx, VkInstance instance) {
     VkPhysicalDeviceVulkan12Features v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                             &v13};
     v12.drawIndirectCount = VK_TRUE;
+    v12.timelineSemaphore = VK_TRUE;
     VkPhysicalDeviceVulkan11Features v11 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                             &v12};
     v11.multiview = VK_TRUE;

@@ -1,0 +1,67 @@
+/* wild_app's synchronization scenario: wait-before-signal with a timeline semaphore. The first
+ * submission waits for a value the host signals only after a second, independent submission
+ * on the same queue has gone in; a layer that waits for the queue inside that second
+ * vkQueueSubmit would wait forever. */
+#include <string.h>
+
+#include "wild.h"
+
+enum { REGIONS = 8 };
+
+static VkCommandBuffer record(Context *ctx, Compute *c, uint32_t which) {
+    VkCommandBuffer cb = begin_one(ctx, ctx->pool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipelines[2]);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->plain_layout, 0, 1, &c->set,
+                            0, NULL);
+    dispatches(cb, c->plain_layout, REGIONS, which);
+    CHECK(vkEndCommandBuffer(cb));
+    return cb;
+}
+
+void wait_before_signal_scenario(Context *ctx) {
+    Buffer buffers[2];
+    for (int b = 0; b < 2; ++b) {
+        buffers[b] = make_buffer(ctx, REGIONS * LOCAL * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        for (uint32_t i = 0; i < REGIONS * LOCAL; ++i) ((uint32_t *)buffers[b].mapped)[i] = i * b;
+    }
+    Compute c;
+    make_compute(ctx, &c, buffers);
+    VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo semaphore_info = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    VkSemaphore timeline;
+    CHECK(vkCreateSemaphore(ctx->device, &semaphore_info, allocator, &timeline));
+
+    VkCommandBuffer waiting = record(ctx, &c, 0);
+    VkCommandBuffer independent = record(ctx, &c, 1);
+    uint64_t value = 1;
+    VkTimelineSemaphoreSubmitInfo values = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.waitSemaphoreValueCount = 1;
+    values.pWaitSemaphoreValues = &value;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    VkSubmitInfo first = one(&waiting);
+    first.pNext = &values;
+    first.waitSemaphoreCount = 1;
+    first.pWaitSemaphores = &timeline;
+    first.pWaitDstStageMask = &stage;
+    CHECK(vkQueueSubmit(ctx->queue, 1, &first, VK_NULL_HANDLE));
+    VkSubmitInfo second = one(&independent);
+    CHECK(vkQueueSubmit(ctx->queue, 1, &second, VK_NULL_HANDLE));
+    VkSemaphoreSignalInfo signal = {VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+    signal.semaphore = timeline;
+    signal.value = 1;
+    CHECK(vkSignalSemaphore(ctx->device, &signal));
+    CHECK(vkQueueWaitIdle(ctx->queue));
+
+    uint32_t hashes[2] = {fnv1a(buffers[0].mapped, buffers[0].size),
+                          fnv1a(buffers[1].mapped, buffers[1].size)};
+    printf("wait-before-signal %08x\n", fnv1a(hashes, sizeof hashes));
+    if (!ctx->leak) {
+        VkCommandBuffer both[2] = {waiting, independent};
+        vkFreeCommandBuffers(ctx->device, ctx->pool, 2, both);
+        vkDestroySemaphore(ctx->device, timeline, allocator);
+    }
+    destroy_compute(ctx, &c);
+    free_buffer(ctx, &buffers[0]);
+    free_buffer(ctx, &buffers[1]);
+}
