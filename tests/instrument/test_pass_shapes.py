@@ -306,3 +306,100 @@ def test_spec_constant_op_index() -> None:
         CHECK: OpAccessChain %_ptr_StorageBuffer_uint %bufs {{%[0-9]+}} %uint_0
         """,
     )
+
+
+def test_descriptor_loaded_in_another_block_is_loaded_again_under_the_guard() -> None:
+    words = _asm(
+        """
+          %p = OpAccessChain %ptr_uint %bufs %x %uint_0
+          %v = OpLoad %uint %p
+       %cond = OpULessThan %bool %x %y
+               OpSelectionMerge %merge None
+               OpBranchConditional %cond %then %merge
+       %then = OpLabel
+          %q = OpAccessChain %ptr_uint %bufs %y %uint_0
+               OpStore %q %v
+               OpBranch %merge
+      %merge = OpLabel
+        """
+    )
+    text = disassemble(instrumented(words, "vulkan1.1"))
+    assert text.count("OpFunctionCall %bool %gpuav_check_bounds") == 2
+    filecheck(
+        text,
+        """
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+ %[0-9]+}} %uint_6
+        CHECK: OpAccessChain %_ptr_StorageBuffer_uint %bufs
+        CHECK-NEXT: OpLoad %uint
+        CHECK: OpBranchConditional
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+ %[0-9]+}} %uint_6
+        CHECK: OpAccessChain %_ptr_StorageBuffer_uint %bufs
+        CHECK-NEXT: OpStore
+        """,
+    )
+
+
+def test_64_bit_index_is_compared_at_full_width() -> None:
+    source = HEADER.format(
+        globals_="",
+        globals="",
+        body="""
+       %wide = OpUConvert %ulong %x
+     %member = OpAccessChain %ptr_uint %bufs %wide %uint_0
+               OpStore %member %x
+        """,
+    ).replace("OpCapability Shader", "OpCapability Shader\nOpCapability Int64")
+    source = source.replace(
+        "%uint = OpTypeInt 32 0", "%uint = OpTypeInt 32 0\n%ulong = OpTypeInt 64 0"
+    )
+    words = assemble(source, "vulkan1.1")
+    filecheck(
+        disassemble(instrumented(words, "vulkan1.1")),
+        """
+        CHECK: OpUConvert %uint {{%[0-9]+}}
+        CHECK: OpUConvert %ulong %uint_6
+        CHECK-NEXT: OpULessThan %bool {{%[0-9]+ %[0-9]+}}
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds
+        """,
+    )
+
+
+SAMPLED_COMP = """#version 450
+#extension GL_ARB_sparse_texture2 : require
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) uniform sampler2D t[3];
+layout(set = 0, binding = 1) buffer Out { vec4 v[2]; } o;
+layout(push_constant) uniform P { uint index; } p;
+void main() {
+    o.v[0] = texelFetch(t[p.index], ivec2(0), 0);
+    vec4 texel;
+    int code = sparseTextureLodARB(t[p.index], vec2(0.5), 0.0, texel);
+    o.v[1] = texel * float(code);
+}
+"""
+
+
+def test_image_of_a_sampled_image_and_sparse_sample_are_guarded() -> None:
+    words = compile_glsl(SAMPLED_COMP, "comp", target_env="vulkan1.1")
+    text = disassemble(instrumented(words, "vulkan1.1"))
+    filecheck(
+        text,
+        """
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
+        CHECK-NEXT: OpLabel
+        CHECK-NEXT: OpAccessChain
+        CHECK-NEXT: OpLoad
+        CHECK-NEXT: OpImage
+        CHECK-NEXT: OpImageFetch
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
+        CHECK-NEXT: OpLabel
+        CHECK-NEXT: OpAccessChain
+        CHECK-NEXT: OpLoad
+        CHECK-NEXT: OpImageSparseSampleExplicitLod %ResType
+        CHECK: OpPhi %ResType {{%[0-9]+ %[0-9]+}} %{{\\w+}}
+        """,
+    )
