@@ -279,6 +279,20 @@ CASES: tuple[Case, ...] = (
         [BindingSpec(0, "storage_buffer", 2)],
         (0, 1),
     ),
+    _compute(
+        "dynamic-uniform-buffer-array",
+        "layout(set = 0, binding = 0) uniform U { vec4 value; } u[2];",
+        "    o.v[0] = u[p.index].value; // BUG",
+        [BindingSpec(0, "uniform_buffer_dynamic", 2)],
+        (1, 2),
+    ),
+    _compute(
+        "dynamic-storage-buffer-array",
+        "layout(set = 0, binding = 0) buffer S { vec4 value; } s[3];",
+        "    s[p.index].value = vec4(5.0); // BUG",
+        [BindingSpec(0, "storage_buffer_dynamic", 3)],
+        (2, 3),
+    ),
     _fragment(
         "fragment-sampler-array",
         "layout(set = 0, binding = 0) uniform sampler2D t[2];",

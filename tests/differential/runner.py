@@ -21,7 +21,7 @@ import numpy as np
 import vulkan as vkapi
 
 from tests.differential.cases import CASES, OUT_BINDING, PARTIAL, VARIABLE, BindingSpec, Case
-from tests.harness import PARTIALLY_BOUND, VARIABLE_COUNT, Binding
+from tests.harness import PARTIALLY_BOUND, VARIABLE_COUNT, Binding, DescriptorSetSpec
 from tests.harness.context import API_VERSION, DEBUG_UTILS_EXTENSION, VulkanContext
 
 
@@ -57,7 +57,7 @@ def _resource(vk: VulkanContext, kind: str, element: int) -> Any:
         return (view, vk.sampler()) if kind == "combined_image_sampler" else view
     if kind == "sampler":
         return vk.sampler()
-    buffer = vk.buffer(data=value.reshape(-1))
+    buffer = vk.buffer(data=np.resize(value.reshape(-1), 64))  # room for any offset used
     if kind.endswith("texel_buffer"):
         return buffer.view("R32G32B32A32_SFLOAT")
     return buffer
@@ -94,7 +94,12 @@ def run_case(
         mark = vk.mark()
         out = vk.buffer(64)
         bindings = [_binding(vk, spec) for spec in case.bindings]
-        sets = {0: [*bindings, Binding(OUT_BINDING, "storage_buffer", [out])]}
+        dynamic = sum(spec.length for spec in case.bindings if spec.type.endswith("_dynamic"))
+        sets = {
+            0: DescriptorSetSpec(
+                [*bindings, Binding(OUT_BINDING, "storage_buffer", [out])], [0] * dynamic
+            )
+        }
         push = struct.pack("<I", index)
         vk.clear_messages()
         if case.stage == "comp":
