@@ -48,6 +48,7 @@ class BindingSpec:
     written: tuple[int, ...] | None = None
     flags: tuple[str, ...] = ()
     variable_count: int | None = None
+    format: str = "R32G32B32A32_SFLOAT"  # of images and texel buffer views
 
     @property
     def length(self) -> int:
@@ -292,6 +293,22 @@ CASES: tuple[Case, ...] = (
         "    s[p.index].value = vec4(5.0); // BUG",
         [BindingSpec(0, "storage_buffer_dynamic", 3)],
         (2, 3),
+    ),
+    _compute(
+        "storage-image-atomic",
+        "layout(set = 0, binding = 0, r32ui) uniform uimage2D img[2];",
+        "    o.v[0].x = float(imageAtomicAdd(img[p.index], ivec2(0), 1u)); // BUG",
+        [BindingSpec(0, "storage_image", 2, format="R32_UINT")],
+        (1, 2),
+        crashes_unchecked=(2,),
+    ),
+    _compute(
+        "storage-texel-buffer-atomic",
+        "layout(set = 0, binding = 0, r32ui) uniform uimageBuffer tb[2];",
+        "    o.v[0].x = float(imageAtomicMax(tb[p.index], 0, 7u)); // BUG",
+        [BindingSpec(0, "storage_texel_buffer", 2, format="R32_UINT")],
+        (0, 2),
+        crashes_unchecked=(2,),
     ),
     _fragment(
         "fragment-sampler-array",

@@ -48,10 +48,12 @@ class MessengerContext(VulkanContext):
         self._messenger = create(self.instance, info, None)
 
 
-def _resource(vk: VulkanContext, kind: str, element: int) -> Any:
+def _resource(vk: VulkanContext, kind: str, element: int, fmt: str) -> Any:
     value = np.array([[[element + 1.0, 0.5, 0.25, 1.0]]], np.float32)
+    if fmt == "R32_UINT":
+        value = np.array([[[element + 1]]], np.uint32)
     if kind in ("combined_image_sampler", "sampled_image", "storage_image"):
-        image = vk.image(1, 1, "R32G32B32A32_SFLOAT")
+        image = vk.image(1, 1, fmt)
         image.upload(value)
         view = image.view()
         return (view, vk.sampler()) if kind == "combined_image_sampler" else view
@@ -59,14 +61,15 @@ def _resource(vk: VulkanContext, kind: str, element: int) -> Any:
         return vk.sampler()
     buffer = vk.buffer(data=np.resize(value.reshape(-1), 64))  # room for any offset used
     if kind.endswith("texel_buffer"):
-        return buffer.view("R32G32B32A32_SFLOAT")
+        return buffer.view(fmt)
     return buffer
 
 
 def _binding(vk: VulkanContext, spec: BindingSpec) -> Binding:
     allocated = spec.length
     resources = [
-        _resource(vk, spec.type, k) if spec.is_written(k) else None for k in range(allocated)
+        _resource(vk, spec.type, k, spec.format) if spec.is_written(k) else None
+        for k in range(allocated)
     ]
     flags = 0
     if PARTIAL in spec.flags or VARIABLE in spec.flags:
