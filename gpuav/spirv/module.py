@@ -8,8 +8,9 @@ between functions, debug info before a label) are kept where they appeared so th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.instruction import Instruction
@@ -137,10 +138,21 @@ class Module:
             self.globals,
         )
 
-    def instructions(self) -> Iterator[Instruction]:
-        """Every instruction in module order."""
-        for section in self.header_sections():
-            yield from section
+    def instruction_lists(self) -> Iterator[Sequence[Instruction]]:
+        """The module's instructions as consecutive runs, in module order."""
+        yield from self.header_sections()
         for function in self.functions:
-            yield from function.all_instructions()
-        yield from self.trailer
+            yield function.preamble
+            yield (function.definition,)
+            yield function.parameters
+            for block in function.blocks:
+                yield block.preamble
+                yield (block.label,)
+                yield block.instructions
+            yield function.epilogue
+            yield (function.end,)
+        yield self.trailer
+
+    def instructions(self) -> Iterator[Instruction]:
+        """Every instruction in module order (chained runs: no generator per instruction)."""
+        return chain.from_iterable(self.instruction_lists())

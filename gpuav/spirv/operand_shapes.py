@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from gpuav.spirv.grammar import ID_KINDS, SINGLE_WORD_LITERALS, Op
+from gpuav.spirv.grammar import (
+    ID_KINDS,
+    INSTRUCTIONS,
+    ONE_WORD_ENUMS,
+    OPERAND_KINDS,
+    SINGLE_WORD_LITERALS,
+    Op,
+)
 from gpuav.spirv.instruction import string_end
 from gpuav.spirv.operand_walker import OperandError, WalkContext, walk_operands
 
@@ -39,6 +46,73 @@ SHAPE_OPERANDS: Final[dict[int, tuple[int, ...]]] = {
 # growing the table without end.
 MAX_SHAPES: Final = 4096
 _NUMBER_KINDS: Final = SINGLE_WORD_LITERALS | {"LiteralContextDependentNumber"}
+
+
+def _has_ids(kind: str) -> bool:
+    """Whether an operand of this kind can hold an id (in itself, its parts or parameters)."""
+    if kind in ID_KINDS:
+        return True
+    category, data = OPERAND_KINDS.get(kind, ("Literal", None))
+    if category == "Composite" and isinstance(data, tuple):
+        return any(_has_ids(base) for base in data)
+    if isinstance(data, dict):
+        return any(_has_ids(parameter) for info in data.values() for parameter in info[1])
+    return False
+
+
+def _id_prefixes() -> dict[int, tuple[tuple[int, ...], int, int, frozenset[int]]]:
+    """opcode -> (id positions, their count of words, enumerant position or -1, enumerants
+    with id parameters) for opcodes whose ids are always in a leading run of one-word
+    operands: what follows holds no id (strings, literal numbers), or is a last enumerant
+    (a decoration, an execution mode) that holds ids only for the enumerants listed."""
+    prefixes: dict[int, tuple[tuple[int, ...], int, int, frozenset[int]]] = {}
+    for opcode, info in INSTRUCTIONS.items():
+        specs = info[2]
+        ids: list[int] = []
+        at = 0
+        while at < len(specs) and not specs[at][1]:
+            kind = specs[at][0]
+            if not (kind in ID_KINDS or kind in SINGLE_WORD_LITERALS or kind in ONE_WORD_ENUMS):
+                break
+            if kind in ID_KINDS:
+                ids.append(at)
+            at += 1
+        rest = specs[at:]
+        if not any(_has_ids(kind) for kind, _quantifier in rest):
+            prefixes[opcode] = (tuple(ids), at, -1, frozenset())
+        elif len(rest) == 1 and not rest[0][1]:
+            enumerants = OPERAND_KINDS.get(rest[0][0], ("", None))[1]
+            if isinstance(enumerants, dict):
+                with_ids = frozenset(
+                    value
+                    for value, entry in enumerants.items()
+                    if any(_has_ids(parameter) for parameter in entry[1])
+                )
+                prefixes[opcode] = (tuple(ids), at + 1, at, with_ids)
+    return prefixes
+
+
+# Only opcodes that the fixed shapes leave to a walk need this.
+_ID_PREFIXES: Final = {
+    opcode: prefix
+    for opcode, prefix in _id_prefixes().items()
+    if opcode in SHAPE_OPERANDS or opcode in (Op.EntryPoint,)
+}
+
+
+def prefix_ids(opcode: int, operands: list[int]) -> tuple[int, ...] | None:
+    """The id positions when the grammar alone says where they are (no walk), else None.
+
+    For instructions already known to be well formed: OpName's target, OpConstant's type and
+    result, OpDecorate's target unless the decoration takes id parameters...
+    """
+    prefix = _ID_PREFIXES.get(opcode)
+    if prefix is None:
+        return None
+    ids, words, enumerant_at, with_ids = prefix
+    if len(operands) < words or (enumerant_at >= 0 and operands[enumerant_at] in with_ids):
+        return None
+    return ids
 
 
 class Shape(NamedTuple):
@@ -112,6 +186,49 @@ def checked_shape(opcode: int, operands: list[int], context: WalkContext) -> Sha
     return learn(opcode, operands, context)
 
 
+def _string_last() -> dict[int, tuple[tuple[int, ...], int]]:
+    """opcode -> (id positions, first word of the string) for instructions made of one-word
+    ids and literals and then one string (OpName, OpMemberName, OpString, OpExtension...)."""
+    found: dict[int, tuple[tuple[int, ...], int]] = {}
+    for opcode, info in INSTRUCTIONS.items():
+        specs = info[2]
+        if not specs or specs[-1] != ("LiteralString", ""):
+            continue
+        prefix = specs[:-1]
+        if all(not q and (k in ID_KINDS or k in SINGLE_WORD_LITERALS) for k, q in prefix):
+            ids = tuple(at for at, (kind, _q) in enumerate(prefix) if kind in ID_KINDS)
+            found[opcode] = (ids, len(prefix))
+    return found
+
+
+_STRING_LAST: Final = _string_last()
+_CONSTANTS: Final = frozenset({Op.Constant, Op.SpecConstant})
+
+
+def check(opcode: int, operands: list[int], context: WalkContext) -> None:
+    """Raise OperandError unless the instruction is well formed, as a grammar walk would.
+
+    Instructions ending in one string and numeric constants are checked directly; the rest
+    through their remembered layout (``checked_shape``).
+    """
+    bound = context.bound
+    simple = _STRING_LAST.get(opcode)
+    if simple is not None:
+        ids, start = simple
+        if len(operands) > start and all(0 < operands[at] < bound for at in ids):
+            try:
+                if string_end(operands, start) == len(operands):
+                    return
+            except ValueError:
+                pass
+    elif opcode in _CONSTANTS and len(operands) > 2:
+        width = context.widths.get(operands[0])
+        expected = 1 if width is None or width <= 32 else (width + 31) // 32
+        if len(operands) == 2 + expected and 0 < operands[0] < bound and 0 < operands[1] < bound:
+            return
+    checked_shape(opcode, operands, context)
+
+
 def id_positions(opcode: int, operands: list[int], context: WalkContext) -> tuple[int, ...]:
     """Operand indices holding ids, for an instruction already known to be well formed."""
     key = shape_key(opcode, operands, context)
@@ -119,4 +236,13 @@ def id_positions(opcode: int, operands: list[int], context: WalkContext) -> tupl
     return (shape or learn(opcode, operands, context)).ids
 
 
-__all__ = ["MAX_SHAPES", "SHAPE_OPERANDS", "OperandError", "Shape", "checked_shape", "id_positions"]
+__all__ = [
+    "MAX_SHAPES",
+    "SHAPE_OPERANDS",
+    "OperandError",
+    "Shape",
+    "check",
+    "checked_shape",
+    "id_positions",
+    "prefix_ids",
+]

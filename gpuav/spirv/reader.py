@@ -27,7 +27,7 @@ from gpuav.spirv.grammar import (
 )
 from gpuav.spirv.instruction import Instruction, decode_string
 from gpuav.spirv.module import TERMINATORS, Block, Function, Module
-from gpuav.spirv.operand_shapes import checked_shape
+from gpuav.spirv.operand_shapes import check
 from gpuav.spirv.operand_walker import OperandError, WalkContext
 
 HEADER_WORDS: Final = 5
@@ -176,7 +176,7 @@ class _Reader:
                             self.check_ids(operands, id_positions, bound)
             elif not (opcode == ext_inst and self.ext_inst_fast(operands, context)):
                 try:
-                    checked_shape(opcode, operands, context)
+                    check(opcode, operands, context)
                 except OperandError as error:
                     self.offset, self.index = position, index
                     raise self.fail(str(error)) from None

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
 
 from gpuav.spirv.grammar import MAGIC_NUMBER
-from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Module
 
 
@@ -15,27 +13,12 @@ def write(module: Module) -> list[int]:
     append = words.append
     extend = words.extend
 
-    def emit(instructions: Iterable[Instruction]) -> None:
+    # Module.instruction_lists: runs of instructions, no generator per instruction.
+    for instructions in module.instruction_lists():
         for instruction in instructions:
             operands = instruction.operands
             append((len(operands) + 1) << 16 | instruction.opcode)
             extend(operands)
-
-    # The order of Module.instructions(), walked without its nested generators (a third
-    # faster); tests/spirv/test_round_trip.py checks that the two agree.
-    for section in module.header_sections():
-        emit(section)
-    for function in module.functions:
-        emit(function.preamble)
-        emit((function.definition,))
-        emit(function.parameters)
-        for block in function.blocks:
-            emit(block.preamble)
-            emit((block.label,))
-            emit(block.instructions)
-        emit(function.epilogue)
-        emit((function.end,))
-    emit(module.trailer)
     return words
 
 

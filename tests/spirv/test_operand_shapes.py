@@ -54,6 +54,13 @@ def test_a_string_that_no_longer_ends_in_its_last_word_is_rejected() -> None:
         read(_module(early))
 
 
+@pytest.mark.parametrize("target", [0, BOUND])
+def test_a_name_of_an_id_out_of_range_is_rejected(target: int) -> None:
+    read(_module(_name(5, "ok")))
+    with pytest.raises(DecodeError, match="id"):
+        read(_module(_name(target, "ok")))
+
+
 def test_an_id_out_of_range_in_a_remembered_decoration_is_rejected() -> None:
     read(_module(_name(5, "x"), [Op.Decorate, 5, Decoration.Location, 3]))
     with pytest.raises(DecodeError, match="id"):

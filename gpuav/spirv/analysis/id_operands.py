@@ -74,6 +74,9 @@ class IdOperands:
             if id_positions is not None:
                 return id_positions  # a tail of ids comes only with all-id shapes
             return range(length if tail == TAIL_IDS else fixed)
+        known = operand_shapes.prefix_ids(opcode, operands)
+        if known is not None:
+            return known
         if opcode in operand_shapes.SHAPE_OPERANDS:
             self.context.bound = max(self.context.bound, self.module.bound)
             return operand_shapes.id_positions(opcode, operands, self.context)
