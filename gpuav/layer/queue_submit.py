@@ -32,6 +32,18 @@ def command_buffers_to_read(
     return found
 
 
+def waits_on_host(device: DeviceState, handles: Iterable[int], waits_for_timeline: bool) -> bool:
+    """Whether the submission may wait on the host: timeline values (wait-before-signal) or a
+    host-set event, whether or not its command buffers have anything to read."""
+    if waits_for_timeline:
+        return True
+    states = device.command_buffers
+    return any(
+        state is not None and state.waits_for_host_event
+        for state in (states.get(handle) for handle in handles)
+    )
+
+
 def pre_call_record_queue_submit(
     device: DeviceState, command_buffers: Sequence[CommandBufferState]
 ) -> None:
@@ -54,15 +66,16 @@ def post_call_record_queue_submit(
 
     ``waits_for_timeline``: the submission waits on timeline semaphore values, which the host
     or a later submission may signal only after vkQueueSubmit returns (wait-before-signal),
-    so waiting here could deadlock just like a host event.
+    so waiting here could deadlock just like a host event (``waits_on_host`` says either).
     """
     if device.pending:
         read_back_finished(device)
-    if not command_buffers:
+    if not command_buffers and not waits_for_timeline:
         return
     faults.check("queue_submit")
     # A deferred submission still unfinished may wait on the host (it could sit in this very
     # queue, ahead of this one): waiting for the queue now could deadlock, so defer this too.
+    # One that may wait on the host is tracked even with nothing to read, for that reason.
     if (
         waits_for_timeline
         or device.pending

@@ -36,7 +36,8 @@ pytestmark = pytest.mark.vulkan
 
 SHADERS = ["wild.comp", "wild.tesc", "wild.tese", "wild.geom", "wild_view.frag", "quad.vert",
            "quad.frag"]  # fmt: skip
-COMPUTE = ["compute", "many", "threads", "second-device", "wait-before-signal"]
+COMPUTE = ["compute", "many", "threads", "second-device", "wait-before-signal",
+           "wait-before-signal-empty"]  # fmt: skip
 GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library"]
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 
@@ -89,8 +90,8 @@ def test_results_unchanged_and_nothing_reported(run_wild: RunWild, layer_folder:
     scenarios = [*COMPUTE, "shader-object", *GRAPHICS, "library-flags2"]
     _, alone = run_wild(scenarios)
     assert [name for name, _ in alone] == [
-        "compute", "many", "threads", "compute", "compute", "wait-before-signal", "shader-object",
-        *GRAPHICS,
+        "compute", "many", "threads", "compute", "compute", "wait-before-signal",
+        "wait-before-signal-empty", "shader-object", *GRAPHICS,
         "library-flags2",
     ]  # fmt: skip
     # --leak 1: the app forgets every object but its devices and instance
@@ -140,15 +141,23 @@ def test_shader_objects_take_no_output_blocks(run_wild: RunWild, layer_folder: P
 def test_wait_before_signal_does_not_deadlock(run_wild: RunWild, layer_folder: Path) -> None:
     """A submission waits on a timeline value the host signals after a second submission to
     the same queue. Waiting for the queue inside the second vkQueueSubmit hung forever; now
-    it is deferred like the first, and both command buffers' errors are reported."""
+    it is deferred like the first, and both command buffers' errors are reported. In the
+    -empty variant the first submission is the wait alone, with nothing to read: it must still
+    hold later submissions back."""
+    scenarios = ["wait-before-signal", "wait-before-signal-empty"]
     run, hashes = run_wild(
-        ["--messenger", "--bad", "3", "wait-before-signal"], layer_folder, instrumenter=None
+        ["--messenger", "--bad", "3", *scenarios], layer_folder, instrumenter=None
     )
-    assert [name for name, _ in hashes] == ["wait-before-signal"]
-    reported = run.with_id(OUT_OF_BOUNDS)
-    command_buffers = {m["text"].split("Command buffer (")[1].split(")")[0] for m in reported}
-    assert len(command_buffers) == 2
-    assert all("Dispatch Index 4 (vkCmdDispatch)" in m["text"] for m in reported)
+    assert [name for name, _ in hashes] == scenarios
+    # messages come before their scenario's hash line: both command buffers of each reported
+    command_buffers: list[set[str]] = [set()]
+    for line in run.stdout.splitlines():
+        if line.startswith("wait-before-signal"):
+            command_buffers.append(set())
+        elif OUT_OF_BOUNDS in line:
+            assert "Dispatch Index 4 (vkCmdDispatch)" in line
+            command_buffers[-1].add(line.split("Command buffer (")[1].split(")")[0])
+    assert [len(handles) for handles in command_buffers] == [2, 2, 0]
 
 
 def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None:

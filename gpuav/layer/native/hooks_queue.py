@@ -53,19 +53,21 @@ def _submit(
         return ERROR_INITIALIZATION_FAILED
     state = record.state
     to_read = None
-    timeline = False
+    host_wait = False  # timeline values or a host-set event: never wait for the queue then
     if state is not None and state.enabled:
         try:
             handles, timeline = read_handles(count, submits)  # type: ignore[operator]
+            host_wait = queue_submit.waits_on_host(state, handles, timeline)
             to_read = queue_submit.command_buffers_to_read(state, handles)
             queue_submit.pre_call_record_queue_submit(state, to_read)
         except BaseException as error:
             report_error(command, error, record.instance.state)
             to_read = None
     result = int(getattr(record.next, command)(queue, count, submits, fence))
-    if result == 0 and state is not None and (to_read or (to_read is not None and state.pending)):
+    watched = state is not None and (host_wait or bool(state.pending))
+    if result == 0 and state is not None and to_read is not None and (to_read or watched):
         try:
-            queue_submit.post_call_record_queue_submit(state, queue, to_read, timeline)
+            queue_submit.post_call_record_queue_submit(state, queue, to_read, host_wait)
         except BaseException as error:
             report_error(command, error, record.instance.state)
     return result

@@ -119,7 +119,7 @@ void destroy_compute(Context *ctx, Compute *c);
 /* Dispatch `count` regions of 64 words of buffer `which` (0 or 1; 2 at bad_dispatch). */
 void dispatches(VkCommandBuffer cb, VkPipelineLayout layout, uint32_t count, uint32_t which);
 VkSubmitInfo one(const VkCommandBuffer *command_buffer);
-void wait_before_signal_scenario(Context *ctx);
+void wait_before_signal_scenario(Context *ctx, int empty);
 void run_graphics_scenario(Context *ctx, const char *name);
 void run_compute_scenario(Context *ctx, const char *name);
 void set_bad_dispatch(int index);

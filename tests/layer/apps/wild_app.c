@@ -447,7 +447,9 @@ void run_compute_scenario(Context *ctx, const char *name) {
     else if (!strcmp(name, "shader-object"))
         shader_object_scenario(ctx);
     else if (!strcmp(name, "wait-before-signal"))
-        wait_before_signal_scenario(ctx);
+        wait_before_signal_scenario(ctx, 0);
+    else if (!strcmp(name, "wait-before-signal-empty"))
+        wait_before_signal_scenario(ctx, 1);
     else
         run_graphics_scenario(ctx, name);
 }

@@ -3,7 +3,7 @@
  * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--allocator] [--leak N] [--bad N]
  *                SCENARIO...
  * SCENARIO: compute many threads shader-object second-device dynamic-rendering
- *           wait-before-signal geometry-tessellation multiview library library-flags2
+ *           wait-before-signal wait-before-signal-empty geometry-tessellation multiview library library-flags2
  * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
  * message its messenger received. --leak 1 forgets every object but the device and instance,
  * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2;

@@ -1,7 +1,8 @@
 /* wild_app's synchronization scenario: wait-before-signal with a timeline semaphore. The first
  * submission waits for a value the host signals only after a second, independent submission
  * on the same queue has gone in; a layer that waits for the queue inside that second
- * vkQueueSubmit would wait forever. */
+ * vkQueueSubmit would wait forever. In the -empty variant the first submission is the wait
+ * alone (no command buffers); its command buffer is submitted afterwards. */
 #include <string.h>
 
 #include "wild.h"
@@ -18,7 +19,7 @@ static VkCommandBuffer record(Context *ctx, Compute *c, uint32_t which) {
     return cb;
 }
 
-void wait_before_signal_scenario(Context *ctx) {
+void wait_before_signal_scenario(Context *ctx, int empty) {
     Buffer buffers[2];
     for (int b = 0; b < 2; ++b) {
         buffers[b] = make_buffer(ctx, REGIONS * LOCAL * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
@@ -40,6 +41,7 @@ void wait_before_signal_scenario(Context *ctx) {
     values.pWaitSemaphoreValues = &value;
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     VkSubmitInfo first = one(&waiting);
+    if (empty) first.commandBufferCount = 0; /* the wait alone */
     first.pNext = &values;
     first.waitSemaphoreCount = 1;
     first.pWaitSemaphores = &timeline;
@@ -52,10 +54,12 @@ void wait_before_signal_scenario(Context *ctx) {
     signal.value = 1;
     CHECK(vkSignalSemaphore(ctx->device, &signal));
     CHECK(vkQueueWaitIdle(ctx->queue));
+    if (empty) submit_wait(ctx, waiting);
 
     uint32_t hashes[2] = {fnv1a(buffers[0].mapped, buffers[0].size),
                           fnv1a(buffers[1].mapped, buffers[1].size)};
-    printf("wait-before-signal %08x\n", fnv1a(hashes, sizeof hashes));
+    printf("%s %08x\n", empty ? "wait-before-signal-empty" : "wait-before-signal",
+           fnv1a(hashes, sizeof hashes));
     if (!ctx->leak) {
         VkCommandBuffer both[2] = {waiting, independent};
         vkFreeCommandBuffers(ctx->device, ctx->pool, 2, both);
