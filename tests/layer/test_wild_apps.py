@@ -1,9 +1,10 @@
 """The layer under application patterns the other apps do not use (``apps/wild_*.c``): push
-descriptors, update templates, pipeline caches and derivatives, specialization constants, 10k
-dispatches, one-time and simultaneous-use command buffers, empty and semaphore-only submits,
-wait-before-signal on a timeline semaphore, two threads, shader objects, two devices, dynamic
-rendering, indirect-count draws, tessellation and geometry, multiview, graphics pipeline
-libraries (also by maintenance5 flags), objects left alive at exit.
+descriptors, update templates, pipeline caches and derivatives, specialization constants (one
+sizes the descriptor array: checks must use the specialized length), 10k dispatches, one-time
+and simultaneous-use command buffers, empty and semaphore-only submits, wait-before-signal on
+a timeline semaphore, two threads, shader objects, two devices, dynamic rendering,
+indirect-count draws, tessellation and geometry, multiview, graphics pipeline libraries (also
+by maintenance5 flags), objects left alive at exit.
 
 Every run must complete with the results of the app alone; a real out-of-bounds index must be
 reported; the Khronos layer beneath must see nothing from us that the app alone does not cause,
@@ -122,6 +123,10 @@ def test_out_of_bounds_reported_when_output_memory_runs_out(
     assert "Descriptor: data (block Data), set 0, binding 0." in run.stderr
     assert "Dispatch Index 4 (vkCmdDispatch)" in run.stderr  # 1-based: dispatch 3 counted from 0
     assert "Action: unknown action (output blocks ran out)." in run.stderr
+    # no VK_EXT_debug_utils at all: the report still reaches stderr
+    bare, _ = run_wild(["--bad", "3", "compute"], layer_folder, instrumenter=None)
+    assert "Index of 2 used to index descriptor array of length 2." in bare.stderr
+    assert bare.messages == []
 
 
 def test_shader_objects_take_no_output_blocks(run_wild: RunWild, layer_folder: Path) -> None:

@@ -159,12 +159,13 @@ void make_compute(Context *ctx, Compute *c, const Buffer *buffers) {
     CHECK(vkCreatePipelineCache(ctx->device, &cache_info, allocator, &c->cache));
 
     VkShaderModule module = load_module(ctx, "wild.comp");
-    uint32_t multipliers[3] = {5, 7, 9};
-    VkSpecializationMapEntry entry = {0, 0, 4};
+    /* MULTIPLIER, then COUNT (the array length, 1 unless specialized) */
+    uint32_t constants[3][2] = {{5, 2}, {7, 2}, {9, 2}};
+    VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
     VkSpecializationInfo specialization[3];
     VkComputePipelineCreateInfo infos[3];
     for (int i = 0; i < 3; ++i) {
-        specialization[i] = (VkSpecializationInfo){1, &entry, 4, &multipliers[i]};
+        specialization[i] = (VkSpecializationInfo){2, entries, 8, constants[i]};
         memset(&infos[i], 0, sizeof infos[i]);
         infos[i].sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
         infos[i].stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
@@ -397,9 +398,9 @@ static void shader_object_scenario(Context *ctx) {
     PFN_vkCreateShadersEXT create_shaders = LOAD(ctx, vkCreateShadersEXT);
     PFN_vkDestroyShaderEXT destroy_shader = LOAD(ctx, vkDestroyShaderEXT);
     PFN_vkCmdBindShadersEXT bind_shaders = LOAD(ctx, vkCmdBindShadersEXT);
-    uint32_t multiplier = 11;
-    VkSpecializationMapEntry entry = {0, 0, 4};
-    VkSpecializationInfo specialization = {1, &entry, 4, &multiplier};
+    uint32_t constants[2] = {11, 2};
+    VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
+    VkSpecializationInfo specialization = {2, entries, 8, constants};
     VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 8};
     VkShaderCreateInfoEXT info = {VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT};
     info.stage = VK_SHADER_STAGE_COMPUTE_BIT;
