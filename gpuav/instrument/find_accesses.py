@@ -281,6 +281,11 @@ class _Finder:
         every step are concatenated, and each step becomes a link.
         """
         for user in self.def_use.uses(pointer):
+            if user.opcode == Op.FunctionCall and pointer in user.operands[3:]:
+                parameter = self._parameter_for(user, pointer, indices, links)
+                if parameter is not None:
+                    yield from self._index_chains(parameter, needed, indices, links)
+                continue
             if len(user.operands) < 3 or user.operands[2] != pointer:
                 continue
             if user.opcode == Op.CopyObject:
@@ -296,6 +301,43 @@ class _Finder:
                     yield from self._index_chains(user.operands[1], needed, found, chain_links)
             elif indices or links:
                 self._unchecked(user, f"partly indexed descriptor array used by {user.name}")
+
+    def _parameter_for(
+        self,
+        call: Instruction,
+        pointer: int,
+        indices: tuple[int, ...],
+        links: dict[int, Instruction],
+    ) -> int | None:
+        """The callee's parameter that receives a whole descriptor array (GLSL allows
+        ``f(sampler2D s[4])``): its accesses are checked in the callee, as accesses of this
+        variable, when every call passes this same variable there."""
+        if indices or links:
+            self._unchecked(call, "part of a descriptor array passed to a function")
+            return None
+        callee = next((f for f in self.module.functions if f.id == call.operands[2]), None)
+        if callee is None:
+            return None
+        positions = [k for k, argument in enumerate(call.operands[3:]) if argument == pointer]
+        for k in positions:
+            if k >= len(callee.parameters):
+                return None
+            for other in self._calls_of(callee.id):
+                if other.operands[3 + k] != pointer:
+                    self._unchecked(call, "function called with different descriptor arrays")
+                    return None
+        if len(positions) != 1:
+            self._unchecked(call, "descriptor array passed twice to one function")
+            return None
+        return callee.parameters[positions[0]].operands[1]
+
+    def _calls_of(self, function: int) -> Iterator[Instruction]:
+        for caller in self.module.functions:
+            for block in caller.blocks:
+                for instruction in block.instructions:
+                    operands = instruction.operands
+                    if instruction.opcode == Op.FunctionCall and operands[2] == function:
+                        yield instruction
 
     def _lookup(
         self, variable: int, indices: tuple[int, ...], lengths: tuple[int | None, ...]

@@ -65,6 +65,7 @@ class ShaderIndex(DefUse):
         result_index = RESULT_INDEX
         places = self.places
         passed: list[tuple[Instruction, int]] = []
+        self._parameters_added = False
         for function in module.functions:
             defs[function.id] = function.definition
             for parameter in function.parameters:
@@ -82,6 +83,8 @@ class ShaderIndex(DefUse):
                         passed.append((instruction, _count_in(operands, tracked)))
                     if tracked and not tracked.isdisjoint(operands):
                         self._track(instruction, tracked)
+        if self._parameters_added:  # the callee may come before its caller
+            return True
         return any(_count_in(phi.operands, tracked) > count for phi, count in passed)
 
     def _track(self, instruction: Instruction, tracked: set[int]) -> None:
@@ -93,8 +96,20 @@ class ShaderIndex(DefUse):
         if not hit:
             return
         opcode = instruction.opcode
+        if opcode == Op.FunctionCall:
+            self._track_parameters(instruction, tracked)
         if opcode in _NAMING or (opcode == Op.Load and self._loads_opaque(instruction)):
             tracked.add(instruction.operands[1])
+
+    def _track_parameters(self, call: Instruction, tracked: set[int]) -> None:
+        """A descriptor passed whole to a function: its parameter names the descriptor."""
+        callee = next((f for f in self.module.functions if f.id == call.operands[2]), None)
+        if callee is None:
+            return
+        for argument, parameter in zip(call.operands[3:], callee.parameters, strict=False):
+            if argument in tracked and parameter.operands[1] not in tracked:
+                tracked.add(parameter.operands[1])
+                self._parameters_added = True
 
     def _loads_opaque(self, load: Instruction) -> bool:
         type_instruction = self.defs.get(load.operands[0])

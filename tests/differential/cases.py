@@ -224,6 +224,17 @@ CASES: tuple[Case, ...] = (
         crashes_unchecked=(3,),
     ),
     _compute(
+        "sampler-array-passed-to-a-function",
+        "layout(set = 0, binding = 0) uniform sampler2D t[3];\n"
+        "vec4 pick(sampler2D s[3], uint i) {\n"
+        "    return textureLod(s[i], vec2(0.5), 0.0); // BUG\n"
+        "}",
+        "    o.v[0] = pick(t, p.index);",
+        [BindingSpec(0, "combined_image_sampler", 3)],
+        (2, 3),
+        crashes_unchecked=(3,),
+    ),
+    _compute(
         "storage-buffer-atomic-and-length",
         "layout(set = 0, binding = 0) buffer S { uint count; uint values[]; } s[2];",
         "    uint i = p.index;\n"

@@ -10,6 +10,7 @@ test with CHECK lines and spirv-val; the loop and the split chain also run on la
 from __future__ import annotations
 
 import re
+import struct
 
 import numpy as np
 import pytest
@@ -403,3 +404,74 @@ def test_image_of_a_sampled_image_and_sparse_sample_are_guarded() -> None:
         CHECK: OpPhi %ResType {{%[0-9]+ %[0-9]+}} %{{\\w+}}
         """,
     )
+
+
+ARRAY_ARGUMENT_COMP = """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) uniform sampler2D t[4];
+layout(set = 0, binding = 1) buffer Out { vec4 v[4]; } o;
+layout(push_constant) uniform P { uint index; } p;
+vec4 pick(sampler2D s[4], uint i) { return textureLod(s[i], vec2(0.5), 0.0); }
+void main() { o.v[0] = pick(t, p.index); }
+"""
+
+
+def test_descriptor_array_passed_to_a_function_is_checked_in_the_callee() -> None:
+    words = compile_glsl(ARRAY_ARGUMENT_COMP, "comp", target_env="vulkan1.1")
+    result = instrument_module(read(words), shader_id=1, descriptor_set=7)
+    assert result.findings.unchecked == [] and len(result.findings.accesses) == 1
+    filecheck(
+        disassemble(instrumented(words, "vulkan1.1")),
+        """
+        CHECK: %pick_s21_4__u1_ = OpFunction
+        CHECK: %s = OpFunctionParameter
+        CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+ %[0-9]+}} %uint_4 %true
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
+        CHECK-NEXT: OpLabel
+        CHECK-NEXT: OpAccessChain %_ptr_UniformConstant_{{[0-9]+}} %s
+        CHECK-NEXT: OpLoad
+        CHECK-NEXT: OpImageSampleExplicitLod
+        """,
+    )
+
+
+def test_function_taking_two_different_descriptor_arrays_is_reported_unchecked() -> None:
+    source = ARRAY_ARGUMENT_COMP.replace(
+        "uniform sampler2D t[4];",
+        "uniform sampler2D t[4];\nlayout(set = 0, binding = 2) uniform sampler2D u[4];",
+    ).replace("pick(t, p.index); }", "pick(t, p.index) + pick(u, p.index); }")
+    words = compile_glsl(source, "comp", target_env="vulkan1.1")
+    result = instrument_module(read(words), shader_id=1, descriptor_set=7)
+    assert {u.reason for u in result.findings.unchecked} == {
+        "function called with different descriptor arrays"
+    }
+
+
+@pytest.mark.vulkan
+@pytest.mark.parametrize("index", [3, 4])
+def test_descriptor_array_passed_to_a_function_on_lavapipe(vk: VulkanContext, index: int) -> None:
+    words = compile_glsl(ARRAY_ARGUMENT_COMP, "comp", target_env="vulkan1.1")
+    sampler = vk.sampler()
+    textures = []
+    for i in range(4):
+        image = vk.image(1, 1, "R32G32B32A32_SFLOAT")
+        image.upload(np.array([[[i + 1.0, 0.0, 0.0, 1.0]]], np.float32))
+        textures.append((image.view(), sampler))
+    out = vk.buffer(64)
+    debug = vk.debug_buffer(capacity_words=64)
+    sets = {
+        0: [Binding(0, "combined_image_sampler", textures), Binding(1, "storage_buffer", [out])],
+        **debug.sets(),
+    }
+    push = struct.pack("<I", index)
+    result = vk.run_compute(instrumented(words, "vulkan1.1"), sets, push_constants=push)
+    value = result.buffer(out, np.float32)[:4].tolist()
+    records = debug.records()
+    if index < 4:
+        assert value == [index + 1.0, 0.0, 0.0, 1.0] and records == []
+        return
+    assert value == [0.0] * 4
+    (record,) = records
+    assert (record.descriptor_index, record.array_length) == (4, 4)
+    assert record.instruction_index == origins(words, Op.ImageSampleExplicitLod)[0]
