@@ -3,8 +3,8 @@ descriptors, update templates, pipeline caches and derivatives, specialization c
 sizes the descriptor array: checks must use the specialized length), 10k dispatches, one-time
 and simultaneous-use command buffers, empty and semaphore-only submits, wait-before-signal on
 a timeline semaphore, two threads, shader objects, two devices, dynamic rendering,
-indirect-count draws, tessellation and geometry, multiview, graphics pipeline libraries (also
-by maintenance5 flags), objects left alive at exit.
+indirect-count and multi draws, tessellation and geometry, multiview, graphics pipeline
+libraries (also by maintenance5 flags), objects left alive at exit.
 
 Every run must complete with the results of the app alone; a real out-of-bounds index must be
 reported; the Khronos layer beneath must see nothing from us that the app alone does not cause,
@@ -36,10 +36,10 @@ from tests.layer.conftest import (
 pytestmark = pytest.mark.vulkan
 
 SHADERS = ["wild.comp", "wild.tesc", "wild.tese", "wild.geom", "wild_view.frag", "quad.vert",
-           "quad.frag"]  # fmt: skip
+           "quad.frag", "quad_reporting.frag"]  # fmt: skip
 COMPUTE = ["compute", "many", "threads", "second-device", "wait-before-signal",
            "wait-before-signal-empty"]  # fmt: skip
-GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library"]
+GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library", "multi-draw"]
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 
 RunWild = Callable[..., tuple[AppRun, list[tuple[str, str]]]]
@@ -163,6 +163,19 @@ def test_wait_before_signal_does_not_deadlock(run_wild: RunWild, layer_folder: P
             assert "Dispatch Index 4 (vkCmdDispatch)" in line
             command_buffers[-1].add(line.split("Command buffer (")[1].split(")")[0])
     assert [len(handles) for handles in command_buffers] == [2, 2, 0]
+
+
+def test_multi_draw_is_an_action(run_wild: RunWild, layer_folder: Path) -> None:
+    """vkCmdDrawMultiEXT (and the other extension draws) get their own output block: the
+    fragment shader's record is reported for the right draw, the image is unchanged. Before,
+    the first draw of a command buffer found no descriptor bound at GPU-AV's set."""
+    _, alone = run_wild(["multi-draw"])
+    run, hashes = run_wild(["--messenger", "multi-draw-reporting"], layer_folder)
+    assert [value for _, value in hashes] == [value for _, value in alone]
+    (message,) = run.with_id(OUT_OF_BOUNDS)
+    assert "Index of 9 used to index descriptor array of length 8." in message["text"]
+    assert "Draw Index 2 (vkCmdDrawMultiEXT)." in message["text"]
+    assert "Stage = Fragment. Fragment coord (x,y) = (5.5, 2.5)." in message["text"]
 
 
 def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None:

@@ -18,6 +18,7 @@ from gpuav.layer.native import (
     hooks_commands,
     hooks_debug,
     hooks_descriptors,
+    hooks_extension_draws,
     hooks_instance,
     hooks_pipelines,
     hooks_queue,
@@ -86,6 +87,14 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkCmdDrawIndexedIndirect": hooks_commands.cmd_draw_indexed_indirect,
     "vkCmdDrawIndirectCount": hooks_commands.cmd_draw_indirect_count,
     "vkCmdDrawIndexedIndirectCount": hooks_commands.cmd_draw_indexed_indirect_count,
+    "vkCmdDrawMultiEXT": hooks_extension_draws.cmd_draw_multi,
+    "vkCmdDrawMultiIndexedEXT": hooks_extension_draws.cmd_draw_multi_indexed,
+    "vkCmdDrawIndirectByteCountEXT": hooks_extension_draws.cmd_draw_indirect_byte_count,
+    "vkCmdDrawMeshTasksEXT": hooks_extension_draws.cmd_draw_mesh_tasks,
+    "vkCmdDrawMeshTasksIndirectEXT": hooks_extension_draws.cmd_draw_mesh_tasks_indirect,
+    "vkCmdDrawMeshTasksIndirectCountEXT": (
+        hooks_extension_draws.cmd_draw_mesh_tasks_indirect_count
+    ),
     "vkCmdDispatch": hooks_commands.cmd_dispatch,
     "vkCmdDispatchIndirect": hooks_commands.cmd_dispatch_indirect,
     "vkCmdDispatchBase": hooks_commands.cmd_dispatch_base,

@@ -1,7 +1,7 @@
 /* wild_app's graphics scenarios, all with dynamic rendering (Vulkan 1.3): stripes drawn with
  * vkCmdDrawIndirectCount, a vertex-tessellation-geometry-fragment pipeline, multiview into a
- * two-layer image, and a pipeline linked from a graphics pipeline library. Each prints the
- * hash of the read-back image. */
+ * two-layer image, a pipeline linked from a graphics pipeline library, and vkCmdDrawMultiEXT.
+ * Each prints the hash of the read-back image. */
 #include <string.h>
 
 #include "wild.h"
@@ -13,6 +13,8 @@ typedef struct {
     uint32_t view_mask;
     int library;
     int indirect_count;
+    int multi_draw;    /* vkCmdDrawMultiEXT (VK_EXT_multi_draw) */
+    uint32_t bad_draw; /* for quad_reporting.frag */
 } Recipe;
 
 static VkShaderStageFlagBits stage_of(const char *name) {
@@ -183,7 +185,8 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     words[0] = 6, words[1] = 1, words[2] = 0, words[3] = 0; /* VkDrawIndirectCommand */
     words[8] = 1;                                            /* the draw count */
 
-    VkPushConstantRange push = {VK_SHADER_STAGE_VERTEX_BIT, 0, 12};
+    VkShaderStageFlags push_stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+    VkPushConstantRange push = {push_stages, 0, 12};
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.pushConstantRangeCount = 1;
     layout_info.pPushConstantRanges = &push;
@@ -191,6 +194,8 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     CHECK(vkCreatePipelineLayout(ctx->device, &layout_info, allocator, &layout));
     VkPipeline libraries[2];
     VkPipeline pipeline = make_pipeline(ctx, layout, recipe, libraries);
+    PFN_vkCmdDrawMultiEXT draw_multi = recipe->multi_draw ? LOAD(ctx, vkCmdDrawMultiEXT) : NULL;
+    VkMultiDrawInfoEXT multi_info = {0, 6};
 
     VkCommandBuffer cb = begin_one(ctx, ctx->pool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
     image_barrier(cb, image, layers, VK_IMAGE_LAYOUT_UNDEFINED,
@@ -215,9 +220,11 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     vkCmdSetViewport(cb, 0, 1, &viewport);
     vkCmdSetScissor(cb, 0, 1, &scissor);
     for (uint32_t k = 0; k < STRIPES; ++k) {
-        uint32_t constants[3] = {k, STRIPES, 99};
-        vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_VERTEX_BIT, 0, 12, constants);
-        if (recipe->indirect_count)
+        uint32_t constants[3] = {k, STRIPES, recipe->bad_draw};
+        vkCmdPushConstants(cb, layout, push_stages, 0, 12, constants);
+        if (recipe->multi_draw)
+            draw_multi(cb, 1, &multi_info, 1, 0, sizeof multi_info);
+        else if (recipe->indirect_count)
             vkCmdDrawIndirectCount(cb, indirect.buffer, 0, indirect.buffer, 32, 2, 16);
         else
             vkCmdDraw(cb, 6, 1, 0, 0);
@@ -251,7 +258,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
 }
 
 void run_graphics_scenario(Context *ctx, const char *name) {
-    Recipe recipe = {{"quad.vert", "quad.frag"}, 0, 0, 0};
+    Recipe recipe = {{"quad.vert", "quad.frag"}, 0, 0, 0, 0, 99};
     if (!strcmp(name, "dynamic-rendering")) {
         recipe.indirect_count = 1;
     } else if (!strcmp(name, "geometry-tessellation")) {
@@ -262,6 +269,13 @@ void run_graphics_scenario(Context *ctx, const char *name) {
         recipe.view_mask = 3;
     } else if (!strcmp(name, "library")) {
         recipe.library = 1;
+    } else if (!strcmp(name, "multi-draw")) {
+        recipe.multi_draw = 1;
+    } else if (!strcmp(name, "multi-draw-reporting")) {
+        /* only under gpuav with tests/layer/fake_instrument.py, which gives set 30 meaning */
+        recipe.multi_draw = 1;
+        recipe.stages[1] = "quad_reporting.frag";
+        recipe.bad_draw = 1;
     } else if (!strcmp(name, "library-flags2")) {
         recipe.library = 2;
     } else {

@@ -3,7 +3,8 @@
  * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--allocator] [--leak N] [--bad N]
  *                SCENARIO...
  * SCENARIO: compute many threads shader-object second-device dynamic-rendering
- *           wait-before-signal wait-before-signal-empty geometry-tessellation multiview library library-flags2
+ *           wait-before-signal wait-before-signal-empty geometry-tessellation multiview library
+ *           library-flags2 multi-draw multi-draw-reporting (under gpuav's test instrumenter)
  * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
  * message its messenger received. --leak 1 forgets every object but the device and instance,
  * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2;
@@ -89,8 +90,11 @@ static void create_device(Context *ctx, VkInstance instance) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_FEATURES_EXT,
         shader_objects ? (void *)&shader_object : maintenance5 ? (void *)&maintenance : NULL};
     library.graphicsPipelineLibrary = VK_TRUE;
+    VkPhysicalDeviceMultiDrawFeaturesEXT multi_draw = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT, &library};
+    multi_draw.multiDraw = VK_TRUE;
     VkPhysicalDeviceVulkan13Features v13 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                            &library};
+                                            &multi_draw};
     v13.dynamicRendering = VK_TRUE;
     VkPhysicalDeviceVulkan12Features v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                             &v13};
@@ -103,9 +107,9 @@ static void create_device(Context *ctx, VkInstance instance) {
     features.features.geometryShader = VK_TRUE;
     features.features.tessellationShader = VK_TRUE;
     features.features.multiDrawIndirect = VK_TRUE;
-    const char *extensions[5] = {"VK_KHR_push_descriptor", "VK_KHR_pipeline_library",
-                                 "VK_EXT_graphics_pipeline_library"};
-    uint32_t extension_count = 3;
+    const char *extensions[6] = {"VK_KHR_push_descriptor", "VK_KHR_pipeline_library",
+                                 "VK_EXT_graphics_pipeline_library", "VK_EXT_multi_draw"};
+    uint32_t extension_count = 4;
     if (shader_objects) extensions[extension_count++] = "VK_EXT_shader_object";
     if (maintenance5) extensions[extension_count++] = "VK_KHR_maintenance5";
     float priority = 1.0f;
