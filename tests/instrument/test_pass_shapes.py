@@ -16,11 +16,17 @@ import numpy as np
 import pytest
 
 from gpuav.instrument.api import instrument_module, instrument_shader
+from gpuav.instrument.descriptor_state import (
+    MAX_TRACKED_SETS,
+    NO_STATE,
+    binding_table_word,
+    region_words,
+)
 from gpuav.instrument.record import ErrorCode
 from gpuav.spirv import read
 from gpuav.spirv.disassembler import disassemble
 from gpuav.spirv.grammar import Op
-from tests.harness import Binding, VulkanContext
+from tests.harness import Binding, DescriptorSetSpec, VulkanContext
 from tests.instrument.filecheck import filecheck
 from tests.instrument.util import DEBUG_SET, SHADER_ID, instrumented, origins
 from tests.shaders.glsl import compile_glsl, spirv_val
@@ -475,3 +481,34 @@ def test_descriptor_array_passed_to_a_function_on_lavapipe(vk: VulkanContext, in
     (record,) = records
     assert (record.descriptor_index, record.array_length) == (4, 4)
     assert record.instruction_index == origins(words, Op.ImageSampleExplicitLod)[0]
+
+
+@pytest.mark.vulkan
+def test_block_chosen_in_a_loop_against_descriptor_state(vk: VulkanContext) -> None:
+    """The layer's mode: set and binding ride through the phis to the state lookup, which
+    finds the unwritten block 3 and the end of the six."""
+    words = _asm(LOOP)
+    checked = instrument_shader(
+        words, shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
+    )
+    spirv_val(checked, "vulkan1.1")
+    state = region_words({0: 6})
+    state[state[binding_table_word(0)] + 3] = 0  # bufs[3] never written
+    bound = np.array([0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
+    debug = vk.debug_buffer(capacity_words=256)
+    ours = DescriptorSetSpec(
+        [
+            debug.binding(),
+            Binding(1, "storage_buffer", [vk.buffer(data=bound)]),
+            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
+        ]
+    )
+    buffers = [vk.buffer(16) for _ in range(6)]
+    sets = {0: [Binding(0, "storage_buffer", buffers)], DEBUG_SET: ours}
+    vk.run_compute(checked, sets, group_count=(8, 1, 1))
+    records = sorted(debug.records(), key=lambda r: r.stage_words)
+    assert [(r.stage_words[0], r.error_code, r.descriptor_index) for r in records] == [
+        (4, ErrorCode.DESCRIPTOR_UNINITIALIZED, 3),
+        (7, ErrorCode.INDEX_OUT_OF_BOUNDS, 6),
+    ]
+    _forgive(vk, "(VariablePointersStorageBuffer) was declared")
