@@ -2,7 +2,7 @@
 descriptors, update templates, pipeline caches and derivatives, specialization constants (one
 sizes the descriptor array: checks must use the specialized length), 10k dispatches, one-time
 and simultaneous-use command buffers, empty and semaphore-only submits, wait-before-signal on
-a timeline semaphore, two threads, shader objects, two devices, dynamic rendering,
+a timeline semaphore, two threads, shader objects, two devices, two instances, dynamic rendering,
 indirect-count and multi draws, tessellation and geometry, multiview, graphics pipeline
 libraries (also by maintenance5 flags), objects left alive at exit.
 
@@ -37,8 +37,8 @@ pytestmark = pytest.mark.vulkan
 
 SHADERS = ["wild.comp", "wild.tesc", "wild.tese", "wild.geom", "wild_view.frag", "quad.vert",
            "quad.frag", "quad_reporting.frag"]  # fmt: skip
-COMPUTE = ["compute", "many", "threads", "second-device", "wait-before-signal",
-           "wait-before-signal-empty"]  # fmt: skip
+COMPUTE = ["compute", "many", "threads", "second-device", "second-instance",
+           "wait-before-signal", "wait-before-signal-empty"]  # fmt: skip
 GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library", "multi-draw"]
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 
@@ -91,7 +91,8 @@ def test_results_unchanged_and_nothing_reported(run_wild: RunWild, layer_folder:
     scenarios = [*COMPUTE, "shader-object", *GRAPHICS, "library-flags2"]
     _, alone = run_wild(scenarios)
     assert [name for name, _ in alone] == [
-        "compute", "many", "threads", "compute", "compute", "wait-before-signal",
+        "compute", "many", "threads", "compute", "compute", "compute", "compute",
+        "wait-before-signal",
         "wait-before-signal-empty", "shader-object", *GRAPHICS,
         "library-flags2",
     ]  # fmt: skip
@@ -183,7 +184,8 @@ def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None
     1.3.239 release knows no shader objects or maintenance5, so those scenarios are left
     out). The app alone
     runs without its bug, which crashes lavapipe unchecked."""
-    scenarios = ["compute", "threads", "second-device", "wait-before-signal", *GRAPHICS]
+    scenarios = ["compute", "threads", "second-device", "second-instance", "wait-before-signal",
+                 *GRAPHICS]  # fmt: skip
     layers = [VALIDATION_LAYER]
     options = ["--messenger", "--allocator"]  # host allocation callbacks on every call
     alone, alone_hashes = run_wild([*options, *scenarios], layers=layers)

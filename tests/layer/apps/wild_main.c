@@ -2,7 +2,7 @@
  *
  * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--allocator] [--leak N] [--bad N]
  *                SCENARIO...
- * SCENARIO: compute many threads shader-object second-device dynamic-rendering
+ * SCENARIO: compute many threads shader-object second-device second-instance dynamic-rendering
  *           wait-before-signal wait-before-signal-empty geometry-tessellation multiview library
  *           library-flags2 multi-draw multi-draw-reporting (under gpuav's test instrumenter)
  * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
@@ -195,6 +195,20 @@ int main(int argc, char **argv) {
             run_compute_scenario(&other, "compute");
             run_compute_scenario(&ctx, "compute"); /* interleaved with the first device */
             destroy_device(&other);
+        } else if (!strcmp(argv[i], "second-instance")) {
+            /* a whole second instance (its messenger chained at creation), then the first
+             * again after it is gone */
+            VkInstanceCreateInfo other_info = instance_info;
+            other_info.pNext = messenger ? &messenger_info : NULL;
+            VkInstance other_instance;
+            CHECK(vkCreateInstance(&other_info, allocator, &other_instance));
+            Context other = ctx;
+            create_device(&other, other_instance);
+            run_compute_scenario(&other, "compute");
+            other.leak = 0;
+            destroy_device(&other);
+            vkDestroyInstance(other_instance, allocator);
+            run_compute_scenario(&ctx, "compute");
         } else {
             run_compute_scenario(&ctx, argv[i]);
         }
