@@ -299,7 +299,10 @@ def _small_type_arithmetic(context: ValidationContext) -> Iterator[Diagnostic]:
                 else:
                     continue
                 scalar = defs.get(type_id) if type_id is not None else None
-                while scalar is not None and scalar.opcode in (Op.TypeVector, Op.TypeMatrix):
+                # Bounded: a mutated module can make a vector its own component type.
+                for _ in range(2):
+                    if scalar is None or scalar.opcode not in (Op.TypeVector, Op.TypeMatrix):
+                        break
                     scalar = defs.get(scalar.operands[1])
                 if scalar is None or len(scalar.operands) < 2:
                     continue

@@ -58,9 +58,10 @@ class Types:
         return self.defs[struct_type].operands[1:]
 
     def strip_arrays(self, type_id: int) -> tuple[int, list[int]]:
-        """(innermost non-array type, array type ids from the outside in)."""
+        """(innermost non-array type, array type ids from the outside in). An invalid module
+        may nest a type in itself: the walk stops where it would come round again."""
         arrays: list[int] = []
-        while self.is_array(type_id):
+        while self.is_array(type_id) and type_id not in arrays:
             arrays.append(type_id)
             type_id = self.element(type_id)
         return type_id, arrays
@@ -85,8 +86,10 @@ class Types:
         return instruction.opcode == Op.TypeInt and instruction.operands[2] == 1
 
     def scalar(self, type_id: int) -> int:
-        """The scalar type at the bottom of vectors and matrices."""
-        while self.opcode(type_id) in (Op.TypeVector, Op.TypeMatrix):
+        """The scalar type at the bottom of vectors and matrices (bounded, as above)."""
+        seen: set[int] = set()
+        while self.opcode(type_id) in (Op.TypeVector, Op.TypeMatrix) and type_id not in seen:
+            seen.add(type_id)
             type_id = self.element(type_id)
         return type_id
 
