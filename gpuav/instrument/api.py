@@ -12,14 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuav.instrument.accesses import DescriptorAccess, Findings
 from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
 from gpuav.instrument.descriptor_state import ContextAddressSource
-from gpuav.instrument.find_accesses import (
-    DESCRIPTOR_CLASSES,
-    DescriptorAccess,
-    Findings,
-    find_accesses,
-)
+from gpuav.instrument.find_accesses import DESCRIPTOR_CLASSES, find_accesses
 from gpuav.instrument.helpers import build_helpers
 from gpuav.instrument.merges import MergedOperands
 from gpuav.instrument.resources import list_in_interfaces

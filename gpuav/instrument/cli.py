@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from gpuav.errors import DecodeError
+from gpuav.instrument.accesses import DescriptorAccess, Lookup, MergedLookup
 from gpuav.instrument.api import PASS_NAME, instrument_module
 from gpuav.instrument.descriptor_state import (
     ContextAddressSource,
     PushConstantAddress,
     SpecializationAddress,
 )
-from gpuav.instrument.find_accesses import DescriptorAccess, Lookup, MergedLookup
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, words_from_bytes, write
 from gpuav.spirv.analysis.decorations import Decorations

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from gpuav.instrument.find_accesses import (
+from gpuav.instrument.accesses import (
     DescriptorAccess,
     DescriptorLookup,
     Findings,

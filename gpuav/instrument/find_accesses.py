@@ -7,13 +7,33 @@ the instruction that *uses* it (an image instruction, a load, store, atomic, cop
 OpArrayLength). Each such use becomes a ``DescriptorAccess``: the consumer, the naming
 instructions (``links``) the rewrite clones into the guarded branch, and the descriptor
 lookups whose index it checks. Nothing here changes the module.
+
+The index of an array of arrays may be spread over several access chains (and the variable
+copied first, as DXC does), or the whole array passed to a function that indexes its
+parameter: the chains are followed to the full index. A descriptor chosen by OpPhi or
+OpSelect gets a ``MergedLookup`` once every incoming value is a known lookup (the rewrite
+carries index and length through the merge, ``gpuav.instrument.merges``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from gpuav.instrument.accesses import (
+    DescriptorAccess,
+    DescriptorLookup,
+    Findings,
+    Lookup,
+    MergedLookup,
+    UncheckedUse,
+)
+from gpuav.instrument.consumers import (
+    IMAGE_NAME_PREFIXES,
+    NULLABLE_RESULTS,
+    POINTER_OPERANDS,
+    SEED_IMAGE_INSTRUCTIONS,
+)
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
@@ -21,61 +41,7 @@ from gpuav.spirv.grammar import OPCODE_NAMES, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Module
 
-# Seed 000's 32 image instructions.
-SEED_IMAGE_INSTRUCTIONS = frozenset(
-    {
-        Op.ImageSampleImplicitLod,
-        Op.ImageSampleExplicitLod,
-        Op.ImageSampleDrefImplicitLod,
-        Op.ImageSampleDrefExplicitLod,
-        Op.ImageSampleProjImplicitLod,
-        Op.ImageSampleProjExplicitLod,
-        Op.ImageSampleProjDrefImplicitLod,
-        Op.ImageSampleProjDrefExplicitLod,
-        Op.ImageGather,
-        Op.ImageDrefGather,
-        Op.ImageQueryLod,
-        Op.ImageSparseSampleImplicitLod,
-        Op.ImageSparseSampleExplicitLod,
-        Op.ImageSparseSampleDrefImplicitLod,
-        Op.ImageSparseSampleDrefExplicitLod,
-        Op.ImageSparseSampleProjImplicitLod,
-        Op.ImageSparseSampleProjExplicitLod,
-        Op.ImageSparseSampleProjDrefImplicitLod,
-        Op.ImageSparseSampleProjDrefExplicitLod,
-        Op.ImageSparseGather,
-        Op.ImageSparseDrefGather,
-        Op.ImageFetch,
-        Op.ImageRead,
-        Op.ImageQueryFormat,
-        Op.ImageQueryOrder,
-        Op.ImageQuerySizeLod,
-        Op.ImageQuerySize,
-        Op.ImageQueryLevels,
-        Op.ImageQuerySamples,
-        Op.ImageSparseFetch,
-        Op.ImageSparseRead,
-        Op.ImageWrite,
-    }
-)
-# Vendor image instructions (OpImageSampleFootprintNV, OpFragmentFetchAMD, ...) read a
-# descriptor just the same; they are recognised by name so that new ones are covered too.
-_IMAGE_NAME_PREFIXES = ("OpImage", "OpFragment")
-
 _ACCESS_CHAINS = (Op.AccessChain, Op.InBoundsAccessChain)
-# Result types a guarded call may have: void, or a type with an OpConstantNull.
-_NULLABLE_RESULTS = frozenset(
-    {
-        Op.TypeVoid,
-        Op.TypeBool,
-        Op.TypeInt,
-        Op.TypeFloat,
-        Op.TypeVector,
-        Op.TypeMatrix,
-        Op.TypeArray,
-        Op.TypeStruct,
-    }
-)
 DESCRIPTOR_CLASSES = (
     StorageClass.UniformConstant,
     StorageClass.Uniform,
@@ -83,108 +49,7 @@ DESCRIPTOR_CLASSES = (
 )
 _IMAGE_TYPES = (Op.TypeImage, Op.TypeSampledImage, Op.TypeSampler)
 
-# Memory instructions and the operand positions of the pointers they access.
-_POINTER_OPERANDS: dict[int, tuple[int, ...]] = {
-    Op.Load: (2,),
-    Op.Store: (0,),
-    Op.CopyMemory: (0, 1),
-    Op.CopyMemorySized: (0, 1),
-    Op.ArrayLength: (2,),
-    Op.AtomicStore: (0,),
-    Op.AtomicFlagClear: (0,),
-}
-for _name, _opcode in vars(Op).items():
-    if _name.startswith("Atomic") and _opcode not in _POINTER_OPERANDS:
-        _POINTER_OPERANDS[_opcode] = (2,)
-
-
-@dataclass(frozen=True)
-class DescriptorLookup:
-    """One lookup in a descriptor array: ``variable[indices...]`` (+ ``element``, seed 003).
-
-    ``lengths`` are the ids of the array lengths (constants or specialization constants),
-    None for a runtime array; ``element`` is the first index of an OpPtrAccessChain on the
-    block pointer, which moves the descriptor index. ``static_index``/``static_length`` are
-    the flattened values when they are compile-time constants.
-    """
-
-    variable: int
-    indices: tuple[int, ...]
-    lengths: tuple[int | None, ...]
-    element: int | None = None
-    static_index: int | None = None
-    static_length: int | None = None
-    descriptor_set: int | None = None
-    binding: int | None = None
-
-    @property
-    def runtime_sized(self) -> bool:
-        return any(length is None for length in self.lengths)
-
-    @property
-    def statically_out_of_bounds(self) -> bool:
-        return (
-            self.static_index is not None
-            and self.static_length is not None
-            and not 0 <= self.static_index < self.static_length
-        )
-
-
-@dataclass(frozen=True, eq=False)
-class MergedLookup:
-    """A descriptor (or a pointer into one) chosen by OpPhi or OpSelect among known lookups.
-
-    Checked at its consumer, like any lookup, with the index, length, set and binding of
-    whichever incoming lookup was chosen: the rewrite carries them through merges parallel
-    to ``merge``. ``incoming`` pairs each incoming value id with its lookup.
-    """
-
-    merge: Instruction
-    incoming: tuple[tuple[int, Lookup], ...]
-    static_index: None = None
-    static_length: None = None
-    element: None = None
-
-    @property
-    def runtime_sized(self) -> bool:
-        return any(lookup.runtime_sized for _, lookup in self.incoming)
-
-    @property
-    def statically_out_of_bounds(self) -> bool:
-        return False
-
-
-Lookup = DescriptorLookup | MergedLookup
 _MERGES = (Op.Phi, Op.Select)
-
-
-@dataclass(frozen=True)
-class DescriptorAccess:
-    """A consumer of descriptors that needs a guard, and everything the guard needs."""
-
-    consumer: Instruction
-    instruction_index: int | None  # origin of the image instruction / memory access
-    links: tuple[Instruction, ...]  # naming instructions, operands before users
-    lookups: tuple[Lookup, ...]
-    kind: str  # "image" or "buffer"
-
-    @property
-    def statically_out_of_bounds(self) -> bool:
-        return any(lookup.statically_out_of_bounds for lookup in self.lookups)
-
-
-@dataclass(frozen=True)
-class UncheckedUse:
-    """A descriptor use the pass leaves unchecked, with the reason (for the CLI's report)."""
-
-    instruction_index: int | None
-    reason: str
-
-
-@dataclass
-class Findings:
-    accesses: list[DescriptorAccess] = field(default_factory=list)
-    unchecked: list[UncheckedUse] = field(default_factory=list)
 
 
 class _Finder:
@@ -385,7 +250,7 @@ class _Finder:
                 texel = user.operands[1]
                 texel_links = {**links, texel: user}
                 for atomic in self.def_use.uses(texel):
-                    if atomic.opcode in _POINTER_OPERANDS:
+                    if atomic.opcode in POINTER_OPERANDS:
                         self._add(atomic, user.origin, texel_links, lookup, "image")
                     else:
                         self._unchecked(atomic, f"texel pointer used by {atomic.name}")
@@ -402,7 +267,7 @@ class _Finder:
             elif opcode in (Op.SampledImage, Op.Image, Op.CopyObject):
                 self._walk_image_value(user.operands[1], lookup, {**links, user.operands[1]: user})
             elif opcode in SEED_IMAGE_INSTRUCTIONS or (
-                OPCODE_NAMES.get(opcode, "").startswith(_IMAGE_NAME_PREFIXES)
+                OPCODE_NAMES.get(opcode, "").startswith(IMAGE_NAME_PREFIXES)
                 and user.result_id != value
             ):
                 self._add(user, user.origin, links, lookup, "image")
@@ -428,8 +293,8 @@ class _Finder:
                 if self._points_to_block(pointer):
                     moved = self._with_element(lookup, user.operands[3])
                 self._walk_pointer(user.operands[1], moved, {**links, user.operands[1]: user})
-            elif opcode in _POINTER_OPERANDS and any(
-                user.operands[at] == pointer for at in _POINTER_OPERANDS[opcode]
+            elif opcode in POINTER_OPERANDS and any(
+                user.operands[at] == pointer for at in POINTER_OPERANDS[opcode]
             ):
                 if links or merged:  # a direct use of a non-arrayed variable needs no check
                     self._add(user, user.origin, links, lookup, "buffer")
@@ -443,7 +308,7 @@ class _Finder:
         ``sampler2D`` arguments as pointers). Its result must have a null value."""
         if user.opcode != Op.FunctionCall:
             return False
-        if self.types.opcode(user.operands[0]) not in _NULLABLE_RESULTS:
+        if self.types.opcode(user.operands[0]) not in NULLABLE_RESULTS:
             return False
         self._add(user, user.origin, links, lookup, kind)
         return True

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup, Lookup, MergedLookup
 from gpuav.instrument.descriptor_bounds import CheckOperands, Guarder
-from gpuav.instrument.find_accesses import DescriptorAccess, DescriptorLookup, Lookup, MergedLookup
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.instruction import Instruction
 

@@ -13,7 +13,7 @@ import pytest
 from gpuav.cli import main
 from gpuav.spirv.disassembler import disassemble
 from tests.instrument.test_pass_cases import BLOCK_ARRAY, TWO_STAGES
-from tests.instrument.test_pass_shapes import LOOP, _asm
+from tests.instrument.test_pass_shapes import LOOP, asm
 from tests.shaders.glsl import spirv_val
 from tests.validate.asm import assemble
 
@@ -123,7 +123,7 @@ def test_issue_8_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_json_report_lists_the_lookups_a_merge_chooses_from(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = _write(tmp_path / "loop.spv", _asm(LOOP))
+    source = _write(tmp_path / "loop.spv", asm(LOOP))
     assert main(["instrument", str(source), "-o", str(tmp_path / "out.spv"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     (access,) = report["checked"]

@@ -3,32 +3,20 @@
 A block chosen in a loop (OpPhi) or by OpSelect (variable pointers; a phi or select of images
 is not valid Vulkan SPIR-V, spirv-val says, though glslang's HLSL front end emits them), an
 image array of arrays indexed by two access chains, an OpCopyObject of the variable before
-the chain (DXC), OpInBoundsAccessChain, indices that are OpSpecConstantOp. Each is a pass
-test with CHECK lines and spirv-val; the loop and the split chain also run on lavapipe.
+the chain (DXC), OpInBoundsAccessChain, OpSpecConstantOp and 64-bit indices, hoisted loads,
+OpImage and sparse sampling, a descriptor array passed to a function. Each is a pass test
+with CHECK lines and spirv-val; ``test_execution_shapes`` runs them on lavapipe.
 """
 
 from __future__ import annotations
 
 import re
-import struct
-
-import numpy as np
-import pytest
 
 from gpuav.instrument.api import instrument_module, instrument_shader
-from gpuav.instrument.descriptor_state import (
-    MAX_TRACKED_SETS,
-    NO_STATE,
-    binding_table_word,
-    region_words,
-)
-from gpuav.instrument.record import ErrorCode
 from gpuav.spirv import read
 from gpuav.spirv.disassembler import disassemble
-from gpuav.spirv.grammar import Op
-from tests.harness import Binding, DescriptorSetSpec, VulkanContext
 from tests.instrument.filecheck import filecheck
-from tests.instrument.util import DEBUG_SET, SHADER_ID, instrumented, origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, instrumented
 from tests.shaders.glsl import compile_glsl, spirv_val
 from tests.validate.asm import assemble
 
@@ -76,7 +64,7 @@ HEADER = """
 """
 
 
-def _asm(body: str, globals_: str = "") -> list[int]:
+def asm(body: str, globals_: str = "") -> list[int]:
     return assemble(HEADER.format(body=body, globals=globals_), "vulkan1.1")
 
 
@@ -111,13 +99,7 @@ def _split_chain_module() -> list[int]:
     return assemble(text.replace("{{S}}", sampled.group(1)), "spv1.3")
 
 
-def _forgive(vk: VulkanContext, marker: str) -> None:
-    """Drop the one validation message these runs cause on purpose (the harness's device does
-    not enable variable pointers; arrays of arrays break 04655): any other still fails."""
-    vk.messages[:] = [m for m in vk.messages if marker not in m.text]
-
-
-def _split_chain_instrumented() -> list[int]:
+def split_chain_instrumented() -> list[int]:
     # Arrays of arrays of descriptors break VUID-StandaloneSpirv-UniformConstant-04655 (spirv-val
     # in a Vulkan environment), yet glslang emits them and lavapipe runs them.
     out = instrument_shader(_split_chain_module(), shader_id=SHADER_ID, descriptor_set=DEBUG_SET)
@@ -129,7 +111,7 @@ def test_array_of_arrays_indexed_by_two_chains() -> None:
     words = _split_chain_module()
     assert instrument_module(read(words), shader_id=1, descriptor_set=7).findings.unchecked == []
     filecheck(
-        disassemble(_split_chain_instrumented()),
+        disassemble(split_chain_instrumented()),
         """
         CHECK: OpULessThan %bool {{%[0-9]+}} %uint_2
         CHECK: OpULessThan %bool {{%[0-9]+}} %uint_3
@@ -145,41 +127,6 @@ def test_array_of_arrays_indexed_by_two_chains() -> None:
         CHECK-NEXT: OpImageSampleExplicitLod
         """,
     )
-
-
-@pytest.mark.vulkan
-def test_array_of_arrays_split_chain_on_lavapipe(vk: VulkanContext) -> None:
-    words = _split_chain_instrumented()
-    sampler = vk.sampler()
-    textures = []
-    for i in range(6):
-        image = vk.image(1, 1, "R32G32B32A32_SFLOAT")
-        image.upload(np.array([[[i + 1.0, 0.0, 0.0, 1.0]]], np.float32))
-        textures.append((image.view(), sampler))
-    out = vk.buffer(16 * 12)
-    debug = vk.debug_buffer(capacity_words=256)
-    sets = {
-        0: [
-            Binding(0, "combined_image_sampler", textures),
-            Binding(1, "storage_buffer", [out]),
-        ],
-        **debug.sets(),
-    }
-    result = vk.run_compute(words, sets, group_count=(3, 4, 1))
-    bad = {(x, y) for x in range(3) for y in range(4) if x >= 2 or y >= 3}
-    records = debug.records()
-    assert {(r.stage_words[0], r.stage_words[1] & 0xFFFF) for r in records} == bad
-    assert len(records) == len(bad)
-    assert {(r.descriptor_index, r.array_length) for r in records if r.stage_words[0] == 2} == {
-        (6 + y, 6) for y in range(4)
-    }
-    red = result.buffer(out, np.float32).reshape(12, 4)[:, 0].tolist()
-    expected = [0.0] * 12
-    for x in range(2):
-        for y in range(3):
-            expected[x * 4 + y] = x * 3 + y + 1.0
-    assert red == expected
-    _forgive(vk, "VUID-StandaloneSpirv-UniformConstant-04655")
 
 
 LOOP = """
@@ -202,7 +149,7 @@ LOOP = """
 
 
 def test_block_chosen_in_a_loop_is_checked_at_its_consumer() -> None:
-    words = _asm(LOOP)
+    words = asm(LOOP)
     result = instrument_module(read(words), shader_id=1, descriptor_set=7)
     assert result.findings.unchecked == [] and len(result.findings.accesses) == 1
     filecheck(
@@ -223,28 +170,8 @@ def test_block_chosen_in_a_loop_is_checked_at_its_consumer() -> None:
     )
 
 
-@pytest.mark.vulkan
-def test_block_chosen_in_a_loop_on_lavapipe(vk: VulkanContext) -> None:
-    words = _asm(LOOP)
-    buffers = [vk.buffer(16) for _ in range(6)]
-    debug = vk.debug_buffer(capacity_words=256)
-    sets = {0: [Binding(0, "storage_buffer", buffers)], **debug.sets()}
-    result = vk.run_compute(instrumented(words, "vulkan1.1"), sets, group_count=(9, 1, 1))
-    records = sorted(debug.records(), key=lambda r: r.stage_words)
-    # The loop ends on bufs[x - 1] (bufs[0] for x = 0): x = 7 and 8 are past the end.
-    assert [(r.stage_words[0], r.descriptor_index, r.array_length) for r in records] == [
-        (7, 6, 6),
-        (8, 7, 6),
-    ]
-    assert {r.instruction_index for r in records} == set(origins(words, Op.Store))
-    assert all(r.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS for r in records)
-    # bufs[k] holds k + 1 (x = 0 and 1 both end on bufs[0], in any order).
-    assert [int(result.buffer(b)[0]) for b in buffers][1:] == [2, 3, 4, 5, 6]
-    _forgive(vk, "(VariablePointersStorageBuffer) was declared")
-
-
 def test_copy_object_of_the_variable_and_in_bounds_chain() -> None:
-    words = _asm(
+    words = asm(
         """
        %copy = OpCopyObject %ptr_arr %bufs
      %member = OpInBoundsAccessChain %ptr_uint %copy %x %uint_0
@@ -266,7 +193,7 @@ def test_copy_object_of_the_variable_and_in_bounds_chain() -> None:
 
 
 def test_pointer_chosen_by_select_is_checked_with_the_chosen_index() -> None:
-    words = _asm(
+    words = asm(
         """
        %cond = OpULessThan %bool %x %y
           %a = OpAccessChain %ptr_block %bufs %x
@@ -296,7 +223,7 @@ def test_pointer_chosen_by_select_is_checked_with_the_chosen_index() -> None:
 
 
 def test_spec_constant_op_index() -> None:
-    words = _asm(
+    words = asm(
         """
      %member = OpAccessChain %ptr_uint %bufs %spec_x %uint_0
                OpStore %member %x
@@ -316,7 +243,7 @@ def test_spec_constant_op_index() -> None:
 
 
 def test_descriptor_loaded_in_another_block_is_loaded_again_under_the_guard() -> None:
-    words = _asm(
+    words = asm(
         """
           %p = OpAccessChain %ptr_uint %bufs %x %uint_0
           %v = OpLoad %uint %p
@@ -452,63 +379,3 @@ def test_function_taking_two_different_descriptor_arrays_is_reported_unchecked()
     assert {u.reason for u in result.findings.unchecked} == {
         "function called with different descriptor arrays"
     }
-
-
-@pytest.mark.vulkan
-@pytest.mark.parametrize("index", [3, 4])
-def test_descriptor_array_passed_to_a_function_on_lavapipe(vk: VulkanContext, index: int) -> None:
-    words = compile_glsl(ARRAY_ARGUMENT_COMP, "comp", target_env="vulkan1.1")
-    sampler = vk.sampler()
-    textures = []
-    for i in range(4):
-        image = vk.image(1, 1, "R32G32B32A32_SFLOAT")
-        image.upload(np.array([[[i + 1.0, 0.0, 0.0, 1.0]]], np.float32))
-        textures.append((image.view(), sampler))
-    out = vk.buffer(64)
-    debug = vk.debug_buffer(capacity_words=64)
-    sets = {
-        0: [Binding(0, "combined_image_sampler", textures), Binding(1, "storage_buffer", [out])],
-        **debug.sets(),
-    }
-    push = struct.pack("<I", index)
-    result = vk.run_compute(instrumented(words, "vulkan1.1"), sets, push_constants=push)
-    value = result.buffer(out, np.float32)[:4].tolist()
-    records = debug.records()
-    if index < 4:
-        assert value == [index + 1.0, 0.0, 0.0, 1.0] and records == []
-        return
-    assert value == [0.0] * 4
-    (record,) = records
-    assert (record.descriptor_index, record.array_length) == (4, 4)
-    assert record.instruction_index == origins(words, Op.ImageSampleExplicitLod)[0]
-
-
-@pytest.mark.vulkan
-def test_block_chosen_in_a_loop_against_descriptor_state(vk: VulkanContext) -> None:
-    """The layer's mode: set and binding ride through the phis to the state lookup, which
-    finds the unwritten block 3 and the end of the six."""
-    words = _asm(LOOP)
-    checked = instrument_shader(
-        words, shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
-    )
-    spirv_val(checked, "vulkan1.1")
-    state = region_words({0: 6})
-    state[state[binding_table_word(0)] + 3] = 0  # bufs[3] never written
-    bound = np.array([0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
-    debug = vk.debug_buffer(capacity_words=256)
-    ours = DescriptorSetSpec(
-        [
-            debug.binding(),
-            Binding(1, "storage_buffer", [vk.buffer(data=bound)]),
-            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
-        ]
-    )
-    buffers = [vk.buffer(16) for _ in range(6)]
-    sets = {0: [Binding(0, "storage_buffer", buffers)], DEBUG_SET: ours}
-    vk.run_compute(checked, sets, group_count=(8, 1, 1))
-    records = sorted(debug.records(), key=lambda r: r.stage_words)
-    assert [(r.stage_words[0], r.error_code, r.descriptor_index) for r in records] == [
-        (4, ErrorCode.DESCRIPTOR_UNINITIALIZED, 3),
-        (7, ErrorCode.INDEX_OUT_OF_BOUNDS, 6),
-    ]
-    _forgive(vk, "(VariablePointersStorageBuffer) was declared")
