@@ -1,7 +1,9 @@
 /* wild_app's instance, devices and command line (scenarios in wild_app.c, wild_graphics.c).
  *
- * usage: wild_app SPV_DIR [--messenger] [--debug-utils] [--allocator] [--leak N] [--bad N]
+ * usage: wild_app SPV_DIR [--messenger] [--chained-messenger] [--debug-utils] [--allocator]
+ *                [--leak N] [--bad N]
  *                SCENARIO...
+ * --chained-messenger chains a messenger to VkInstanceCreateInfo only.
  * SCENARIO: compute many threads shader-object second-device second-instance dynamic-rendering
  *           wait-before-signal wait-before-signal-empty geometry-tessellation multiview library
  *           library-flags2 multi-draw multi-draw-reporting (under gpuav's test instrumenter)
@@ -141,12 +143,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: wild_app SPV_DIR [options] SCENARIO...\n");
         return 2;
     }
-    int messenger = 0, debug_utils = 0, first = 2;
+    int messenger = 0, chained = 0, debug_utils = 0, first = 2;
     Context ctx = {0};
     ctx.spv_dir = argv[1];
     for (; first < argc && !strncmp(argv[first], "--", 2); ++first) {
         if (!strcmp(argv[first], "--messenger"))
             messenger = debug_utils = 1;
+        else if (!strcmp(argv[first], "--chained-messenger"))
+            chained = debug_utils = 1;
         else if (!strcmp(argv[first], "--allocator"))
             allocator = &callbacks;
         else if (!strcmp(argv[first], "--debug-utils"))
@@ -175,6 +179,7 @@ int main(int argc, char **argv) {
     VkInstanceCreateInfo instance_info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     instance_info.pApplicationInfo = &app;
     instance_info.enabledExtensionCount = debug_utils ? 1 : 0;
+    if (chained) instance_info.pNext = &messenger_info; /* never created */
     instance_info.ppEnabledExtensionNames = &extension;
     VkInstance instance;
     CHECK(vkCreateInstance(&instance_info, allocator, &instance));
