@@ -11,12 +11,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from gpuav.spirv.grammar import ExecutionModel as Model
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Function
 from gpuav.validate.context import ValidationContext
 
 _CACHE_KEY = "_gpuav_reach"
+
+# Stage groups that several environment rules name.
+TASK_MESH_MODELS = frozenset({Model.TaskNV, Model.MeshNV, Model.TaskEXT, Model.MeshEXT})
+# The stages that have workgroup memory: compute, task and mesh shaders.
+WORKGROUP_MEMORY_MODELS = TASK_MESH_MODELS | {Model.GLCompute}
+RAY_TRACING_MODELS = frozenset(
+    {
+        Model.RayGenerationKHR,
+        Model.IntersectionKHR,
+        Model.AnyHitKHR,
+        Model.ClosestHitKHR,
+        Model.MissKHR,
+        Model.CallableKHR,
+    }
+)
 
 
 @dataclass

@@ -15,7 +15,15 @@ from gpuav.spirv.grammar import AddressingModel, BuiltIn, Decoration, ExecutionM
 from gpuav.spirv.grammar import ExecutionModel as Model
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import Reach, constant_u32, enabled, enum_name, models_of_users, reach
+from gpuav.validate.reach import (
+    WORKGROUP_MEMORY_MODELS,
+    Reach,
+    constant_u32,
+    enabled,
+    enum_name,
+    models_of_users,
+    reach,
+)
 
 ENTRY_POINT_SIGNATURE = "VUID-StandaloneSpirv-None-04633"
 RECURSION = "VUID-StandaloneSpirv-None-04634"
@@ -37,7 +45,6 @@ WORKGROUP_INVOCATIONS_LIMIT = "VUID-RuntimeSpirv-x-06432"
 LOCAL_SIZE_ID_FEATURE = "VUID-RuntimeSpirv-LocalSizeId-06434"
 
 _ALLOWED_ADDRESSING = (AddressingModel.Logical, AddressingModel.PhysicalStorageBuffer64)
-_WORKGROUP_MODELS = frozenset({Model.GLCompute, Model.TaskEXT, Model.MeshEXT})
 _CONSTANTS = (Op.Constant, Op.SpecConstant)
 _COMPOSITES = (Op.ConstantComposite, Op.SpecConstantComposite)
 
@@ -150,7 +157,7 @@ def _execution_modes(context: ValidationContext) -> Iterator[Diagnostic]:
                 f"fragment entry point {entry.string(2)!r} must declare OriginUpperLeft",
                 entry.origin,
             )
-        if model not in _WORKGROUP_MODELS and model != Model.MeshNV and model != Model.TaskNV:
+        if model not in WORKGROUP_MEMORY_MODELS:
             continue
         size = workgroup_size or _local_size(context, declared)
         if model == Model.GLCompute and not has_builtin and not _has_size_mode(declared):
@@ -248,7 +255,7 @@ def _workgroup_size_builtin(
 
 def _non_workgroup_users(context: ValidationContext, id_: int) -> str:
     """The execution models outside compute, task and mesh whose functions use ``id_``."""
-    models = models_of_users(context, id_) - _WORKGROUP_MODELS - {Model.MeshNV, Model.TaskNV}
+    models = models_of_users(context, id_) - WORKGROUP_MEMORY_MODELS
     return ", ".join(enum_name(Model, model) for model in sorted(models))
 
 

@@ -18,7 +18,15 @@ from gpuav.spirv.grammar import MemorySemantics as Semantics
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic, Severity
-from gpuav.validate.reach import constant_u32, enabled, enum_name, instructions_with_function, reach
+from gpuav.validate.reach import (
+    RAY_TRACING_MODELS,
+    WORKGROUP_MEMORY_MODELS,
+    constant_u32,
+    enabled,
+    enum_name,
+    instructions_with_function,
+    reach,
+)
 
 EXECUTION_SCOPE = "VUID-StandaloneSpirv-None-04636"
 EXECUTION_SCOPE_WORKGROUP_STAGE = "VUID-StandaloneSpirv-None-04637"
@@ -106,19 +114,9 @@ _MEMORY_SCOPES = frozenset(
         Scope.Invocation,
     }
 )
-_TASK_MESH = frozenset({Model.TaskNV, Model.MeshNV, Model.TaskEXT, Model.MeshEXT})
-_WORKGROUP_MODELS = _TASK_MESH | {Model.TessellationControl, Model.GLCompute}
-_RAY_MODELS = frozenset(
-    {
-        Model.RayGenerationKHR,
-        Model.IntersectionKHR,
-        Model.AnyHitKHR,
-        Model.ClosestHitKHR,
-        Model.MissKHR,
-        Model.CallableKHR,
-    }
-)
-_SUBGROUP_BARRIER_MODELS = (_RAY_MODELS - {Model.CallableKHR}) | {
+# Where a Workgroup memory scope means something: workgroup memory, or a control patch.
+_WORKGROUP_MODELS = WORKGROUP_MEMORY_MODELS | {Model.TessellationControl}
+_SUBGROUP_BARRIER_MODELS = (RAY_TRACING_MODELS - {Model.CallableKHR}) | {
     Model.Fragment,
     Model.Vertex,
     Model.TessellationEvaluation,
@@ -252,11 +250,11 @@ def _memory_scope(
                 "Workgroup memory scope in a tessellation control shader needs the Vulkan "
                 "memory model",
             )
-    elif scope == Scope.ShaderCallKHR and models - _RAY_MODELS:
+    elif scope == Scope.ShaderCallKHR and models - RAY_TRACING_MODELS:
         yield _at(
             instruction,
             MEMORY_SCOPE_SHADER_CALL,
-            f"ShaderCallKHR memory scope used in {_stages(models - _RAY_MODELS)}",
+            f"ShaderCallKHR memory scope used in {_stages(models - RAY_TRACING_MODELS)}",
         )
     elif scope == Scope.Invocation:
         for role in (Role.SEMANTICS, Role.UNEQUAL):

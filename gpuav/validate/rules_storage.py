@@ -17,7 +17,7 @@ from gpuav.spirv.grammar import StorageClass as Class
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import enabled, enum_name
+from gpuav.validate.reach import RAY_TRACING_MODELS, WORKGROUP_MEMORY_MODELS, enabled, enum_name
 from gpuav.validate.shader_facts import EntryPoints
 
 STORAGE_CLASS = "VUID-StandaloneSpirv-None-04643"
@@ -69,20 +69,7 @@ _ALLOWED = frozenset(
         Class.NodePayloadAMDX,
     }
 )
-_NO_OUTPUT_MODELS = frozenset(
-    {
-        Model.GLCompute,
-        Model.RayGenerationKHR,
-        Model.IntersectionKHR,
-        Model.AnyHitKHR,
-        Model.ClosestHitKHR,
-        Model.MissKHR,
-        Model.CallableKHR,
-    }
-)
-_WORKGROUP_MODELS = frozenset(
-    {Model.GLCompute, Model.TaskNV, Model.MeshNV, Model.TaskEXT, Model.MeshEXT}
-)
+_NO_OUTPUT_MODELS = RAY_TRACING_MODELS | {Model.GLCompute}
 _INITIALIZABLE = (Class.Output, Class.Private, Class.Function, Class.Workgroup)
 _BUFFER_CLASSES = (Class.StorageBuffer, Class.ShaderRecordBufferKHR, Class.PhysicalStorageBuffer)
 # (width, storage class) -> (feature, rule); Uniform means a Block (uniform buffer) here.
@@ -145,8 +132,10 @@ def _stage_classes(context: ValidationContext) -> Iterator[Diagnostic]:
                 f"Output variable %{variable} used in {stages}, which have no outputs",
                 instruction.origin,
             )
-        if storage == Class.Workgroup and models - _WORKGROUP_MODELS:
-            stages = ", ".join(enum_name(Model, m) for m in sorted(models - _WORKGROUP_MODELS))
+        if storage == Class.Workgroup and models - WORKGROUP_MEMORY_MODELS:
+            stages = ", ".join(
+                enum_name(Model, m) for m in sorted(models - WORKGROUP_MEMORY_MODELS)
+            )
             yield Diagnostic(
                 WORKGROUP_STAGE,
                 f"Workgroup variable %{variable} used in {stages} (only compute, task and mesh "
