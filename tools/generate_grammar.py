@@ -103,7 +103,7 @@ def render(grammar_dir: Path) -> str:
         names = [entry["opname"], *entry.get("aliases", [])]
         aliases["Op"].update((alias, entry["opname"]) for alias in names[1:])
         opcode_members += [(n.removeprefix("Op"), entry["opcode"]) for n in names]
-        info = (
+        instruction_info = (
             entry["opname"],
             entry["class"],
             _operands(entry.get("operands", [])),
@@ -111,7 +111,7 @@ def render(grammar_dir: Path) -> str:
             tuple(entry.get("extensions", [])),
             entry.get("version", "None"),
         )
-        instructions.append(f"    {entry['opcode']}: {info!r},")
+        instructions.append(f"    {entry['opcode']}: {instruction_info!r},")
     out += _constant_class("Op", opcode_members)
 
     kinds: list[str] = []
@@ -128,16 +128,16 @@ def render(grammar_dir: Path) -> str:
                     members.append((python_name(kind["kind"], name), value))
                 if value in enumerants:
                     continue
-                info = (
+                enumerant_info = (
                     enumerant["enumerant"],
                     tuple(p["kind"] for p in enumerant.get("parameters", [])),
                     tuple(enumerant.get("capabilities", [])),
                     tuple(enumerant.get("extensions", [])),
                     enumerant.get("version", "None"),
                 )
-                enumerants[value] = repr(info)
+                enumerants[value] = repr(enumerant_info)
             out += _constant_class(kind["kind"], members)
-            body = ", ".join(f"{v}: {info}" for v, info in enumerants.items())
+            body = ", ".join(f"{v}: {text}" for v, text in enumerants.items())
             kinds.append(f"    {kind['kind']!r}: ({category!r}, {{{body}}}),")
         elif category == "Composite":
             kinds.append(f"    {kind['kind']!r}: ({category!r}, {tuple(kind['bases'])!r}),")
@@ -170,8 +170,8 @@ def render(grammar_dir: Path) -> str:
         grammar = json.loads((grammar_dir / file_name).read_text())
         out.append(f"    {set_name!r}: {{")
         for entry in grammar["instructions"]:
-            info = (entry["opname"], _operands(entry.get("operands", [])))
-            out.append(f"        {entry['opcode']}: {info!r},")
+            extended_info = (entry["opname"], _operands(entry.get("operands", [])))
+            out.append(f"        {entry['opcode']}: {extended_info!r},")
         out.append("    },")
     out += ["}", "", *_generators(grammar_dir.parent / "spir-v.xml"), ""]
     names = [line.split()[1].rstrip(":") for line in out if line.startswith("class ")]
