@@ -3,7 +3,7 @@ descriptors, update templates, pipeline caches and derivatives, specialization c
 sizes the descriptor array: checks must use the specialized length), 10k dispatches, one-time
 and simultaneous-use command buffers, empty and semaphore-only submits, wait-before-signal on
 a timeline semaphore, two threads, shader objects, two devices, two instances, dynamic rendering,
-indirect-count and multi draws, tessellation and geometry, multiview, graphics pipeline
+indirect-count, multi and mesh draws, tessellation and geometry, multiview, graphics pipeline
 libraries (also by maintenance5 flags), objects left alive at exit.
 
 Every run must complete with the results of the app alone; a real out-of-bounds index must be
@@ -32,6 +32,7 @@ from tests.layer.conftest import (
     app_environment,
     parse_c_output,
 )
+from tests.layer.conftest import SHADERS as SHADER_SOURCES
 
 pytestmark = pytest.mark.vulkan
 
@@ -39,7 +40,8 @@ SHADERS = ["wild.comp", "wild.tesc", "wild.tese", "wild.geom", "wild_view.frag",
            "quad.frag", "quad_reporting.frag"]  # fmt: skip
 COMPUTE = ["compute", "many", "threads", "second-device", "second-instance",
            "wait-before-signal", "wait-before-signal-empty"]  # fmt: skip
-GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library", "multi-draw"]
+GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library", "multi-draw",
+            "mesh"]  # fmt: skip
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 
 RunWild = Callable[..., tuple[AppRun, list[tuple[str, str]]]]
@@ -66,6 +68,13 @@ def run_wild(wild_app: Path, spirv: Callable[[str], Path], tmp_path: Path) -> Ru
     """Run wild_app; returns the run and its ``(scenario, hash)`` lines in order."""
     compiled = [spirv(name) for name in SHADERS]  # all into one folder, named NAME.spv
     folder = compiled[0].parent
+    mesh = folder / "wild.mesh.spv"  # mesh shaders need SPIR-V 1.4
+    if not mesh.exists():
+        subprocess.run(
+            ["glslangValidator", "-V", "--target-env", "vulkan1.2", "-o", str(mesh),
+             str(SHADER_SOURCES / "wild.mesh")],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
 
     def run(
         arguments: list[str], layer_folder: Path | None = None, **options: Any
@@ -170,17 +179,21 @@ def test_wait_before_signal_does_not_deadlock(run_wild: RunWild, layer_folder: P
     assert [len(handles) for handles in command_buffers] == [2, 2, 0]
 
 
-def test_multi_draw_is_an_action(run_wild: RunWild, layer_folder: Path) -> None:
-    """vkCmdDrawMultiEXT (and the other extension draws) get their own output block: the
-    fragment shader's record is reported for the right draw, the image is unchanged. Before,
-    the first draw of a command buffer found no descriptor bound at GPU-AV's set."""
-    _, alone = run_wild(["multi-draw"])
-    run, hashes = run_wild(["--messenger", "multi-draw-reporting"], layer_folder)
+def test_extension_draws_are_actions(run_wild: RunWild, layer_folder: Path) -> None:
+    """vkCmdDrawMultiEXT and vkCmdDrawMeshTasksEXT (and the other extension draws) get their
+    own output block: the fragment shader's record is reported for the right draw, the image
+    is unchanged. Before, the first draw of a command buffer found no descriptor bound at
+    GPU-AV's set."""
+    _, alone = run_wild(["multi-draw", "mesh"])
+    run, hashes = run_wild(["--messenger", "multi-draw-reporting", "mesh-reporting"], layer_folder)
     assert [value for _, value in hashes] == [value for _, value in alone]
-    (message,) = run.with_id(OUT_OF_BOUNDS)
-    assert "Index of 9 used to index descriptor array of length 8." in message["text"]
-    assert "Draw Index 2 (vkCmdDrawMultiEXT)." in message["text"]
-    assert "Stage = Fragment. Fragment coord (x,y) = (5.5, 2.5)." in message["text"]
+    messages = run.with_id(OUT_OF_BOUNDS)
+    commands = ["vkCmdDrawMultiEXT", "vkCmdDrawMeshTasksEXT"]
+    assert len(messages) == len(commands)
+    for message, command in zip(messages, commands, strict=True):
+        assert "Index of 9 used to index descriptor array of length 8." in message["text"]
+        assert f"Draw Index 2 ({command})." in message["text"]
+        assert "Stage = Fragment. Fragment coord (x,y) = (5.5, 2.5)." in message["text"]
 
 
 def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None:

@@ -1,6 +1,7 @@
 /* wild_app's graphics scenarios, all with dynamic rendering (Vulkan 1.3): stripes drawn with
  * vkCmdDrawIndirectCount, a vertex-tessellation-geometry-fragment pipeline, multiview into a
- * two-layer image, a pipeline linked from a graphics pipeline library, and vkCmdDrawMultiEXT.
+ * two-layer image, a pipeline linked from a graphics pipeline library, vkCmdDrawMultiEXT, and
+ * a mesh shader pipeline.
  * Each prints the hash of the read-back image. */
 #include <string.h>
 
@@ -14,6 +15,7 @@ typedef struct {
     int library;
     int indirect_count;
     int multi_draw;    /* vkCmdDrawMultiEXT (VK_EXT_multi_draw) */
+    int mesh;          /* vkCmdDrawMeshTasksEXT (VK_EXT_mesh_shader) */
     uint32_t bad_draw; /* for quad_reporting.frag */
 } Recipe;
 
@@ -23,6 +25,7 @@ static VkShaderStageFlagBits stage_of(const char *name) {
     if (!strcmp(dot, ".tesc")) return VK_SHADER_STAGE_TESSELLATION_CONTROL_BIT;
     if (!strcmp(dot, ".tese")) return VK_SHADER_STAGE_TESSELLATION_EVALUATION_BIT;
     if (!strcmp(dot, ".geom")) return VK_SHADER_STAGE_GEOMETRY_BIT;
+    if (!strcmp(dot, ".mesh")) return VK_SHADER_STAGE_MESH_BIT_EXT;
     return VK_SHADER_STAGE_FRAGMENT_BIT;
 }
 
@@ -185,7 +188,9 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     words[0] = 6, words[1] = 1, words[2] = 0, words[3] = 0; /* VkDrawIndirectCommand */
     words[8] = 1;                                            /* the draw count */
 
-    VkShaderStageFlags push_stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+    VkShaderStageFlags push_stages = VK_SHADER_STAGE_FRAGMENT_BIT |
+                                     (recipe->mesh ? VK_SHADER_STAGE_MESH_BIT_EXT
+                                                   : VK_SHADER_STAGE_VERTEX_BIT);
     VkPushConstantRange push = {push_stages, 0, 12};
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.pushConstantRangeCount = 1;
@@ -196,6 +201,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     VkPipeline pipeline = make_pipeline(ctx, layout, recipe, libraries);
     PFN_vkCmdDrawMultiEXT draw_multi = recipe->multi_draw ? LOAD(ctx, vkCmdDrawMultiEXT) : NULL;
     VkMultiDrawInfoEXT multi_info = {0, 6};
+    PFN_vkCmdDrawMeshTasksEXT draw_mesh = recipe->mesh ? LOAD(ctx, vkCmdDrawMeshTasksEXT) : NULL;
 
     VkCommandBuffer cb = begin_one(ctx, ctx->pool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
     image_barrier(cb, image, layers, VK_IMAGE_LAYOUT_UNDEFINED,
@@ -224,6 +230,8 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
         vkCmdPushConstants(cb, layout, push_stages, 0, 12, constants);
         if (recipe->multi_draw)
             draw_multi(cb, 1, &multi_info, 1, 0, sizeof multi_info);
+        else if (recipe->mesh)
+            draw_mesh(cb, 1, 1, 1);
         else if (recipe->indirect_count)
             vkCmdDrawIndirectCount(cb, indirect.buffer, 0, indirect.buffer, 32, 2, 16);
         else
@@ -258,7 +266,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
 }
 
 void run_graphics_scenario(Context *ctx, const char *name) {
-    Recipe recipe = {{"quad.vert", "quad.frag"}, 0, 0, 0, 0, 99};
+    Recipe recipe = {{"quad.vert", "quad.frag"}, 0, 0, 0, 0, 0, 99};
     if (!strcmp(name, "dynamic-rendering")) {
         recipe.indirect_count = 1;
     } else if (!strcmp(name, "geometry-tessellation")) {
@@ -276,6 +284,14 @@ void run_graphics_scenario(Context *ctx, const char *name) {
         recipe.multi_draw = 1;
         recipe.stages[1] = "quad_reporting.frag";
         recipe.bad_draw = 1;
+    } else if (!strcmp(name, "mesh") || !strcmp(name, "mesh-reporting")) {
+        /* the reporting variant: as multi-draw-reporting */
+        recipe.mesh = 1;
+        recipe.stages[0] = "wild.mesh";
+        if (!strcmp(name, "mesh-reporting")) {
+            recipe.stages[1] = "quad_reporting.frag";
+            recipe.bad_draw = 1;
+        }
     } else if (!strcmp(name, "library-flags2")) {
         recipe.library = 2;
     } else {

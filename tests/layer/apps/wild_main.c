@@ -6,7 +6,8 @@
  * --chained-messenger chains a messenger to VkInstanceCreateInfo only.
  * SCENARIO: compute many threads shader-object second-device second-instance dynamic-rendering
  *           wait-before-signal wait-before-signal-empty geometry-tessellation multiview library
- *           library-flags2 multi-draw multi-draw-reporting (under gpuav's test instrumenter)
+ *           library-flags2 multi-draw mesh; multi-draw-reporting and mesh-reporting only under
+ *           gpuav's test instrumenter (tests/layer/fake_instrument.py)
  * Prints "<scenario> <fnv1a hex>" per scenario and "message <severity>|<id>|<text>" per
  * message its messenger received. --leak 1 forgets every object but the device and instance,
  * --leak 2 forgets those too; --bad N makes dispatch N index its two-buffer array with 2;
@@ -73,7 +74,7 @@ static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT seve
 
 /* VK_EXT_shader_object and VK_KHR_maintenance5 only where a scenario uses them (the Khronos
  * layer of Debian bookworm knows neither) */
-static int shader_objects, maintenance5;
+static int shader_objects, maintenance5, mesh;
 
 static void create_device(Context *ctx, VkInstance instance) {
     uint32_t count = 1;
@@ -84,13 +85,16 @@ static void create_device(Context *ctx, VkInstance instance) {
     VkPhysicalDeviceMaintenance5FeaturesKHR maintenance = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR};
     maintenance.maintenance5 = VK_TRUE;
+    VkPhysicalDeviceMeshShaderFeaturesEXT mesh_shader = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT, maintenance5 ? &maintenance : NULL};
+    mesh_shader.meshShader = VK_TRUE;
+    void *optional = mesh ? (void *)&mesh_shader : maintenance5 ? (void *)&maintenance : NULL;
     VkPhysicalDeviceShaderObjectFeaturesEXT shader_object = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT,
-        maintenance5 ? &maintenance : NULL};
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT, optional};
     shader_object.shaderObject = VK_TRUE;
     VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT library = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_FEATURES_EXT,
-        shader_objects ? (void *)&shader_object : maintenance5 ? (void *)&maintenance : NULL};
+        shader_objects ? (void *)&shader_object : optional};
     library.graphicsPipelineLibrary = VK_TRUE;
     VkPhysicalDeviceMultiDrawFeaturesEXT multi_draw = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT, &library};
@@ -109,11 +113,12 @@ static void create_device(Context *ctx, VkInstance instance) {
     features.features.geometryShader = VK_TRUE;
     features.features.tessellationShader = VK_TRUE;
     features.features.multiDrawIndirect = VK_TRUE;
-    const char *extensions[6] = {"VK_KHR_push_descriptor", "VK_KHR_pipeline_library",
+    const char *extensions[7] = {"VK_KHR_push_descriptor", "VK_KHR_pipeline_library",
                                  "VK_EXT_graphics_pipeline_library", "VK_EXT_multi_draw"};
     uint32_t extension_count = 4;
     if (shader_objects) extensions[extension_count++] = "VK_EXT_shader_object";
     if (maintenance5) extensions[extension_count++] = "VK_KHR_maintenance5";
+    if (mesh) extensions[extension_count++] = "VK_EXT_mesh_shader";
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     queue_info.queueFamilyIndex = ctx->family;
@@ -191,6 +196,7 @@ int main(int argc, char **argv) {
     for (int i = first; i < argc; ++i) {
         shader_objects |= !strcmp(argv[i], "shader-object");
         maintenance5 |= !strcmp(argv[i], "library-flags2");
+        mesh |= !strncmp(argv[i], "mesh", 4);
     }
     create_device(&ctx, instance);
     for (int i = first; i < argc; ++i) {
