@@ -112,20 +112,14 @@ def _check_capability(
     if instruction.opcode != Op.Capability or not instruction.operands:
         return
     value = instruction.operands[0]
-    name = capability_name(value)
-    requirements = table.capabilities.get(value)
-    if requirements is None:
-        yield Diagnostic(
-            UNKNOWN_CAPABILITY_RULE,
-            f"capability {name} is not allowed in Vulkan",
-            instruction.origin,
-        )
-    elif requirements and not any(r.met(context, vulkan) for r in requirements):
-        yield Diagnostic(
-            CAPABILITY_NOT_ENABLED_RULE,
-            f"capability {name} needs {_alternatives(requirements, context.target_env)}",
-            instruction.origin,
-        )
+    yield from _requirement_diagnostics(
+        f"capability {capability_name(value)}",
+        table.capabilities.get(value),
+        (UNKNOWN_CAPABILITY_RULE, CAPABILITY_NOT_ENABLED_RULE),
+        context,
+        vulkan,
+        instruction.origin,
+    )
 
 
 def _check_extension(
@@ -140,19 +134,31 @@ def _check_extension(
         name = decode_string(instruction.operands, 0)[0]
     except (ValueError, IndexError, UnicodeDecodeError):
         name = "<unreadable name>"
-    requirements = table.extensions.get(name)
+    yield from _requirement_diagnostics(
+        f"SPIR-V extension {name}",
+        table.extensions.get(name),
+        (UNKNOWN_EXTENSION_RULE, EXTENSION_NOT_ENABLED_RULE),
+        context,
+        vulkan,
+        instruction.origin,
+    )
+
+
+def _requirement_diagnostics(
+    what: str,
+    requirements: tuple[Requirement, ...] | None,
+    rules: tuple[str, str],
+    context: ValidationContext,
+    vulkan: tuple[int, int],
+    origin: int | None,
+) -> Iterator[Diagnostic]:
+    """``rules``: (not allowed in Vulkan at all, allowed but none of its requirements met)."""
+    unknown_rule, not_enabled_rule = rules
     if requirements is None:
-        yield Diagnostic(
-            UNKNOWN_EXTENSION_RULE,
-            f"SPIR-V extension {name} is not allowed in Vulkan",
-            instruction.origin,
-        )
+        yield Diagnostic(unknown_rule, f"{what} is not allowed in Vulkan", origin)
     elif requirements and not any(r.met(context, vulkan) for r in requirements):
-        yield Diagnostic(
-            EXTENSION_NOT_ENABLED_RULE,
-            f"SPIR-V extension {name} needs {_alternatives(requirements, context.target_env)}",
-            instruction.origin,
-        )
+        alternatives = _alternatives(requirements, context.target_env)
+        yield Diagnostic(not_enabled_rule, f"{what} needs {alternatives}", origin)
 
 
 def capability_name(value: int) -> str:
