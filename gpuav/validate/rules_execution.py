@@ -24,6 +24,7 @@ from gpuav.validate.reach import (
     models_of_users,
     reach,
 )
+from gpuav.validate.shader_facts import scalar_info
 
 ENTRY_POINT_SIGNATURE = "VUID-StandaloneSpirv-None-04633"
 RECURSION = "VUID-StandaloneSpirv-None-04634"
@@ -260,16 +261,8 @@ def _non_workgroup_users(context: ValidationContext, id_: int) -> str:
 
 
 def _is_uvec3(context: ValidationContext, type_id: int) -> bool:
-    vector = context.def_use.defs.get(type_id)
-    if vector is None or vector.opcode != Op.TypeVector or len(vector.operands) < 3:
-        return False
-    component = context.def_use.defs.get(vector.operands[1])
-    return (
-        vector.operands[2] == 3
-        and component is not None
-        and component.opcode == Op.TypeInt
-        and component.operands[1] == 32
-    )
+    scalar = scalar_info(context.def_use.defs, type_id)
+    return scalar is not None and (scalar.kind, scalar.width, scalar.components) == ("int", 32, 3)
 
 
 def _derivative_groups(
