@@ -21,8 +21,10 @@ VARIABLE_BINDING = 10
 
 COMPUTE_HEAD = """#version 450
 #extension GL_EXT_nonuniform_qualifier : require
+#extension GL_EXT_buffer_reference : require
 layout(local_size_x = {local_size}) in;
-layout(push_constant) uniform P {{ uint index; }} p;
+layout(buffer_reference, std430) buffer Data {{ vec4 v[]; }};
+layout(push_constant) uniform P {{ uint index; uint pad; Data data; }} p;
 layout(set = 0, binding = 9) buffer Out {{ vec4 v[4]; }} o;
 """
 
@@ -61,7 +63,8 @@ class BindingSpec:
 
 @dataclass(frozen=True)
 class Case:
-    """One program; ``indices`` are the push-constant values it runs with (one action each).
+    """One program; ``indices`` are the push-constant values it runs with (one action each);
+    ``p.data`` is the device address of a 64-byte buffer (compute only).
 
     ``checked`` is the binding whose index the bug line uses; ``spread`` > 1 runs that many
     invocations (compute) with index ``p.index + invocation`` (a nonuniform index).
@@ -320,6 +323,13 @@ CASES: tuple[Case, ...] = (
         [BindingSpec(0, "storage_texel_buffer", 2, format="R32_UINT")],
         (0, 2),
         crashes_unchecked=(2,),
+    ),
+    _compute(
+        "device-address-range",
+        "layout(set = 0, binding = 0) uniform sampler2D t[2];",
+        "    o.v[0] = p.data.v[p.index * 4u]; // BUG",
+        [BindingSpec(0, "combined_image_sampler", 2)],
+        (0, 1),
     ),
     _fragment(
         "fragment-sampler-array",

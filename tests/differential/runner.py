@@ -103,12 +103,14 @@ def run_case(
                 [*bindings, Binding(OUT_BINDING, "storage_buffer", [out])], [0] * dynamic
             )
         }
-        push = struct.pack("<I", index)
         vk.clear_messages()
         if case.stage == "comp":
+            data = vk.buffer(64)
+            push = struct.pack("<IIQ", index, 0, data.device_address)
             vk.run_compute(words, sets, push_constants=push)
         else:
             vertex = _words(folder / "vertex.spv")
+            push = struct.pack("<I", index)
             vk.run_graphics(vertex, words, sets, width=2, height=2, push_constants=push)
         found[f"{case.name}/{index}"] = [
             {"id": m.message_id, "text": m.text} for m in vk.messages if m.severity == "error"

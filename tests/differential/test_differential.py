@@ -71,6 +71,10 @@ OUT_OF_SCOPE: dict[str, tuple[str, str]] = {
         "buffer range robustness: an in-range descriptor read past the end of its buffer "
         "(Khronos checks it when robustBufferAccess is off)",
     ),
+    "device-address-range/1": (
+        "UNASSIGNED-Device address out of bounds",
+        "buffer device address range: a read past the end of the buffer a pointer points into",
+    ),
 }
 
 
