@@ -54,7 +54,7 @@ ONE_WORD_ENUMS: Final = frozenset(kind for kind in OPERAND_KINDS if _is_one_word
 
 
 def _is_one_word(kind: str) -> bool:
-    return kind in ID_KINDS or kind in SINGLE_WORD_LITERALS or _is_one_word_enum(kind)
+    return kind in ID_KINDS or kind in SINGLE_WORD_LITERALS or kind in ONE_WORD_ENUMS
 
 
 # How the words after an instruction's fixed operands may continue, for the fast path.

@@ -10,6 +10,7 @@ and every string's end) and for def-use.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Final, NamedTuple
 
 from gpuav.spirv.grammar import (
@@ -48,6 +49,7 @@ MAX_SHAPES: Final = 4096
 _NUMBER_KINDS: Final = SINGLE_WORD_LITERALS | {"LiteralContextDependentNumber"}
 
 
+@cache
 def _has_ids(kind: str) -> bool:
     """Whether an operand of this kind can hold an id (in itself, its parts or parameters)."""
     if kind in ID_KINDS:
@@ -66,8 +68,8 @@ def _id_prefixes() -> dict[int, tuple[tuple[int, ...], int, int, frozenset[int]]
     operands: what follows holds no id (strings, literal numbers), or is a last enumerant
     (a decoration, an execution mode) that holds ids only for the enumerants listed."""
     prefixes: dict[int, tuple[tuple[int, ...], int, int, frozenset[int]]] = {}
-    for opcode, info in INSTRUCTIONS.items():
-        specs = info[2]
+    for opcode in (*SHAPE_OPERANDS, Op.EntryPoint):
+        specs = INSTRUCTIONS[opcode][2]
         ids: list[int] = []
         at = 0
         while at < len(specs) and not specs[at][1]:
@@ -93,11 +95,37 @@ def _id_prefixes() -> dict[int, tuple[tuple[int, ...], int, int, frozenset[int]]
 
 
 # Only opcodes that the fixed shapes leave to a walk need this.
-_ID_PREFIXES: Final = {
-    opcode: prefix
-    for opcode, prefix in _id_prefixes().items()
-    if opcode in SHAPE_OPERANDS or opcode in (Op.EntryPoint,)
-}
+ID_PREFIXES: Final = _id_prefixes()
+
+
+# enumerant -> (parameter words, offsets of the id parameters among them)
+EnumerantShapes = dict[int, tuple[int, tuple[int, ...]]]
+
+
+def _enumerant_last() -> dict[int, tuple[tuple[int, ...], int, EnumerantShapes]]:
+    """opcode -> (id positions before the enumerant, its position, enumerant -> (parameter
+    words, id offsets among them)) for OpDecorate, OpMemberDecorate, OpExecutionMode: the
+    enumerants whose parameters are all one word, so that the length says it all."""
+    found: dict[int, tuple[tuple[int, ...], int, EnumerantShapes]] = {}
+    for opcode, (ids, _words, enumerant_at, _with_ids) in ID_PREFIXES.items():
+        if enumerant_at < 0:
+            continue
+        enumerants = OPERAND_KINDS[INSTRUCTIONS[opcode][2][enumerant_at][0]][1]
+        assert isinstance(enumerants, dict)
+        one_word = ID_KINDS | SINGLE_WORD_LITERALS | ONE_WORD_ENUMS
+        found[opcode] = (
+            ids,
+            enumerant_at,
+            {
+                value: (len(entry[1]), tuple(i for i, k in enumerate(entry[1]) if k in ID_KINDS))
+                for value, entry in enumerants.items()
+                if all(kind in one_word for kind in entry[1])
+            },
+        )
+    return found
+
+
+_ENUMERANT_LAST: Final = _enumerant_last()
 
 
 def prefix_ids(opcode: int, operands: list[int]) -> tuple[int, ...] | None:
@@ -106,7 +134,7 @@ def prefix_ids(opcode: int, operands: list[int]) -> tuple[int, ...] | None:
     For instructions already known to be well formed: OpName's target, OpConstant's type and
     result, OpDecorate's target unless the decoration takes id parameters...
     """
-    prefix = _ID_PREFIXES.get(opcode)
+    prefix = ID_PREFIXES.get(opcode)
     if prefix is None:
         return None
     ids, words, enumerant_at, with_ids = prefix
@@ -208,7 +236,8 @@ _CONSTANTS: Final = frozenset({Op.Constant, Op.SpecConstant})
 def check(opcode: int, operands: list[int], context: WalkContext) -> None:
     """Raise OperandError unless the instruction is well formed, as a grammar walk would.
 
-    Instructions ending in one string and numeric constants are checked directly; the rest
+    Instructions ending in one string, decorations and execution modes of one-word parameters
+    and numeric constants are checked directly; the rest
     through their remembered layout (``checked_shape``).
     """
     bound = context.bound
@@ -221,6 +250,16 @@ def check(opcode: int, operands: list[int], context: WalkContext) -> None:
                     return
             except ValueError:
                 pass
+    elif opcode in _ENUMERANT_LAST:
+        ids, at, parameters = _ENUMERANT_LAST[opcode]
+        shape = parameters.get(operands[at]) if len(operands) > at else None
+        if (
+            shape is not None
+            and len(operands) == at + 1 + shape[0]
+            and all(0 < operands[position] < bound for position in ids)
+            and all(0 < operands[at + 1 + offset] < bound for offset in shape[1])
+        ):
+            return
     elif opcode in _CONSTANTS and len(operands) > 2:
         width = context.widths.get(operands[0])
         expected = 1 if width is None or width <= 32 else (width + 31) // 32
@@ -237,6 +276,7 @@ def id_positions(opcode: int, operands: list[int], context: WalkContext) -> tupl
 
 
 __all__ = [
+    "ID_PREFIXES",
     "MAX_SHAPES",
     "SHAPE_OPERANDS",
     "OperandError",

@@ -69,6 +69,19 @@ def test_an_id_out_of_range_in_a_remembered_decoration_is_rejected() -> None:
         read(_module(_name(5, "x"), [Op.Decorate, 0, Decoration.Location, 3]))
 
 
+def test_decoration_parameters_are_checked_by_the_enumerant() -> None:
+    # UniformId's parameter is an id (range-checked); Location needs exactly one word.
+    read(_module(_name(5, "x"), [Op.Decorate, 5, Decoration.UniformId, 6]))
+    with pytest.raises(DecodeError, match="id"):
+        read(_module(_name(5, "x"), [Op.Decorate, 5, Decoration.UniformId, BOUND]))
+    with pytest.raises(DecodeError, match="missing"):
+        read(_module(_name(5, "x"), [Op.Decorate, 5, Decoration.Location]))
+    with pytest.raises(DecodeError, match="left after"):
+        read(_module(_name(5, "x"), [Op.Decorate, 5, Decoration.Location, 1, 2]))
+    with pytest.raises(DecodeError, match="unknown Decoration"):
+        read(_module(_name(5, "x"), [Op.Decorate, 5, 0xFFFF, 1]))
+
+
 def test_a_constant_layout_is_remembered_per_type_width() -> None:
     # One value word is right for a 32-bit type and wrong for a 64-bit one.
     read(_module(_name(5, "x"), [Op.Constant, INT32, 5, 7]))

@@ -14,6 +14,7 @@ from gpuav.spirv.analysis.id_operands import IdOperands
 from gpuav.spirv.grammar import FAST_SHAPES, RESULT_INDEX, TAIL_IDS
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Block, Function, Module
+from gpuav.spirv.operand_shapes import ID_PREFIXES
 
 
 class DefUse:
@@ -35,6 +36,7 @@ class DefUse:
         defs, users, places = self.defs, self.users, self.places
         positions_of = self.id_operands.shared_positions
         result_index, fast_shapes, tail_ids = RESULT_INDEX, FAST_SHAPES, TAIL_IDS
+        id_prefixes = ID_PREFIXES
         for instruction in module.instructions():
             opcode, operands = instruction.opcode, instruction.operands
             at = result_index.get(opcode)
@@ -54,7 +56,14 @@ class DefUse:
                     continue
                 positions = id_positions  # a tail of ids comes only with all-id shapes
             else:
-                positions = positions_of(instruction)
+                prefix = id_prefixes.get(opcode)  # prefix_ids, inlined
+                if prefix is not None and length >= prefix[1]:
+                    if prefix[2] < 0 or operands[prefix[2]] not in prefix[3]:
+                        positions = prefix[0]
+                    else:
+                        positions = positions_of(instruction)
+                else:
+                    positions = positions_of(instruction)
             for position in positions:
                 used = operands[position]
                 if used != result:
