@@ -12,7 +12,7 @@ from gpuav.spirv.grammar import INSTRUCTIONS, Dim, ImageOperands, Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.shader_facts import function_instructions, scalar_info
+from gpuav.validate.shader_facts import function_instructions, image_type_of, scalar_info
 
 READ_RESULT = "VUID-StandaloneSpirv-Result-04780"
 OFFSET_SAMPLED = "VUID-StandaloneSpirv-Offset-04865"
@@ -54,7 +54,7 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
             continue
         image_at, mask_at, dref = shape
         operands = instruction.operands
-        image = _image_type(defs, operands[image_at]) if image_at < len(operands) else None
+        image = image_type_of(defs, operands[image_at]) if image_at < len(operands) else None
         if instruction.opcode in (Op.ImageRead, Op.ImageSparseRead):
             yield from _read_result(defs, instruction)
         if instruction.opcode in (Op.ImageGather, Op.ImageSparseGather) and len(operands) > 4:
@@ -79,16 +79,6 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
                 "an image whose type has Sampled 1",
                 instruction.origin,
             )
-
-
-def _image_type(defs: Mapping[int, Instruction], value: int) -> Instruction | None:
-    instruction = defs.get(value)
-    type_ = None if instruction is None else defs.get(instruction.type_id or -1)
-    if type_ is not None and type_.opcode == Op.TypeSampledImage and len(type_.operands) > 1:
-        type_ = defs.get(type_.operands[1])
-    if type_ is None or type_.opcode != Op.TypeImage or len(type_.operands) <= _SAMPLED:
-        return None
-    return type_
 
 
 def _read_result(defs: Mapping[int, Instruction], read: Instruction) -> Iterator[Diagnostic]:

@@ -21,6 +21,7 @@ from gpuav.validate.shader_facts import (
     EntryPoints,
     function_instructions,
     global_variables,
+    image_type_of,
     operand,
     pointer_parts,
     scalar_info,
@@ -164,20 +165,8 @@ def _sampled_image_type(context: ValidationContext, sampled: Instruction) -> Ite
         )
 
 
-def _image_of(defs: Mapping[int, Instruction], value: int | None) -> Instruction | None:
-    """The OpTypeImage of an image or sampled-image value."""
-    if value is None or (instruction := defs.get(value)) is None:
-        return None
-    type_ = defs.get(instruction.type_id or -1)
-    if type_ is not None and type_.opcode == Op.TypeSampledImage and len(type_.operands) > 1:
-        type_ = defs.get(type_.operands[1])
-    if type_ is None or type_.opcode != Op.TypeImage or len(type_.operands) <= _FORMAT:
-        return None
-    return type_
-
-
 def _query(defs: Mapping[int, Instruction], query: Instruction) -> Iterator[Diagnostic]:
-    image = _image_of(defs, operand(query, 2))
+    image = image_type_of(defs, operand(query, 2))
     if image is None:
         return
     dim, ms, sampled = image.operands[_DIM], image.operands[_MS], image.operands[_SAMPLED]
@@ -212,7 +201,7 @@ def _query(defs: Mapping[int, Instruction], query: Instruction) -> Iterator[Diag
 
 
 def _subpass_read(defs: Mapping[int, Instruction], read: Instruction) -> Iterator[Diagnostic]:
-    image = _image_of(defs, operand(read, 2))
+    image = image_type_of(defs, operand(read, 2))
     if image is None or image.operands[_DIM] != Dim.SubpassData:
         return
     if not _zero_uv(defs, operand(read, 3)):

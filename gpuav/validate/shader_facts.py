@@ -92,6 +92,18 @@ def scalar_info(defs: Mapping[int, Instruction], type_id: int | None) -> Scalar 
     return None
 
 
+def image_type_of(defs: Mapping[int, Instruction], value: int | None) -> Instruction | None:
+    """The OpTypeImage (with all eight operands) of an image or sampled-image value."""
+    if value is None or (instruction := defs.get(value)) is None:
+        return None
+    type_ = defs.get(instruction.type_id or -1)
+    if type_ is not None and type_.opcode == Op.TypeSampledImage and len(type_.operands) > 1:
+        type_ = defs.get(type_.operands[1])
+    if type_ is None or type_.opcode != Op.TypeImage or len(type_.operands) < 8:
+        return None
+    return type_
+
+
 def global_variables(context: ValidationContext) -> Iterator[Instruction]:
     for instruction in context.module.globals:
         if instruction.opcode == Op.Variable and len(instruction.operands) >= 3:
