@@ -1,4 +1,4 @@
-"""The harness itself, on lavapipe: compute, graphics, every descriptor type, the debug buffer.
+"""The harness itself, on lavapipe: compute, graphics, every descriptor type, the messenger.
 
 Shaders are GLSL compiled at test time by ``tests.shaders.glsl.compile_glsl`` (cached on disk).
 Every test runs under the ``vk`` fixture, which fails it if the validation layer reports an
@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import vulkan as vkapi
 
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
 from tests.harness import (
     PARTIALLY_BOUND,
     UPDATE_AFTER_BIND,
@@ -24,29 +23,10 @@ from tests.harness import (
     Draw,
     VertexBuffer,
     VulkanContext,
-    decode_records,
 )
-from tests.shaders.glsl import compile_glsl
+from tests.harness.shaders import FULLSCREEN_TRIANGLE_VERT, SOLID_FRAG, glsl
 
 pytestmark = pytest.mark.vulkan
-
-
-def glsl(source: str, stage: str) -> list[int]:
-    return compile_glsl(source, stage, target_env="vulkan1.2")
-
-
-FULLSCREEN_TRIANGLE_VERT = """#version 450
-void main() {
-    // One triangle covering the top-left half of the framebuffer (Vulkan's y points down).
-    vec2 corners[3] = vec2[](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(-1.0, 1.0));
-    gl_Position = vec4(corners[gl_VertexIndex], 0.0, 1.0);
-}
-"""
-
-SOLID_FRAG = """#version 450
-layout(location = 0) out vec4 color;
-void main() { color = vec4(1.0, 0.0, 0.0, 1.0); }
-"""
 
 
 def test_compute_push_constants_and_specialization(vk: VulkanContext) -> None:
@@ -351,116 +331,6 @@ def test_partially_bound_variable_count_update_after_bind(vk: VulkanContext) -> 
     }
     vk.run_compute(words, sets, push_constants=np.array([0, 2], u32))
     assert out.array().tolist() == [100, 102]
-
-
-DEBUG_RECORD_COMP = """#version 450
-layout(local_size_x = 4) in;
-layout(set = 0, binding = 0) readonly buffer Indices { uint index[]; } app;
-layout(set = 7, binding = 0) buffer Out { uint written; uint data[]; } debug_output;
-
-// The protocol of seed 000, by hand: claim space atomically, write only whole records.
-void write_record(uint code, uint descriptor_index) {
-    uint size = code == 0u ? 9u : 8u;
-    uint at = atomicAdd(debug_output.written, size);
-    if (at + size > uint(debug_output.data.length())) return;
-    debug_output.data[at + 1u] = 0x5Au;                        // shader id
-    debug_output.data[at + 2u] = 42u;                          // instruction index
-    debug_output.data[at + 3u] = 5u;                           // stage: compute
-    debug_output.data[at + 4u] = gl_GlobalInvocationID.x;
-    debug_output.data[at + 5u] = 0u;
-    debug_output.data[at + 6u] = code;
-    debug_output.data[at + 7u] = descriptor_index;
-    if (code == 0u) debug_output.data[at + 8u] = 2u;           // array length
-    debug_output.data[at] = size;
-}
-
-void main() {
-    uint i = app.index[gl_GlobalInvocationID.x];
-    if (i >= 100u) write_record(1u, i - 100u);
-    else if (i >= 2u) write_record(0u, i);
-}
-"""
-
-
-def _compute_record(invocation: int, code: ErrorCode, index: int) -> ErrorRecord:
-    return ErrorRecord(
-        shader_id=0x5A,
-        instruction_index=42,
-        stage=Stage.COMPUTE,
-        stage_words=(invocation, 0),
-        error_code=code,
-        descriptor_index=index,
-        array_length=2 if code is ErrorCode.INDEX_OUT_OF_BOUNDS else None,
-    )
-
-
-def _sorted_records(records: list[ErrorRecord]) -> list[ErrorRecord]:
-    return sorted(records, key=lambda r: r.stage_words)
-
-
-def test_debug_buffer_records_from_compute_at_set_7(vk: VulkanContext) -> None:
-    words = glsl(DEBUG_RECORD_COMP, "comp")
-    indices = vk.buffer(data=np.array([0, 5, 1, 103], np.uint32))
-    debug = vk.debug_buffer(capacity_words=64)
-    sets = {0: [Binding(0, "storage_buffer", [indices])], **debug.sets()}
-    result = vk.run_compute(words, sets)
-    assert debug.written_length == 9 + 8
-    assert _sorted_records(debug.records()) == [
-        _compute_record(1, ErrorCode.INDEX_OUT_OF_BOUNDS, 5),
-        _compute_record(3, ErrorCode.DESCRIPTOR_UNINITIALIZED, 3),
-    ]
-    assert debug.buffer in result.buffers  # the snapshot decodes the same way
-    assert decode_records(result.buffer(debug.buffer)) == debug.records()
-    for record in debug.records():  # the encoder in record.py writes what the shader wrote
-        words_in_buffer = debug.words()[1:].tolist()
-        encoded = record.encode()
-        assert any(
-            words_in_buffer[k : k + len(encoded)] == encoded for k in range(len(words_in_buffer))
-        )
-
-
-def test_debug_buffer_keeps_only_whole_records(vk: VulkanContext) -> None:
-    words = glsl(DEBUG_RECORD_COMP, "comp")
-    indices = vk.buffer(data=np.array([2, 3, 4, 5], np.uint32))  # four 9-word records
-    debug = vk.debug_buffer(capacity_words=20)  # room for two
-    vk.run_compute(words, {0: [Binding(0, "storage_buffer", [indices])], **debug.sets()})
-    records = debug.records()
-    assert debug.written_length == 36
-    assert len(records) == 2
-    assert all(r.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS for r in records)
-    assert debug.words()[1 + 18 :].tolist() == [0, 0]  # nothing past the last whole record
-    debug.reset()
-    assert debug.records() == [] and debug.written_length == 0
-
-
-def test_debug_buffer_record_from_fragment_shader(vk: VulkanContext) -> None:
-    frag = glsl(
-        """#version 450
-        layout(location = 0) out vec4 color;
-        layout(set = 0, binding = 0) uniform U { uvec2 target; } app;
-        layout(set = 7, binding = 0) buffer Out { uint written; uint data[]; } debug_output;
-        void main() {
-            uvec2 pixel = uvec2(gl_FragCoord.xy);
-            if (pixel == app.target) {
-                uint at = atomicAdd(debug_output.written, 9u);
-                if (at + 9u <= uint(debug_output.data.length())) {
-                    uint record[9] = uint[](9u, 7u, 11u, 4u, pixel.x, pixel.y, 0u, 3u, 3u);
-                    for (int k = 0; k < 9; ++k) debug_output.data[at + uint(k)] = record[k];
-                }
-            }
-            color = vec4(0.0, 1.0, 0.0, 1.0);
-        }
-        """,
-        "frag",
-    )
-    target = vk.buffer(data=np.array([2, 3], np.uint32))
-    debug = vk.debug_buffer(capacity_words=32)
-    sets = {0: [Binding(0, "uniform_buffer", [target])], **debug.sets()}
-    result = vk.run_graphics(glsl(FULLSCREEN_TRIANGLE_VERT, "vert"), frag, sets, width=8, height=8)
-    assert result.color[3, 2].tolist() == [0, 255, 0, 255]
-    assert debug.records() == [
-        ErrorRecord(7, 11, Stage.FRAGMENT, (2, 3), ErrorCode.INDEX_OUT_OF_BOUNDS, 3, 3)
-    ]
 
 
 def test_validation_messenger_collects_errors(vk: VulkanContext) -> None:
