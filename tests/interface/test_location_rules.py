@@ -9,7 +9,7 @@ from gpuav.spirv import read
 from gpuav.validate import rules_interface
 from gpuav.validate.interface import analyze_interfaces
 from gpuav.validate.interface_rules import VULKAN_MINIMUM_LIMITS
-from tests.shaders.glsl import compile_glsl, corpus_shaders
+from tests.shaders.glsl import CorpusShader, compile_glsl, corpus_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_words
 
 FAMILY = [rules_interface.check]
@@ -205,9 +205,9 @@ def test_tessellation_patch_outputs_use_the_per_patch_limit() -> None:
 
 
 @pytest.mark.parametrize("shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_corpus_shaders_have_no_interface_errors(shader: object) -> None:
+def test_corpus_shaders_have_no_interface_errors(shader: CorpusShader) -> None:
     """Every corpus shader passes spirv-val: we must not invent location or xfb errors."""
-    words = shader.compile()  # type: ignore[attr-defined]
+    words = shader.compile()
     entries = analyze_interfaces(read(words))
     assert entries
     assert validate_words(words, families=FAMILY) == []

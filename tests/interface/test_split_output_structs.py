@@ -11,7 +11,7 @@ from gpuav.spirv import read, write
 from gpuav.spirv.grammar import Op
 from gpuav.transform.split_output_structs import split_output_structs, split_output_structs_words
 from gpuav.validate.interface import InterfaceVariable, analyze_interfaces
-from tests.shaders.glsl import compile_glsl, corpus_shaders, spirv_val
+from tests.shaders.glsl import CorpusShader, compile_glsl, corpus_shaders, spirv_val
 from tests.validate.asm import assemble
 
 OUTPUT = 3  # StorageClass.Output
@@ -219,10 +219,10 @@ def test_malformed_input_raises_only_project_errors() -> None:
 
 
 @pytest.mark.parametrize("shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_every_corpus_shader_splits_to_a_valid_module(shader: object) -> None:
+def test_every_corpus_shader_splits_to_a_valid_module(shader: CorpusShader) -> None:
     """Split whatever the corpus offers; the result validates and keeps every output slot."""
-    words = shader.compile()  # type: ignore[attr-defined]
-    env = shader.target_env  # type: ignore[attr-defined]
+    words = shader.compile()
+    env = shader.target_env
     after = split_output_structs_words(words)
     spirv_val(after, env)
     before_entries, after_entries = analyze_interfaces(read(words)), analyze_interfaces(read(after))

@@ -15,7 +15,7 @@ import pytest
 from gpuav.spirv.grammar import ExecutionModel, StorageClass
 from gpuav.validate import rules_builtins
 from gpuav.validate.rules_builtins import _table
-from tests.shaders.glsl import compile_glsl, corpus_shaders
+from tests.shaders.glsl import CorpusShader, compile_glsl, corpus_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
 from tests.validate.asm_templates import shader
 
@@ -172,9 +172,9 @@ def test_non_vulkan_builtin_is_reported_like_spirv_val() -> None:
 
 
 @pytest.mark.parametrize("corpus_shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_corpus_shaders_are_clean(corpus_shader: object) -> None:
-    words = corpus_shader.compile()  # type: ignore[attr-defined]
-    target_env = corpus_shader.target_env  # type: ignore[attr-defined]
+def test_corpus_shaders_are_clean(corpus_shader: CorpusShader) -> None:
+    words = corpus_shader.compile()
+    target_env = corpus_shader.target_env
     assert validate_words(words, families=FAMILY, target_env=target_env) == []
 
 

@@ -12,7 +12,13 @@ import pytest
 
 from gpuav.validate import rules_decorations as rd
 from gpuav.validate import rules_resources as rr
-from tests.shaders.glsl import InvalidShader, compile_glsl, corpus_shaders, invalid_shaders
+from tests.shaders.glsl import (
+    CorpusShader,
+    InvalidShader,
+    compile_glsl,
+    corpus_shaders,
+    invalid_shaders,
+)
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
 from tests.validate.asm_templates import shader
 
@@ -317,10 +323,10 @@ void main() { color = tint * values[index] * scale + vec4(uv, 0.0, 1.0); }
 
 
 @pytest.mark.parametrize("corpus_shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_corpus_shaders_are_clean(corpus_shader: object) -> None:
+def test_corpus_shaders_are_clean(corpus_shader: CorpusShader) -> None:
     for debug in ("none", "gV"):
-        words = corpus_shader.compile(debug)  # type: ignore[attr-defined]
-        target_env = corpus_shader.target_env  # type: ignore[attr-defined]
+        words = corpus_shader.compile(debug)
+        target_env = corpus_shader.target_env
         assert validate_words(words, families=FAMILY, target_env=target_env) == []
 
 

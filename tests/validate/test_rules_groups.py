@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpuav.validate import rules_groups
-from tests.shaders.glsl import compile_glsl, corpus_shaders
+from tests.shaders.glsl import CorpusShader, compile_glsl, corpus_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
 from tests.validate.asm_templates import shader
 
@@ -110,9 +110,9 @@ void main() {
 
 
 @pytest.mark.parametrize("corpus_shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_corpus_shaders_are_clean(corpus_shader: object) -> None:
-    words = corpus_shader.compile()  # type: ignore[attr-defined]
-    target_env = corpus_shader.target_env  # type: ignore[attr-defined]
+def test_corpus_shaders_are_clean(corpus_shader: CorpusShader) -> None:
+    words = corpus_shader.compile()
+    target_env = corpus_shader.target_env
     found = validate_words(
         words, families=FAMILY, target_env=target_env, features=["shaderSubgroupExtendedTypes"]
     )

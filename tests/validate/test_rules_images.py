@@ -12,7 +12,7 @@ from gpuav.spirv import read
 from gpuav.validate import rules_image_operands, rules_images
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.rules_images import image_formats, vulkan_format
-from tests.shaders.glsl import corpus_shaders
+from tests.shaders.glsl import CorpusShader, corpus_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
 from tests.validate.asm_templates import shader
 
@@ -282,9 +282,9 @@ def test_undefined_sampled_type_never_raises() -> None:
 
 
 @pytest.mark.parametrize("corpus_shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_corpus_shaders_are_clean(corpus_shader: object) -> None:
-    words = corpus_shader.compile()  # type: ignore[attr-defined]
-    target_env = corpus_shader.target_env  # type: ignore[attr-defined]
+def test_corpus_shaders_are_clean(corpus_shader: CorpusShader) -> None:
+    words = corpus_shader.compile()
+    target_env = corpus_shader.target_env
     found = validate_words(words, families=FAMILY, target_env=target_env, features=EVERY_FEATURE)
     assert found == []
 
@@ -376,7 +376,7 @@ def test_gather_component_must_be_constant_like_spirv_val() -> None:
 
 
 @pytest.mark.parametrize("corpus_shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_corpus_image_instructions_are_clean(corpus_shader: object) -> None:
-    words = corpus_shader.compile()  # type: ignore[attr-defined]
-    target_env = corpus_shader.target_env  # type: ignore[attr-defined]
+def test_corpus_image_instructions_are_clean(corpus_shader: CorpusShader) -> None:
+    words = corpus_shader.compile()
+    target_env = corpus_shader.target_env
     assert validate_words(words, families=OPERAND_FAMILY, target_env=target_env) == []

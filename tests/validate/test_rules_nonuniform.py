@@ -13,7 +13,7 @@ from gpuav.spirv import read, write
 from gpuav.spirv.grammar import Capability
 from gpuav.validate import rules_nonuniform
 from gpuav.validate.diagnostics import Diagnostic, Severity
-from tests.shaders.glsl import compile_glsl, corpus_shaders, spirv_val
+from tests.shaders.glsl import CorpusShader, compile_glsl, corpus_shaders, spirv_val
 from tests.validate.asm import validate_words
 
 FAMILY = [rules_nonuniform.check]
@@ -133,8 +133,8 @@ def test_workgroup_id_shader_warns_only_for_the_local_index() -> None:
 
 
 @pytest.mark.parametrize("corpus_shader", corpus_shaders(), ids=lambda shader: shader.name)
-def test_corpus_shaders_have_no_errors(corpus_shader: object) -> None:
-    words = corpus_shader.compile()  # type: ignore[attr-defined]
-    target_env = corpus_shader.target_env  # type: ignore[attr-defined]
+def test_corpus_shaders_have_no_errors(corpus_shader: CorpusShader) -> None:
+    words = corpus_shader.compile()
+    target_env = corpus_shader.target_env
     found = validate_words(words, families=FAMILY, target_env=target_env, features=FEATURES)
     assert [d for d in found if d.severity is Severity.ERROR] == []
