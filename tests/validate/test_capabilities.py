@@ -4,6 +4,7 @@ features and extensions enabled (rules_capabilities with capability_table.json).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -170,8 +171,8 @@ OpFunctionEnd
 """
 
 
-def _check(text: str, target_env: str = "vulkan1.1", **kwargs: object) -> set[str]:
-    return rules(validate_asm(text, families=FAMILY, target_env=target_env, **kwargs))  # type: ignore[arg-type]
+def _check(text: str, target_env: str = "vulkan1.1", **kwargs: Any) -> set[str]:
+    return rules(validate_asm(text, families=FAMILY, target_env=target_env, **kwargs))
 
 
 # --- the table as data ------------------------------------------------------------------------

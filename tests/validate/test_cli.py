@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -31,10 +32,13 @@ void main() { values[gl_GlobalInvocationID.x] = 7u; }
 
 
 def _write(
-    tmp_path: Path, words: list[int], name: str = "module.spv", order: str = "little"
+    tmp_path: Path,
+    words: list[int],
+    name: str = "module.spv",
+    order: Literal["little", "big"] = "little",
 ) -> Path:
     path = tmp_path / name
-    path.write_bytes(b"".join(word.to_bytes(4, order) for word in words))  # type: ignore[arg-type]
+    path.write_bytes(b"".join(word.to_bytes(4, order) for word in words))
     return path
 
 

@@ -8,6 +8,8 @@ decides.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gpuav.validate import rules_decorations as rd
@@ -25,8 +27,8 @@ from tests.validate.asm_templates import shader
 FAMILY = [rd.check, rr.check]
 
 
-def _rules(text: str, **options: object) -> set[str]:
-    return rules(validate_asm(text, families=FAMILY, **options))  # type: ignore[arg-type]
+def _rules(text: str, **options: Any) -> set[str]:
+    return rules(validate_asm(text, families=FAMILY, **options))
 
 
 def _spirv_val(text: str, target_env: str = "vulkan1.1") -> tuple[bool, str]:

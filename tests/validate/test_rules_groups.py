@@ -3,6 +3,8 @@ rule is tested with the memory family that owns it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gpuav.validate import rules_groups
@@ -16,9 +18,9 @@ _CAPABILITIES = "OpCapability GroupNonUniform\nOpCapability GroupNonUniformArith
 )
 
 
-def _group(body: str, types: str = "", capabilities: str = "", **options: object) -> set[str]:
+def _group(body: str, types: str = "", capabilities: str = "", **options: Any) -> set[str]:
     text = shader(capabilities=_CAPABILITIES + capabilities, types=types, body=body)
-    return rules(validate_asm(text, families=FAMILY, **options))  # type: ignore[arg-type]
+    return rules(validate_asm(text, families=FAMILY, **options))
 
 
 def _text(body: str, types: str = "", capabilities: str = "") -> str:
