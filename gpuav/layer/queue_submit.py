@@ -12,11 +12,16 @@ submissions are deferred the same way: a queue wait would wait for it too.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterable, Sequence
 
 from gpuav.layer import faults
 from gpuav.layer.action_reports import report_action
 from gpuav.layer.state import CommandBufferState, DeviceState, PendingSubmission
+
+# Deferred submissions are read back from whichever thread next submits, waits or resets:
+# two threads at once destroyed one fence twice (a crash) or lost an entry appended meanwhile.
+_PENDING_LOCK = threading.RLock()
 
 
 def command_buffers_to_read(
@@ -82,7 +87,8 @@ def post_call_record_queue_submit(
         or any(state.waits_for_host_event for state in command_buffers)
     ):
         fence = device.calls.queue_signal_fence(queue)
-        device.pending.append(PendingSubmission(fence, list(command_buffers)))
+        with _PENDING_LOCK:
+            device.pending.append(PendingSubmission(fence, list(command_buffers)))
         return
     device.calls.queue_wait_idle(queue)
     read_back(device, command_buffers)
@@ -122,6 +128,13 @@ def read_back_finished(
     (briefly) and read before the blocks are reused. ``settle_all``: the device is going
     away; every submission is waited for.
     """
+    with _PENDING_LOCK:
+        _read_back_finished(device, settle, settle_all)
+
+
+def _read_back_finished(
+    device: DeviceState, settle: Collection[CommandBufferState], settle_all: bool
+) -> None:
     still_pending: list[PendingSubmission] = []
     for pending in device.pending:
         wait = settle_all or any(state in settle for state in pending.command_buffers)

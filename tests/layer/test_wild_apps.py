@@ -2,9 +2,10 @@
 descriptors, update templates, pipeline caches and derivatives, specialization constants (one
 sizes the descriptor array: checks must use the specialized length), 10k dispatches, one-time
 and simultaneous-use command buffers, empty and semaphore-only submits, wait-before-signal on
-a timeline semaphore, two threads, shader objects, two devices, two instances, dynamic rendering,
-indirect-count, multi and mesh draws, tessellation and geometry, multiview, graphics pipeline
-libraries (also by maintenance5 flags), objects left alive at exit.
+a timeline semaphore, two threads (recording; submitting and reading back), shader objects,
+two devices, two instances, dynamic rendering, indirect-count, multi and mesh draws,
+tessellation and geometry, multiview, graphics pipeline libraries (also by maintenance5
+flags), objects left alive at exit.
 
 Every run must complete with the results of the app alone; a real out-of-bounds index must be
 reported; the Khronos layer beneath must see nothing from us that the app alone does not cause,
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.vulkan
 SHADERS = ["wild.comp", "wild.tesc", "wild.tese", "wild.geom", "wild_view.frag", "quad.vert",
            "quad.frag", "quad_reporting.frag"]  # fmt: skip
 COMPUTE = ["compute", "many", "threads", "second-device", "second-instance",
-           "wait-before-signal", "wait-before-signal-empty"]  # fmt: skip
+           "wait-before-signal", "wait-before-signal-empty", "threads-timeline"]  # fmt: skip
 GRAPHICS = ["dynamic-rendering", "geometry-tessellation", "multiview", "library", "multi-draw",
             "mesh"]  # fmt: skip
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
@@ -102,7 +103,7 @@ def test_results_unchanged_and_nothing_reported(run_wild: RunWild, layer_folder:
     assert [name for name, _ in alone] == [
         "compute", "many", "threads", "compute", "compute", "compute", "compute",
         "wait-before-signal",
-        "wait-before-signal-empty", "shader-object", *GRAPHICS,
+        "wait-before-signal-empty", "threads-timeline", "shader-object", *GRAPHICS,
         "library-flags2",
     ]  # fmt: skip
     # --leak 1: the app forgets every object but its devices and instance
@@ -196,13 +197,27 @@ def test_extension_draws_are_actions(run_wild: RunWild, layer_folder: Path) -> N
         assert "Stage = Fragment. Fragment coord (x,y) = (5.5, 2.5)." in message["text"]
 
 
+def test_two_threads_reading_back_deferred_submissions(
+    run_wild: RunWild, layer_folder: Path
+) -> None:
+    """Two threads submit 40 times each with a timeline wait (deferred read-back) and wait on
+    their own fences: read-backs run from both threads at once. Before a lock, one fence was
+    destroyed twice (a segmentation fault in 3 runs of 4) or an entry was lost."""
+    run, hashes = run_wild(
+        ["--messenger", "--bad", "3", "threads-timeline"], layer_folder, instrumenter=None
+    )
+    assert [name for name, _ in hashes] == ["threads-timeline"]
+    # every execution's two bad accesses: 2 threads x 40 submissions x 2 instructions
+    assert len(run.with_id(OUT_OF_BOUNDS)) == 160
+
+
 def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None:
     """Stacked beneath gpuav, the Khronos layer reports the same as for the app alone (its
     1.3.239 release knows no shader objects or maintenance5, so those scenarios are left
     out). The app alone
     runs without its bug, which crashes lavapipe unchecked."""
     scenarios = ["compute", "threads", "second-device", "second-instance", "wait-before-signal",
-                 *GRAPHICS]  # fmt: skip
+                 "threads-timeline", *GRAPHICS]  # fmt: skip
     layers = [VALIDATION_LAYER]
     options = ["--messenger", "--allocator"]  # host allocation callbacks on every call
     alone, alone_hashes = run_wild([*options, *scenarios], layers=layers)

@@ -449,6 +449,8 @@ void run_compute_scenario(Context *ctx, const char *name) {
         shader_object_scenario(ctx);
     else if (!strcmp(name, "wait-before-signal"))
         wait_before_signal_scenario(ctx, 0);
+    else if (!strcmp(name, "threads-timeline"))
+        threads_timeline_scenario(ctx);
     else if (!strcmp(name, "wait-before-signal-empty"))
         wait_before_signal_scenario(ctx, 1);
     else

@@ -3,6 +3,7 @@
  * on the same queue has gone in; a layer that waits for the queue inside that second
  * vkQueueSubmit would wait forever. In the -empty variant the first submission is the wait
  * alone (no command buffers); its command buffer is submitted afterwards. */
+#include <pthread.h>
 #include <string.h>
 
 #include "wild.h"
@@ -10,7 +11,7 @@
 enum { REGIONS = 8 };
 
 static VkCommandBuffer record(Context *ctx, Compute *c, uint32_t which) {
-    VkCommandBuffer cb = begin_one(ctx, ctx->pool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    VkCommandBuffer cb = begin_one(ctx, ctx->pool, 0);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipelines[2]);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->plain_layout, 0, 1, &c->set,
                             0, NULL);
@@ -62,6 +63,78 @@ void wait_before_signal_scenario(Context *ctx, int empty) {
            fnv1a(hashes, sizeof hashes));
     if (!ctx->leak) {
         VkCommandBuffer both[2] = {waiting, independent};
+        vkFreeCommandBuffers(ctx->device, ctx->pool, 2, both);
+        vkDestroySemaphore(ctx->device, timeline, allocator);
+    }
+    destroy_compute(ctx, &c);
+    free_buffer(ctx, &buffers[0]);
+    free_buffer(ctx, &buffers[1]);
+}
+
+/* -- two threads, each submitting and waiting ITERATIONS times with a timeline wait ---------
+ * The waits are already satisfied, but a layer must treat them as possibly host-signaled and
+ * read back later: from the other thread's vkWaitForFences, concurrently with this submit. */
+
+enum { ITERATIONS = 40 };
+
+typedef struct {
+    Context *ctx;
+    VkCommandBuffer cb;
+    VkSemaphore timeline;
+    pthread_mutex_t *queue_lock;
+} Submitter;
+
+static void *submit_loop(void *argument) {
+    Submitter *s = argument;
+    VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    CHECK(vkCreateFence(s->ctx->device, &fence_info, allocator, &fence));
+    uint64_t value = 1;
+    VkTimelineSemaphoreSubmitInfo values = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.waitSemaphoreValueCount = 1;
+    values.pWaitSemaphoreValues = &value;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    VkSubmitInfo submit = one(&s->cb);
+    submit.pNext = &values;
+    submit.waitSemaphoreCount = 1;
+    submit.pWaitSemaphores = &s->timeline;
+    submit.pWaitDstStageMask = &stage;
+    for (int i = 0; i < ITERATIONS; ++i) {
+        pthread_mutex_lock(s->queue_lock);
+        CHECK(vkQueueSubmit(s->ctx->queue, 1, &submit, fence));
+        pthread_mutex_unlock(s->queue_lock);
+        CHECK(vkWaitForFences(s->ctx->device, 1, &fence, VK_TRUE, UINT64_MAX));
+        CHECK(vkResetFences(s->ctx->device, 1, &fence));
+    }
+    vkDestroyFence(s->ctx->device, fence, allocator);
+    return NULL;
+}
+
+void threads_timeline_scenario(Context *ctx) {
+    Buffer buffers[2];
+    for (int b = 0; b < 2; ++b) {
+        buffers[b] = make_buffer(ctx, REGIONS * LOCAL * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        for (uint32_t i = 0; i < REGIONS * LOCAL; ++i) ((uint32_t *)buffers[b].mapped)[i] = i;
+    }
+    Compute c;
+    make_compute(ctx, &c, buffers);
+    VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type.initialValue = 1;
+    VkSemaphoreCreateInfo semaphore_info = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    VkSemaphore timeline;
+    CHECK(vkCreateSemaphore(ctx->device, &semaphore_info, allocator, &timeline));
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    Submitter submitters[2] = {{ctx, record(ctx, &c, 0), timeline, &lock},
+                               {ctx, record(ctx, &c, 1), timeline, &lock}};
+    pthread_t threads[2];
+    for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, submit_loop, &submitters[t]);
+    for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+    uint32_t hashes[2] = {fnv1a(buffers[0].mapped, buffers[0].size),
+                          fnv1a(buffers[1].mapped, buffers[1].size)};
+    printf("threads-timeline %08x\n", fnv1a(hashes, sizeof hashes));
+    if (!ctx->leak) {
+        VkCommandBuffer both[2] = {submitters[0].cb, submitters[1].cb};
         vkFreeCommandBuffers(ctx->device, ctx->pool, 2, both);
         vkDestroySemaphore(ctx->device, timeline, allocator);
     }
