@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuav.errors import GpuavError
 from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import PushConstantAddress
+from tests.instrument.test_pass_shapes import (
+    ARRAY_ARGUMENT_COMP,
+    LOOP,
+    SELECT,
+    asm,
+    split_chain_module,
+)
+from tests.shaders.glsl import compile_glsl
 from tests.spirv.corpus import all_corpus_words
 
 WORD = st.integers(0, 0xFFFFFFFF)
@@ -35,9 +45,34 @@ def test_random_words(words: list[int]) -> None:
     _run(HEADER + words)
 
 
+_SHAPES: list[list[int]] = []
+
+
+def _shapes() -> list[list[int]]:
+    """The merged, split-chain and function-argument shapes (test_pass_shapes), built once."""
+    if not _SHAPES:
+        _SHAPES.extend(
+            [
+                asm(LOOP),
+                asm(SELECT),
+                split_chain_module(),
+                compile_glsl(ARRAY_ARGUMENT_COMP, "comp", target_env="vulkan1.1"),
+            ]
+        )
+    return _SHAPES
+
+
 @given(st.data())
 def test_mutated_corpus_modules(data: st.DataObject) -> None:
-    corpus = all_corpus_words()
+    _mutate_and_run(data, all_corpus_words())
+
+
+@given(st.data())
+def test_mutated_shape_modules(data: st.DataObject) -> None:
+    _mutate_and_run(data, _shapes())
+
+
+def _mutate_and_run(data: st.DataObject, corpus: Sequence[Sequence[int]]) -> None:
     words = list(corpus[data.draw(st.integers(0, len(corpus) - 1))])
     for _ in range(data.draw(st.integers(1, 3))):
         at = data.draw(st.integers(5, len(words) - 1))

@@ -68,7 +68,7 @@ def asm(body: str, globals_: str = "") -> list[int]:
     return assemble(HEADER.format(body=body, globals=globals_), "vulkan1.1")
 
 
-def _split_chain_module() -> list[int]:
+def split_chain_module() -> list[int]:
     """glslang's ``t[g.x][g.y]`` rewritten as two access chains (as spirv-opt or DXC emit)."""
     words = compile_glsl(
         """#version 450
@@ -102,13 +102,13 @@ def _split_chain_module() -> list[int]:
 def split_chain_instrumented() -> list[int]:
     # Arrays of arrays of descriptors break VUID-StandaloneSpirv-UniformConstant-04655 (spirv-val
     # in a Vulkan environment), yet glslang emits them and lavapipe runs them.
-    out = instrument_shader(_split_chain_module(), shader_id=SHADER_ID, descriptor_set=DEBUG_SET)
+    out = instrument_shader(split_chain_module(), shader_id=SHADER_ID, descriptor_set=DEBUG_SET)
     spirv_val(out, "spv1.3")  # type: ignore[arg-type]
     return out
 
 
 def test_array_of_arrays_indexed_by_two_chains() -> None:
-    words = _split_chain_module()
+    words = split_chain_module()
     assert instrument_module(read(words), shader_id=1, descriptor_set=7).findings.unchecked == []
     filecheck(
         disassemble(split_chain_instrumented()),
@@ -192,17 +192,18 @@ def test_copy_object_of_the_variable_and_in_bounds_chain() -> None:
     )
 
 
-def test_pointer_chosen_by_select_is_checked_with_the_chosen_index() -> None:
-    words = asm(
-        """
+SELECT = """
        %cond = OpULessThan %bool %x %y
           %a = OpAccessChain %ptr_block %bufs %x
           %b = OpAccessChain %ptr_block %bufs %y
           %p = OpSelect %ptr_block %cond %a %b
      %member = OpAccessChain %ptr_uint %p %uint_0
                OpStore %member %x
-        """
-    )
+"""
+
+
+def test_pointer_chosen_by_select_is_checked_with_the_chosen_index() -> None:
+    words = asm(SELECT)
     result = instrument_module(read(words), shader_id=1, descriptor_set=7)
     assert result.findings.unchecked == [] and len(result.findings.accesses) == 1
     filecheck(
