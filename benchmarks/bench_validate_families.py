@@ -23,19 +23,7 @@ from gpuav.validate import api
 from gpuav.validate.context import ValidationContext
 from tests.shaders.glsl import corpus_shaders, tool, words_to_bytes
 from tests.validate.asm import assemble
-
-TRIVIAL = """
-OpCapability Shader
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main "main"
-OpExecutionMode %main LocalSize 1 1 1
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%main = OpFunction %void None %fn
-%entry = OpLabel
-OpReturn
-OpFunctionEnd
-"""
+from tests.validate.asm_templates import compute_module
 
 
 def spirv_val_seconds(words: list[int], target_env: str, runs: int, work: Path) -> float:
@@ -62,7 +50,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gpuav-bench-") as directory:
         work = Path(directory)
         baseline = {
-            env: spirv_val_seconds(assemble(TRIVIAL, env), env, options.runs, work)
+            env: spirv_val_seconds(assemble(compute_module(), env), env, options.runs, work)
             for env in {env for _, _, env in modules}
         }
         for _name, words, env in modules:

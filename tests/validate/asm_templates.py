@@ -2,6 +2,8 @@
 
 ``shader(...)`` returns SPIR-V assembly with the common scalar and vector types and a few
 constants already declared, so positive and negative modules differ only in what the test says.
+``compute_module(...)`` is the smallest compute shader (no types beyond void), for capability
+and extension tests and for timing spirv-val's start-up.
 """
 
 from __future__ import annotations
@@ -72,3 +74,20 @@ def shader(
             "",
         ]
     )
+
+
+def compute_module(capabilities: str = "", extensions: str = "") -> str:
+    """A minimal compute shader declaring extra capabilities and extensions."""
+    return f"""OpCapability Shader
+{capabilities}
+{extensions}
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%main = OpFunction %void None %fn
+%label = OpLabel
+OpReturn
+OpFunctionEnd
+"""

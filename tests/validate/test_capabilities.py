@@ -22,6 +22,7 @@ from gpuav.validate.rules_capabilities import (
 )
 from tests.shaders.glsl import corpus_shaders
 from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
+from tests.validate.asm_templates import compute_module
 from tests.validate.features import package_names, table_names
 
 FAMILY = [rules_capabilities.check]
@@ -152,23 +153,6 @@ NEWER_THAN_VULKAN_PACKAGE = {
     "shaderReplicatedComposites",
     "shaderSubgroupRotate",
 }
-
-
-def compute_module(capabilities: str = "", extensions: str = "") -> str:
-    """A minimal compute shader declaring extra capabilities and extensions."""
-    return f"""OpCapability Shader
-{capabilities}
-{extensions}
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main "main"
-OpExecutionMode %main LocalSize 1 1 1
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%main = OpFunction %void None %fn
-%label = OpLabel
-OpReturn
-OpFunctionEnd
-"""
 
 
 def _check(text: str, target_env: str = "vulkan1.1", **kwargs: Any) -> set[str]:
