@@ -27,7 +27,7 @@ from gpuav.spirv.grammar import (
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import enum_name, reach
+from gpuav.validate.reach import constant_u32, enum_name, reach
 from gpuav.validate.shader_facts import (
     EntryPoints,
     scalar_info,
@@ -198,7 +198,7 @@ def _variable(
             type_id = variable_type(defs, variable)
             if type_id is not None and rule.per_vertex and (model, storage) in _ARRAYED:
                 type_id = _element(defs, type_id)
-        wrong_type = type_id is not None and not _type_matches(defs, type_id, rule.type)
+        wrong_type = type_id is not None and not _type_matches(context, type_id, rule.type)
         if wrong_type and rule.vuid_type not in reported:
             reported.add(rule.vuid_type)
             yield Diagnostic(
@@ -247,16 +247,17 @@ def _element(defs: Mapping[int, Instruction], type_id: int) -> int | None:
     return instruction.operands[1] if len(instruction.operands) > 1 else None
 
 
-def _type_matches(defs: Mapping[int, Instruction], type_id: int, wanted: str) -> bool:
+def _type_matches(context: ValidationContext, type_id: int, wanted: str) -> bool:
+    defs = context.def_use.defs
     shape, _, scalar_name = wanted.partition(" ")
     if shape.startswith("array"):
         array = defs.get(type_id)
         if array is None or array.opcode != Op.TypeArray or len(array.operands) < 3:
             return False
         length = shape.removeprefix("array")
-        if length and _constant(defs, array.operands[2]) != int(length):
+        if length and constant_u32(context, array.operands[2]) != int(length):
             return False
-        return _type_matches(defs, array.operands[1], scalar_name)
+        return _type_matches(context, array.operands[1], scalar_name)
     if shape.startswith("vec"):
         scalar, components = scalar_name, int(shape.removeprefix("vec"))
     else:
@@ -268,13 +269,6 @@ def _type_matches(defs: Mapping[int, Instruction], type_id: int, wanted: str) ->
         return info.kind == "bool"
     kind = "float" if scalar.startswith("float") else "int"
     return info.kind == kind and info.width == int(scalar.removeprefix(kind))
-
-
-def _constant(defs: Mapping[int, Instruction], id_: int) -> int | None:
-    instruction = defs.get(id_)
-    if instruction is None or instruction.opcode != Op.Constant or len(instruction.operands) < 3:
-        return None
-    return instruction.operands[2]
 
 
 def _storage_name(storage: int) -> str:
