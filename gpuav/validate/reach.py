@@ -1,4 +1,5 @@
-"""Which entry points reach each function, and small lookups shared by the C2 rule families.
+"""Which entry points (and so which stages) reach each function, the stage groups the rules
+name, and the feature, constant and enumerant-name lookups every rule family uses.
 
 Many environment rules depend on the stage an instruction runs in ("OpControlBarrier in a
 fragment shader", "Workgroup memory only in compute"); an instruction runs in every execution

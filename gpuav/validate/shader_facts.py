@@ -1,4 +1,4 @@
-"""Facts about a module that the image, decoration and group rule families share.
+"""Facts about a module's types, variables and images that several rule families share.
 
 Everything here is defensive: a rule family must never raise on a broken module, so every
 lookup of an id that may not be defined returns None instead of failing. The facts are cached
