@@ -233,6 +233,25 @@ _STRING_LAST: Final = _string_last()
 _CONSTANTS: Final = frozenset({Op.Constant, Op.SpecConstant})
 
 
+def _string_fills(words: list[int], start: int) -> bool:
+    """Whether the string at ``start`` ends in the last word: its nul is there, not before.
+
+    A word holds a 0 byte exactly when (word - 0x01010101) & ~word & 0x80808080 is nonzero.
+    """
+    last = len(words) - 1
+    if last - start > 8:  # long text (OpSource): let bytes.find do the scanning
+        try:
+            return string_end(words, start) == last + 1
+        except ValueError:
+            return False
+    for at in range(start, last):
+        word = words[at]
+        if (word - 0x01010101) & ~word & 0x80808080:
+            return False
+    word = words[last]
+    return bool((word - 0x01010101) & ~word & 0x80808080)
+
+
 def check(opcode: int, operands: list[int], context: WalkContext) -> None:
     """Raise OperandError unless the instruction is well formed, as a grammar walk would.
 
@@ -244,12 +263,12 @@ def check(opcode: int, operands: list[int], context: WalkContext) -> None:
     simple = _STRING_LAST.get(opcode)
     if simple is not None:
         ids, start = simple
-        if len(operands) > start and all(0 < operands[at] < bound for at in ids):
-            try:
-                if string_end(operands, start) == len(operands):
-                    return
-            except ValueError:
-                pass
+        if (
+            len(operands) > start
+            and all(0 < operands[at] < bound for at in ids)
+            and _string_fills(operands, start)
+        ):
+            return
     elif opcode in _ENUMERANT_LAST:
         ids, at, parameters = _ENUMERANT_LAST[opcode]
         shape = parameters.get(operands[at]) if len(operands) > at else None

@@ -8,11 +8,14 @@ but is broken elsewhere: the reader must reject it just as a fresh grammar walk 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpuav.errors import DecodeError
 from gpuav.spirv import encode_string, operand_shapes, read, write
 from gpuav.spirv.analysis.id_operands import IdOperands
 from gpuav.spirv.grammar import MAGIC_NUMBER, Decoration, Op
+from gpuav.spirv.instruction import string_end
 from gpuav.spirv.operand_shapes import learn, shape_key
 from gpuav.spirv.operand_walker import WalkContext
 from tests.spirv.corpus import all_corpus_words
@@ -110,3 +113,30 @@ def test_id_positions_of_remembered_layouts_match_a_walk_on_the_corpus() -> None
             assert list(id_operands.shared_positions(instruction)) == id_operands.walk(
                 instruction
             ), instruction
+
+
+_BYTES = st.sampled_from([0, 0x41, 0x80, 0xFF, 0x01])
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(0, 0xFFFFFFFF),
+            st.tuples(_BYTES, _BYTES, _BYTES, _BYTES).map(
+                lambda b: b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24
+            ),
+        ),
+        min_size=1,
+        max_size=14,
+    ),
+    st.integers(0, 13),
+)
+def test_the_word_test_for_a_string_end_agrees_with_the_byte_search(
+    words: list[int], start: int
+) -> None:
+    start = min(start, len(words) - 1)
+    try:
+        expected = string_end(words, start) == len(words)
+    except ValueError:
+        expected = False
+    assert operand_shapes._string_fills(words, start) == expected
