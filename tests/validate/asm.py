@@ -49,6 +49,12 @@ def spirv_val(words: list[int], target_env: str = "vulkan1.1", *options: str) ->
     return result.returncode == 0, result.stdout + result.stderr
 
 
+def assert_spirv_val_reports(text: str, rule: str, target_env: str = "vulkan1.1") -> None:
+    """spirv-val rejects ``text`` naming ``rule``: the reference agrees with our verdict."""
+    accepted, output = spirv_val(assemble(text, target_env), target_env)
+    assert not accepted and rule in output, output
+
+
 def validate_words(
     words: list[int],
     *,

@@ -21,7 +21,14 @@ from tests.shaders.glsl import (
     corpus_shaders,
     invalid_shaders,
 )
-from tests.validate.asm import assemble, rules, spirv_val, validate_asm, validate_words
+from tests.validate.asm import (
+    assemble,
+    assert_spirv_val_reports,
+    rules,
+    spirv_val,
+    validate_asm,
+    validate_words,
+)
 from tests.validate.asm_templates import shader
 
 FAMILY = [rd.check, rr.check]
@@ -54,8 +61,7 @@ def _buffer(storage: str = "StorageBuffer", decorations: str = "", **options: st
 def test_glsl_shared_is_reported_like_spirv_val() -> None:
     text = _buffer(decorations=_SET_BINDING + "OpDecorate %Data Block\nOpDecorate %Data GLSLShared")
     assert rd.GLSL_LAYOUT in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.GLSL_LAYOUT in output, output
+    assert_spirv_val_reports(text, rd.GLSL_LAYOUT)
 
 
 def test_block_buffer_with_set_and_binding_is_valid() -> None:
@@ -76,8 +82,7 @@ def test_buffer_without_binding_is_reported_like_spirv_val() -> None:
         "%data = OpVariable", "%uint_sptr = OpTypePointer StorageBuffer %uint\n%data = OpVariable"
     )
     assert rr.DESCRIPTOR_DECORATIONS in _rules(used)
-    accepted, output = _spirv_val(used)
-    assert not accepted and rr.DESCRIPTOR_DECORATIONS in output, output
+    assert_spirv_val_reports(used, rr.DESCRIPTOR_DECORATIONS)
 
 
 def test_binding_on_private_variable_is_reported() -> None:
@@ -92,8 +97,7 @@ def test_binding_on_private_variable_is_reported() -> None:
 def test_storage_buffer_without_block_is_reported_like_spirv_val() -> None:
     text = _buffer(decorations=_SET_BINDING)
     assert rr.BLOCK_REQUIRED in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rr.BLOCK_REQUIRED in output, output
+    assert_spirv_val_reports(text, rr.BLOCK_REQUIRED)
 
 
 def test_uniform_buffer_block_and_buffer_block_are_valid() -> None:
@@ -105,8 +109,7 @@ def test_uniform_buffer_block_and_buffer_block_are_valid() -> None:
 def test_uniform_without_block_is_reported_like_spirv_val() -> None:
     text = _buffer("Uniform", _SET_BINDING)
     assert rr.UNIFORM_BLOCK_REQUIRED in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rr.UNIFORM_BLOCK_REQUIRED in output, output
+    assert_spirv_val_reports(text, rr.UNIFORM_BLOCK_REQUIRED)
 
 
 def test_push_constant_array_is_reported() -> None:
@@ -164,8 +167,7 @@ def test_runtime_array_in_private_variable_is_reported_like_spirv_val() -> None:
         "%private = OpVariable %values_ptr Private",
     )
     assert rr.RUNTIME_ARRAY in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rr.RUNTIME_ARRAY in output, output
+    assert_spirv_val_reports(text, rr.RUNTIME_ARRAY)
 
 
 def test_runtime_descriptor_array_is_valid() -> None:
@@ -205,15 +207,13 @@ def test_flat_fragment_input_is_valid() -> None:
 def test_flat_on_fragment_output_is_reported_like_spirv_val() -> None:
     text = _varying("Fragment", "Output", "OpDecorate %value Flat")
     assert rd.INTERPOLATION_FRAGMENT_OUTPUT in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.INTERPOLATION_FRAGMENT_OUTPUT in output, output
+    assert_spirv_val_reports(text, rd.INTERPOLATION_FRAGMENT_OUTPUT)
 
 
 def test_centroid_on_vertex_input_is_reported_like_spirv_val() -> None:
     text = _varying("Vertex", "Input", "OpDecorate %value Centroid")
     assert rd.INTERPOLATION_VERTEX_INPUT in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.INTERPOLATION_VERTEX_INPUT in output, output
+    assert_spirv_val_reports(text, rd.INTERPOLATION_VERTEX_INPUT)
 
 
 def test_flat_on_private_variable_is_reported_like_spirv_val() -> None:
@@ -223,15 +223,13 @@ def test_flat_on_private_variable_is_reported_like_spirv_val() -> None:
         "%private = OpVariable %float_pptr Private",
     )
     assert rd.INTERPOLATION_STORAGE in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.INTERPOLATION_STORAGE in output, output
+    assert_spirv_val_reports(text, rd.INTERPOLATION_STORAGE)
 
 
 def test_integer_fragment_input_without_flat_is_reported_like_spirv_val() -> None:
     text = _varying("Fragment", "Input", "", "%uint")
     assert rd.FLAT_REQUIRED in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.FLAT_REQUIRED in output, output
+    assert_spirv_val_reports(text, rd.FLAT_REQUIRED)
     assert _rules(_varying("Fragment", "Input", "", "%float")) == set()
 
 
@@ -293,8 +291,7 @@ def test_rounding_mode_rte_on_stored_conversion_is_valid() -> None:
 def test_rounding_mode_rtp_is_reported_like_spirv_val() -> None:
     text = _rounding("RTP")
     assert rd.ROUNDING_MODE in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.ROUNDING_MODE in output, output
+    assert_spirv_val_reports(text, rd.ROUNDING_MODE)
 
 
 def test_rounding_mode_on_a_non_conversion_is_reported() -> None:
@@ -343,8 +340,7 @@ def test_integer_builtin_fragment_input_needs_flat_like_spirv_val() -> None:
         types=types,
     )
     assert rd.FLAT_REQUIRED in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.FLAT_REQUIRED in output, output
+    assert_spirv_val_reports(text, rd.FLAT_REQUIRED)
     flat = text.replace(decorations, decorations + "\nOpDecorate %sample Flat")
     assert _rules(flat) == set()
 
@@ -358,8 +354,7 @@ def test_uniform_constant_scalar_is_reported_like_spirv_val() -> None:
         body="%loaded = OpLoad %uint %constant",
     )
     assert rr.UNIFORM_CONSTANT_TYPE in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rr.UNIFORM_CONSTANT_TYPE in output, output
+    assert_spirv_val_reports(text, rr.UNIFORM_CONSTANT_TYPE)
 
 
 # VUID-StandaloneSpirv-Uniform-06925
@@ -373,8 +368,7 @@ def _uniform_write(decoration: str) -> str:
 
 def test_writing_a_uniform_buffer_is_reported_like_spirv_val() -> None:
     assert rr.UNIFORM_BLOCK_WRITE in _rules(_uniform_write("Block"))
-    accepted, output = _spirv_val(_uniform_write("Block"))
-    assert not accepted and rr.UNIFORM_BLOCK_WRITE in output, output
+    assert_spirv_val_reports(_uniform_write("Block"), rr.UNIFORM_BLOCK_WRITE)
 
 
 def test_writing_a_buffer_block_is_valid() -> None:
@@ -389,8 +383,7 @@ def test_invariant_on_private_variable_is_reported_like_spirv_val() -> None:
         "%private = OpVariable %float_pptr Private",
     )
     assert rd.INVARIANT_STORAGE in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.INVARIANT_STORAGE in output, output
+    assert_spirv_val_reports(text, rd.INVARIANT_STORAGE)
     invariant_output = _varying("Vertex", "Output", "OpDecorate %value Invariant")
     assert _rules(invariant_output) == set()
 
@@ -402,8 +395,7 @@ def test_input_attachment_index_on_storage_buffer_is_reported_like_spirv_val() -
         capabilities="OpCapability InputAttachment",
     )
     assert rd.INPUT_ATTACHMENT_STORAGE in _rules(text)
-    accepted, output = _spirv_val(text)
-    assert not accepted and rd.INPUT_ATTACHMENT_STORAGE in output, output
+    assert_spirv_val_reports(text, rd.INPUT_ATTACHMENT_STORAGE)
 
 
 _RESOURCE_RULES = {
