@@ -93,6 +93,7 @@ typedef struct {
 
 /* NULL, or host allocation callbacks (--allocator) passed to every create and destroy call */
 extern const VkAllocationCallbacks *allocator;
+extern int bad_dispatch; /* --bad N, else -1 */
 
 uint32_t fnv1a(const void *bytes, size_t count);
 VkShaderModule load_module(Context *ctx, const char *name);

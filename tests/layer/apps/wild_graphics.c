@@ -16,6 +16,7 @@ typedef struct {
     int indirect_count;
     int multi_draw;    /* vkCmdDrawMultiEXT (VK_EXT_multi_draw) */
     int mesh;          /* vkCmdDrawMeshTasksEXT (VK_EXT_mesh_shader) */
+    int tinted;        /* set 0: the uniform buffer array of wild_index.tese and .geom */
     uint32_t bad_draw; /* for quad_reporting.frag */
 } Recipe;
 
@@ -138,6 +139,52 @@ static VkPipeline make_pipeline(Context *ctx, VkPipelineLayout layout, const Rec
     return pipeline;
 }
 
+/* Set 0 of the tinted pipelines: two uniform buffers of vec4(1), one buffer behind both. */
+typedef struct {
+    VkDescriptorSetLayout layout;
+    VkDescriptorPool pool;
+    VkDescriptorSet set;
+    Buffer buffer;
+} Tints;
+
+static void make_tints(Context *ctx, Tints *t) {
+    VkDescriptorSetLayoutBinding binding = {
+        0, VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 2,
+        VK_SHADER_STAGE_TESSELLATION_EVALUATION_BIT | VK_SHADER_STAGE_GEOMETRY_BIT, NULL};
+    VkDescriptorSetLayoutCreateInfo info = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    info.bindingCount = 1;
+    info.pBindings = &binding;
+    CHECK(vkCreateDescriptorSetLayout(ctx->device, &info, allocator, &t->layout));
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 2};
+    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &size;
+    CHECK(vkCreateDescriptorPool(ctx->device, &pool_info, allocator, &t->pool));
+    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    allocate.descriptorPool = t->pool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &t->layout;
+    CHECK(vkAllocateDescriptorSets(ctx->device, &allocate, &t->set));
+    t->buffer = make_buffer(ctx, 16, VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT);
+    for (int i = 0; i < 4; ++i) ((float *)t->buffer.mapped)[i] = 1.0f;
+    VkDescriptorBufferInfo infos[2] = {{t->buffer.buffer, 0, 16}, {t->buffer.buffer, 0, 16}};
+    VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    write.dstSet = t->set;
+    write.descriptorCount = 2;
+    write.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    write.pBufferInfo = infos;
+    vkUpdateDescriptorSets(ctx->device, 1, &write, 0, NULL);
+}
+
+static void destroy_tints(Context *ctx, Tints *t) {
+    if (!ctx->leak) {
+        vkDestroyDescriptorPool(ctx->device, t->pool, allocator);
+        vkDestroyDescriptorSetLayout(ctx->device, t->layout, allocator);
+    }
+    free_buffer(ctx, &t->buffer);
+}
+
 static void image_barrier(VkCommandBuffer cb, VkImage image, uint32_t layers,
                           VkImageLayout from, VkImageLayout to, VkAccessFlags source,
                           VkAccessFlags destination, VkPipelineStageFlags source_stage,
@@ -188,11 +235,19 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     words[0] = 6, words[1] = 1, words[2] = 0, words[3] = 0; /* VkDrawIndirectCommand */
     words[8] = 1;                                            /* the draw count */
 
-    VkShaderStageFlags push_stages = VK_SHADER_STAGE_FRAGMENT_BIT |
-                                     (recipe->mesh ? VK_SHADER_STAGE_MESH_BIT_EXT
-                                                   : VK_SHADER_STAGE_VERTEX_BIT);
+    VkShaderStageFlags push_stages =
+        VK_SHADER_STAGE_FRAGMENT_BIT |
+        (recipe->mesh ? VK_SHADER_STAGE_MESH_BIT_EXT
+                      : VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_TESSELLATION_EVALUATION_BIT |
+                            VK_SHADER_STAGE_GEOMETRY_BIT);
     VkPushConstantRange push = {push_stages, 0, 12};
+    Tints tints;
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    if (recipe->tinted) {
+        make_tints(ctx, &tints);
+        layout_info.setLayoutCount = 1;
+        layout_info.pSetLayouts = &tints.layout;
+    }
     layout_info.pushConstantRangeCount = 1;
     layout_info.pPushConstantRanges = &push;
     VkPipelineLayout layout;
@@ -225,6 +280,9 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
     VkRect2D scissor = {{0, 0}, {SIZE, SIZE}};
     vkCmdSetViewport(cb, 0, 1, &viewport);
     vkCmdSetScissor(cb, 0, 1, &scissor);
+    if (recipe->tinted)
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &tints.set, 0,
+                                NULL);
     for (uint32_t k = 0; k < STRIPES; ++k) {
         uint32_t constants[3] = {k, STRIPES, recipe->bad_draw};
         vkCmdPushConstants(cb, layout, push_stages, 0, 12, constants);
@@ -257,6 +315,7 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
         for (int i = 0; i < 2; ++i)
             if (libraries[i]) vkDestroyPipeline(ctx->device, libraries[i], allocator);
         vkDestroyPipelineLayout(ctx->device, layout, allocator);
+        if (recipe->tinted) destroy_tints(ctx, &tints);
         vkDestroyImageView(ctx->device, view, allocator);
         vkDestroyImage(ctx->device, image, allocator);
         vkFreeMemory(ctx->device, memory, allocator);
@@ -266,12 +325,20 @@ static void render(Context *ctx, const char *label, const Recipe *recipe) {
 }
 
 void run_graphics_scenario(Context *ctx, const char *name) {
-    Recipe recipe = {{"quad.vert", "quad.frag"}, 0, 0, 0, 0, 0, 99};
+    Recipe recipe = {{"quad.vert", "quad.frag"}, 0, 0, 0, 0, 0, 0, 99};
     if (!strcmp(name, "dynamic-rendering")) {
         recipe.indirect_count = 1;
     } else if (!strcmp(name, "geometry-tessellation")) {
         const char *stages[5] = {"quad.vert", "wild.tesc", "wild.tese", "wild.geom", "quad.frag"};
         memcpy(recipe.stages, stages, sizeof stages);
+    } else if (!strcmp(name, "tessellation-indexed")) {
+        /* geometry-tessellation through two uniform buffer arrays; --bad N: draw N indexes
+         * out of bounds in both stages */
+        const char *stages[5] = {"quad.vert", "wild.tesc", "wild_index.tese", "wild_index.geom",
+                                 "quad.frag"};
+        memcpy(recipe.stages, stages, sizeof stages);
+        recipe.tinted = 1;
+        if (bad_dispatch >= 0) recipe.bad_draw = (uint32_t)bad_dispatch;
     } else if (!strcmp(name, "multiview")) {
         recipe.stages[1] = "wild_view.frag";
         recipe.view_mask = 3;
