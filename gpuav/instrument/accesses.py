@@ -46,14 +46,15 @@ class MergedLookup:
 
     Checked at its consumer, like any lookup, with the index, length, set and binding of
     whichever incoming lookup was chosen: the rewrite carries them through merges parallel
-    to ``merge``. ``incoming`` pairs each incoming value id with its lookup.
+    to ``merge``. ``incoming`` pairs each incoming value id with its lookup; ``element`` is
+    an OpPtrAccessChain's move of the chosen block (seed 003), added at the check.
     """
 
     merge: Instruction
     incoming: tuple[tuple[int, Lookup], ...]
+    element: int | None = None
     static_index: None = None
     static_length: None = None
-    element: None = None
 
     @property
     def runtime_sized(self) -> bool:

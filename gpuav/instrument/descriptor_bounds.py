@@ -15,7 +15,7 @@ an unchecked index. A correct program computes exactly what it did before.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpuav.instrument.accesses import (
     DescriptorAccess,
@@ -171,11 +171,14 @@ class Guarder:
 
     def _check(self, instruction_index: int, lookup: Lookup) -> int:
         """Emit the call that checks one lookup (and reports it); returns its bool."""
+        builder = self.builder
         if isinstance(lookup, MergedLookup):
             operands = self.merged[id(lookup.merge)]
+            if lookup.element is not None:  # seed 003 on the chosen block
+                moved = builder.op(Op.IAdd, self.uint, operands.flat, self._as_uint(lookup.element))
+                operands = replace(operands, flat=moved)
         else:
             operands = self.operands(lookup)
-        builder = self.builder
         index = builder.constant_uint(instruction_index)
         if (
             self.helpers.check_descriptor is not None

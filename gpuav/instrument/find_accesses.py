@@ -325,7 +325,7 @@ class _Finder:
     def _with_element(self, lookup: Lookup, element: int) -> Lookup:
         """Seed 003: OpPtrAccessChain on a block pointer selects block ``index + element``."""
         if isinstance(lookup, MergedLookup):
-            return lookup  # a moved merged block: its index is checked, not the move
+            return lookup if lookup.element is not None else replace(lookup, element=element)
         if lookup.element is not None:
             return replace(lookup, static_index=None)  # a second move: checked at run time
         value = self.types.constant_value(element)

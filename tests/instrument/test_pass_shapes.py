@@ -380,3 +380,29 @@ def test_function_taking_two_different_descriptor_arrays_is_reported_unchecked()
     assert {u.reason for u in result.findings.unchecked} == {
         "function called with different descriptor arrays"
     }
+
+
+def test_ptr_access_chain_on_a_selected_block_moves_the_chosen_index() -> None:
+    body = SELECT.replace(
+        "%member = OpAccessChain %ptr_uint %p %uint_0",
+        "%moved = OpPtrAccessChain %ptr_block %p %uint_1\n"
+        "%member = OpAccessChain %ptr_uint %moved %uint_0",
+    )
+    stride = "OpDecorate %bufs Binding 0\nOpDecorate %ptr_block ArrayStride 16"
+    source = HEADER.replace("OpDecorate %bufs Binding 0", stride)
+    words = assemble(source.format(body=body, globals=""), "vulkan1.1")
+    filecheck(
+        disassemble(instrumented(words, "vulkan1.1")),
+        """
+        CHECK: [[FLAT:%[0-9]+]] = OpSelect %uint
+        CHECK: [[MOVED:%[0-9]+]] = OpIAdd %uint [[FLAT]] %uint_1
+        CHECK-NEXT: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} [[MOVED]] {{%[0-9]+}}
+        CHECK-NEXT: OpSelectionMerge
+        CHECK-NEXT: OpBranchConditional
+        CHECK-NEXT: OpLabel
+        CHECK-NEXT: OpPtrAccessChain
+        """.replace("[[FLAT:%[0-9]+]]", "{{%[0-9]+}}")
+        .replace("[[MOVED:%[0-9]+]]", "{{%[0-9]+}}")
+        .replace("[[FLAT]]", "{{%[0-9]+}}")
+        .replace("[[MOVED]]", "{{%[0-9]+}}"),
+    )
