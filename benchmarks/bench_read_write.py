@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.shaders.glsl (the corpus and its compile cache)
 
-from benchmarks.timing import median_seconds, print_table, wall_times  # noqa: E402
+from benchmarks.timing import median_seconds, print_table, ratio, wall_times  # noqa: E402
 from gpuav.spirv import read, write, write_bytes  # noqa: E402
 from tests.shaders.glsl import DEBUG_MODES, compile_glsl, corpus_shaders  # noqa: E402
 
@@ -158,7 +158,7 @@ def corpus_rows(opt: SpirvOpt, repeat: int) -> list[list[str]]:
             f"{statistics.median(writes) * 1e3:.2f} ms",
             f"{ours * 1e3:.2f} ms",
             f"{theirs * 1e3:.2f} ms",
-            _ratio(ours, theirs),
+            ratio(ours, theirs),
         ],
         [
             "corpus, all modules per MiB",
@@ -167,13 +167,9 @@ def corpus_rows(opt: SpirvOpt, repeat: int) -> list[list[str]]:
             f"{sum(writes) * 1e3 / total_mib:.1f} ms/MiB",
             f"{sum(both) * 1e3 / total_mib:.1f} ms/MiB",
             f"{sum(opt_net) * 1e3 / total_mib:.1f} ms/MiB",
-            _ratio(sum(both), sum(opt_net)),
+            ratio(sum(both), sum(opt_net)),
         ],
     ]
-
-
-def _ratio(ours: float, theirs: float) -> str:
-    return f"{ours / theirs:.2f}" if theirs > 0 else "n/a"
 
 
 def large_rows(opt: SpirvOpt, repeat: int, functions: int, keep: Path | None) -> list[list[str]]:
@@ -197,12 +193,12 @@ def large_rows(opt: SpirvOpt, repeat: int, functions: int, keep: Path | None) ->
                 f"{write_time * 1e3 / mib:.1f} ms/MiB",
                 f"{ours * 1e3 / mib:.1f} ms/MiB",
                 f"{theirs * 1e3 / mib:.1f} ms/MiB",
-                _ratio(ours, theirs),
+                ratio(ours, theirs),
             ]
         )
     cycle = f"{bytes_time * 1e3 / mib:.1f} ms/MiB"
     label = "large; bytes in/out, free, GC"
-    rows.append([label, f"{mib:.2f} MiB", "", "", cycle, "", _ratio(bytes_time, opt.net(words))])
+    rows.append([label, f"{mib:.2f} MiB", "", "", cycle, "", ratio(bytes_time, opt.net(words))])
     return rows
 
 

@@ -29,31 +29,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from array import array
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.shaders.glsl (the corpus and its compile cache)
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_read_write import MIB, large_shader, median_seconds, wall_times  # noqa: E402
-
+from benchmarks.bench_read_write import MIB, MINIMAL_GLSL, large_shader, to_bytes  # noqa: E402
+from benchmarks.timing import median_seconds, print_table, ratio, wall_times  # noqa: E402
 from gpuav.layer import shader_validation  # noqa: E402
+from gpuav.layer.reporting import Reporter  # noqa: E402
 from gpuav.spirv import read  # noqa: E402
 from gpuav.validate.api import RULE_FAMILIES, validate  # noqa: E402
 from gpuav.validate.context import ValidationContext  # noqa: E402
 from tests.shaders.glsl import DEBUG_MODES, compile_glsl, corpus_shaders  # noqa: E402
 from tests.validate.features import every_extension, every_feature  # noqa: E402
 
-MINIMAL_GLSL = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n"
-
-
 # A device that enabled everything, so the corpus validates clean (no diagnostics to build).
 FEATURES, EXTENSIONS = every_feature(), every_extension()
-
-
-def to_bytes(words: list[int]) -> bytes:
-    return array("I", words).tobytes()
 
 
 class SpirvVal:
@@ -96,18 +88,16 @@ class SpirvVal:
 def time_ours(words: list[int], target_env: str, repeat: int) -> tuple[float, float]:
     """(validate from bytes, read alone) medians in seconds."""
     data = to_bytes(words)
-    options = {"target_env": target_env, "features": FEATURES, "extensions": EXTENSIONS}
-    total = median_seconds(lambda: validate(data, **options), repeat)  # type: ignore[arg-type]
+    total = median_seconds(
+        lambda: validate(data, target_env=target_env, features=FEATURES, extensions=EXTENSIONS),
+        repeat,
+    )
     reading = median_seconds(lambda: read(data), repeat)
     return total, reading
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
-
-
-def _ratio(ours: float, theirs: float) -> str:
-    return f"{ours / theirs:.2f}" if theirs > 0 else "n/a"
 
 
 def corpus_rows(val: SpirvVal, repeat: int) -> list[list[str]]:
@@ -132,7 +122,7 @@ def corpus_rows(val: SpirvVal, repeat: int) -> list[list[str]]:
             _ms(statistics.median(ours)),
             _ms(statistics.median(reads)),
             _ms(statistics.median(theirs)),
-            _ratio(statistics.median(ours), statistics.median(theirs)),
+            ratio(statistics.median(ours), statistics.median(theirs)),
         ],
         [
             "corpus, median of per-module ratios",
@@ -148,7 +138,7 @@ def corpus_rows(val: SpirvVal, repeat: int) -> list[list[str]]:
             f"{sum(ours) * 1e3 / mib:.1f} ms/MiB",
             f"{sum(reads) * 1e3 / mib:.1f} ms/MiB",
             f"{sum(theirs) * 1e3 / mib:.1f} ms/MiB",
-            _ratio(sum(ours), sum(theirs)),
+            ratio(sum(ours), sum(theirs)),
         ],
     ]
 
@@ -165,7 +155,7 @@ def large_rows(val: SpirvVal, repeat: int, functions: int) -> list[list[str]]:
             f"{total * 1e3 / mib:.1f} ms/MiB",
             f"{reading * 1e3 / mib:.1f} ms/MiB",
             f"{theirs * 1e3 / mib:.1f} ms/MiB",
-            _ratio(total, theirs),
+            ratio(total, theirs),
         ]
     ]
     # The layer's path for a module it has seen: hash the words, find the cached result.
@@ -173,15 +163,15 @@ def large_rows(val: SpirvVal, repeat: int, functions: int) -> list[list[str]]:
     environment = shader_validation.ShaderEnvironment("vulkan1.1", FEATURES, EXTENSIONS)
     shader_validation.post_call_record_create_device(device, environment)
 
-    class Silent:
-        def emit(self, *arguments: object) -> None:
+    class Silent(Reporter):
+        def emit(self, *arguments: object, **keywords: object) -> None:
             pass
 
     def create() -> object:
         return shader_validation.pre_call_validate_create_shader_module(
             device,
             words,
-            Silent(),  # type: ignore[arg-type]
+            Silent(),
         )
 
     create()
@@ -233,13 +223,6 @@ def breakdown_rows(repeat: int) -> list[list[str]]:
     ]
 
 
-def print_table(rows: list[list[str]]) -> None:
-    header = ["workload", "size", "gpuav validate", "of which read", "spirv-val net", "ours/val"]
-    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
-    for row in [header, ["-" * width for width in widths], *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=11, help="timed runs per measurement")
@@ -262,7 +245,10 @@ def main() -> int:
     if args.breakdown:
         rows.append(["corpus breakdown, per module:", "", "", "", "", ""])
         rows += breakdown_rows(args.repeat)
-    print_table(rows)
+    print_table(
+        ["workload", "size", "gpuav validate", "of which read", "spirv-val net", "ours/val"],
+        rows,
+    )
     return 0
 
 

@@ -30,6 +30,11 @@ def fastest(action: Callable[[], object], runs: int) -> float:
     return min(wall_times(action, runs))
 
 
+def ratio(ours: float, theirs: float) -> str:
+    """ours / theirs for a table cell ("n/a" where theirs measured as nothing)."""
+    return f"{ours / theirs:.2f}" if theirs > 0 else "n/a"
+
+
 def print_table(header: list[str], rows: list[list[str]]) -> None:
     """Left-aligned columns under ``header`` and a rule of dashes."""
     widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
