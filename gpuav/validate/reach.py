@@ -1,5 +1,5 @@
-"""Which entry points (and so which stages) reach each function, the stage groups the rules
-name, and the feature, constant and enumerant-name lookups every rule family uses.
+"""Which entry points (and so which stages) reach each function, and the stage groups the
+rules name.
 
 Many environment rules depend on the stage an instruction runs in ("OpControlBarrier in a
 fragment shader", "Workgroup memory only in compute"); an instruction runs in every execution
@@ -123,29 +123,3 @@ def interface_ids(entry: Instruction) -> list[int]:
     while at < len(operands) and operands[at] >> 24:
         at += 1
     return operands[at + 1 :]
-
-
-def enabled(context: ValidationContext, name: str) -> bool:
-    """Whether a feature (or boolean property, such as the float-controls ones) is on:
-    named in ``features``, or a nonzero entry of ``limits``."""
-    return name in context.features or bool(context.limits.get(name, 0))
-
-
-def constant_u32(context: ValidationContext, id_: int) -> int | None:
-    """The value of a 32-bit integer OpConstant (scopes and semantics), None otherwise
-    (specialization constants included: their value is not known here)."""
-    instruction = context.def_use.defs.get(id_)
-    if instruction is None or instruction.opcode != Op.Constant or len(instruction.operands) < 3:
-        return None
-    type_instruction = context.def_use.defs.get(instruction.operands[0])
-    if type_instruction is None or type_instruction.opcode != Op.TypeInt:
-        return None
-    return instruction.operands[2] & 0xFFFFFFFF
-
-
-def enum_name(enum: type, value: int) -> str:
-    """The grammar's spelling of an enumerant value (``Workgroup``), or the number."""
-    for name, member in vars(enum).items():
-        if not name.startswith("_") and member == value:
-            return name.removesuffix("_")
-    return str(value)

@@ -16,7 +16,7 @@ from gpuav.spirv.grammar import StorageClass as Class
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import enabled, enum_name
+from gpuav.validate.shader_facts import enabled, enum_name
 
 STORAGE_CLASS = "VUID-StandaloneSpirv-None-04686"
 TEXEL_POINTER_FORMAT = "VUID-StandaloneSpirv-OpImageTexelPointer-04658"

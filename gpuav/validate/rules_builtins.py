@@ -27,9 +27,11 @@ from gpuav.spirv.grammar import (
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import constant_u32, enum_name, reach
+from gpuav.validate.reach import reach
 from gpuav.validate.shader_facts import (
     EntryPoints,
+    constant_u32,
+    enum_name,
     scalar_info,
     variable_storage,
     variable_type,

@@ -15,16 +15,8 @@ from gpuav.spirv.grammar import AddressingModel, BuiltIn, Decoration, ExecutionM
 from gpuav.spirv.grammar import ExecutionModel as Model
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import (
-    WORKGROUP_MEMORY_MODELS,
-    Reach,
-    constant_u32,
-    enabled,
-    enum_name,
-    models_of_users,
-    reach,
-)
-from gpuav.validate.shader_facts import scalar_info
+from gpuav.validate.reach import WORKGROUP_MEMORY_MODELS, Reach, models_of_users, reach
+from gpuav.validate.shader_facts import constant_u32, enabled, enum_name, scalar_info
 
 ENTRY_POINT_SIGNATURE = "VUID-StandaloneSpirv-None-04633"
 RECURSION = "VUID-StandaloneSpirv-None-04634"

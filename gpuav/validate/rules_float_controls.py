@@ -19,7 +19,7 @@ from gpuav.spirv.grammar import ExecutionMode as Mode
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import enabled
+from gpuav.validate.shader_facts import enabled
 
 # mode -> (feature prefix, {width: VUID})
 _FEATURES: dict[int, tuple[str, dict[int, str]]] = {

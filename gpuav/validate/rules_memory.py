@@ -21,12 +21,10 @@ from gpuav.validate.diagnostics import Diagnostic, Severity
 from gpuav.validate.reach import (
     RAY_TRACING_MODELS,
     WORKGROUP_MEMORY_MODELS,
-    constant_u32,
-    enabled,
-    enum_name,
     instructions_with_function,
     reach,
 )
+from gpuav.validate.shader_facts import constant_u32, enabled, enum_name
 
 EXECUTION_SCOPE = "VUID-StandaloneSpirv-None-04636"
 EXECUTION_SCOPE_WORKGROUP_STAGE = "VUID-StandaloneSpirv-None-04637"

@@ -18,7 +18,7 @@ from gpuav.spirv.grammar import StorageClass as Class
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import enum_name
+from gpuav.validate.shader_facts import enum_name
 
 PTR_ACCESS_CHAIN_CLASS = "VUID-StandaloneSpirv-Base-07650"
 PTR_ACCESS_CHAIN_WORKGROUP = "VUID-StandaloneSpirv-Base-07651"

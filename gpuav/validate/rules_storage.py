@@ -17,8 +17,8 @@ from gpuav.spirv.grammar import StorageClass as Class
 from gpuav.spirv.instruction import Instruction
 from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
-from gpuav.validate.reach import RAY_TRACING_MODELS, WORKGROUP_MEMORY_MODELS, enabled, enum_name
-from gpuav.validate.shader_facts import EntryPoints
+from gpuav.validate.reach import RAY_TRACING_MODELS, WORKGROUP_MEMORY_MODELS
+from gpuav.validate.shader_facts import EntryPoints, enabled, enum_name
 
 STORAGE_CLASS = "VUID-StandaloneSpirv-None-04643"
 OUTPUT_STAGE = "VUID-StandaloneSpirv-None-04644"

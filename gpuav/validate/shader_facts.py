@@ -1,4 +1,5 @@
-"""Facts about a module's types, variables and images that several rule families share.
+"""Facts about a module's types, constants, variables and images that several rule families
+share, and the feature and enumerant-name lookups of their messages.
 
 Everything here is defensive: a rule family must never raise on a broken module, so every
 lookup of an id that may not be defined returns None instead of failing. The facts are cached
@@ -179,3 +180,29 @@ def function_instructions(context: ValidationContext) -> Iterator[Instruction]:
         yield from function.parameters
         for block in function.blocks:
             yield from block.instructions
+
+
+def enabled(context: ValidationContext, name: str) -> bool:
+    """Whether a feature (or boolean property, such as the float-controls ones) is on:
+    named in ``features``, or a nonzero entry of ``limits``."""
+    return name in context.features or bool(context.limits.get(name, 0))
+
+
+def constant_u32(context: ValidationContext, id_: int) -> int | None:
+    """The value of a 32-bit integer OpConstant (scopes and semantics), None otherwise
+    (specialization constants included: their value is not known here)."""
+    instruction = context.def_use.defs.get(id_)
+    if instruction is None or instruction.opcode != Op.Constant or len(instruction.operands) < 3:
+        return None
+    type_instruction = context.def_use.defs.get(instruction.operands[0])
+    if type_instruction is None or type_instruction.opcode != Op.TypeInt:
+        return None
+    return instruction.operands[2] & 0xFFFFFFFF
+
+
+def enum_name(enum: type, value: int) -> str:
+    """The grammar's spelling of an enumerant value (``Workgroup``), or the number."""
+    for name, member in vars(enum).items():
+        if not name.startswith("_") and member == value:
+            return name.removesuffix("_")
+    return str(value)
