@@ -164,7 +164,7 @@ def large_rows(val: SpirvVal, repeat: int, functions: int) -> list[list[str]]:
     shader_validation.post_call_record_create_device(device, environment)
 
     class Silent(Reporter):
-        def emit(self, *arguments: object, **keywords: object) -> None:
+        def emit(self, *_arguments: object, **_keywords: object) -> None:
             pass
 
     def create() -> object:

@@ -37,10 +37,6 @@ class Scalar:
     components: int
 
 
-def definition(context: ValidationContext, id_: int) -> Instruction | None:
-    return context.def_use.defs.get(id_)
-
-
 def operand(instruction: Instruction, index: int) -> int | None:
     operands = instruction.operands
     return operands[index] if index < len(operands) else None
