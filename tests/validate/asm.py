@@ -55,6 +55,25 @@ def assert_spirv_val_reports(text: str, rule: str, target_env: str = "vulkan1.1"
     assert not accepted and rule in output, output
 
 
+def assert_verdicts(
+    text: str,
+    families: Iterable[RuleFamily],
+    target_env: str,
+    rule: str | None,
+    spirv_val_accepts: bool,
+    features: Iterable[str] = (),
+) -> None:
+    """``families`` report exactly ``rule`` (or nothing) on ``text``, and spirv-val accepts it
+    or not as ``spirv_val_accepts`` says (it may not check the same rule)."""
+    words = assemble(text, target_env)
+    found = rules(
+        validate_words(words, families=families, target_env=target_env, features=features)
+    )
+    assert found == ({rule} if rule else set())
+    accepted, message = spirv_val(words, target_env)
+    assert accepted == spirv_val_accepts, message
+
+
 def validate_words(
     words: list[int],
     *,

@@ -7,7 +7,7 @@ import pytest
 
 from gpuav.validate import rules_atomics as rules
 from tests.shaders.glsl import compile_glsl
-from tests.validate.asm import assemble, spirv_val, validate_words
+from tests.validate.asm import assemble, assert_verdicts, spirv_val, validate_words
 from tests.validate.asm import rules as broken
 
 FAMILY = [rules.check]
@@ -129,11 +129,7 @@ def test_atomic_storage_and_type(
     capabilities: str, types: str, storage: str, rule: str | None, val: bool
 ) -> None:
     text = MODULE.format(capabilities=capabilities, types=types, storage=storage)
-    words = assemble(text, ENV)
-    found = broken(validate_words(words, families=FAMILY, target_env=ENV))
-    assert found == ({rule} if rule else set())
-    accepted, message = spirv_val(words, ENV)
-    assert accepted == val, message
+    assert_verdicts(text, FAMILY, ENV, rule, val)
 
 
 IMAGE = """

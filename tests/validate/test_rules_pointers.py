@@ -9,8 +9,7 @@ from gpuav.spirv import read
 from gpuav.spirv.grammar import AddressingModel
 from gpuav.validate import rules_pointers as rules
 from tests.shaders.glsl import compile_glsl
-from tests.validate.asm import assemble, spirv_val, validate_words
-from tests.validate.asm import rules as broken
+from tests.validate.asm import assert_verdicts, spirv_val, validate_words
 
 FAMILY = [rules.check]
 ENV = "vulkan1.2"
@@ -157,11 +156,7 @@ CASES = [
     ids=[case[0] for case in CASES],
 )
 def test_physical_rule(decorations: str, body: str, rule: str | None, val: bool) -> None:
-    words = assemble(PHYSICAL.format(decorations=decorations, body=body), ENV)
-    found = broken(validate_words(words, families=FAMILY, target_env=ENV))
-    assert found == ({rule} if rule else set())
-    accepted, message = spirv_val(words, ENV)
-    assert accepted == val, message
+    assert_verdicts(PHYSICAL.format(decorations=decorations, body=body), FAMILY, ENV, rule, val)
 
 
 PTR_CHAIN = """
@@ -216,8 +211,4 @@ def test_ptr_access_chain_base(
     else:
         text = PTR_CHAIN
     text = text.format(capabilities=capabilities, decorations=decorations, storage=storage)
-    words = assemble(text, ENV)
-    found = broken(validate_words(words, families=FAMILY, target_env=ENV))
-    assert found == ({rule} if rule else set())
-    accepted, message = spirv_val(words, ENV)
-    assert accepted == val, message
+    assert_verdicts(text, FAMILY, ENV, rule, val)

@@ -7,7 +7,7 @@ import pytest
 
 from gpuav.validate import rules_storage as rules
 from tests.shaders.glsl import compile_glsl
-from tests.validate.asm import assemble, spirv_val, validate_words
+from tests.validate.asm import assemble, assert_verdicts, spirv_val, validate_words
 from tests.validate.asm import rules as broken
 
 FAMILY = [rules.check]
@@ -123,11 +123,7 @@ CASES = [
     ids=[case[0] for case in CASES],
 )
 def test_rule(text: str, features: tuple[str, ...], rule: str | None, val: bool) -> None:
-    words = assemble(text, ENV)
-    found = broken(validate_words(words, families=FAMILY, target_env=ENV, features=features))
-    assert found == ({rule} if rule else set())
-    accepted, message = spirv_val(words, ENV)
-    assert accepted == val, message
+    assert_verdicts(text, FAMILY, ENV, rule, val, features)
 
 
 PUSH_CONSTANT_8BIT = module(
