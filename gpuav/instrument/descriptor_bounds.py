@@ -10,6 +10,12 @@ Each access found by ``find_accesses`` is guarded where its consumer stands:
 The consumer's original result id becomes the phi's, so the rest of the module is untouched;
 the original naming instructions, now unused, are removed so that no descriptor is named with
 an unchecked index. A correct program computes exactly what it did before.
+
+The branch alone does not keep a bad index away from the driver: lavapipe's SIMD code fetches
+a descriptor of a dynamically uniform index from the first active lane, and from lane 0 when
+no lane is active, so the skipped branch still read descriptor ``tints[2]`` past the set's
+memory (stale host memory after the app freed other objects: a crash). The clones therefore
+index with a safe index (``_safe_indices``), equal to the original where the check passed.
 """
 
 from __future__ import annotations
@@ -64,6 +70,15 @@ class CheckOperands:
 
 
 @dataclass
+class SafeIndices:
+    """Index id -> an index in bounds that equals it wherever the check passed: what the
+    guarded clones use (``indices`` of arrays, ``elements`` of OpPtrAccessChain)."""
+
+    indices: dict[int, int] = field(default_factory=dict)
+    elements: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
 class Guarder:
     """Rewrites one access at a time; accesses of one block must come last first (api)."""
 
@@ -78,6 +93,9 @@ class Guarder:
     def __post_init__(self) -> None:
         self.uint = self.builder.type_int(32, False)
         self.bool_ = self.builder.type_bool()
+        # value -> its uint conversion, shared by one guard's check and safe indices (all in
+        # the guard's head block); None outside a guard
+        self._as_uint_cache: dict[int, int] | None = None
 
     @property
     def module(self) -> Module:
@@ -96,6 +114,14 @@ class Guarder:
         del block.instructions[position]
         builder.position_at_start(block, function)
         builder.index = position
+        self._as_uint_cache = {}
+        try:
+            self._guard_at(access, consumer)
+        finally:
+            self._as_uint_cache = None
+
+    def _guard_at(self, access: DescriptorAccess, consumer: Instruction) -> None:
+        builder = self.builder
         index = access.instruction_index
         index = NO_INSTRUCTION_INDEX if index is None else index
         # Each check calls a helper that also writes its record when it fails.
@@ -109,8 +135,12 @@ class Guarder:
         result_type = consumer.type_id
         has_value = result is not None and not self._is_void(result_type)
         new_result = result or 0
+        safe = SafeIndices()
+        for lookup in access.lookups:
+            if isinstance(lookup, DescriptorLookup) and not self._in_bounds_constants(lookup):
+                self._safe_lookup(lookup, ok, safe)
         with builder.if_then(ok) as valid:
-            renamed = self._clone_links(access.links)
+            renamed = self._clone_links(access.links, safe)
             for at in self.def_use.id_operands.positions(consumer):
                 consumer.operands[at] = renamed.get(consumer.operands[at], consumer.operands[at])
             if has_value:
@@ -148,13 +178,84 @@ class Guarder:
             and lookup.binding is not None
         )
 
-    def _clone_links(self, links: tuple[Instruction, ...]) -> dict[int, int]:
+    def _in_bounds_constants(self, lookup: DescriptorLookup) -> bool:
+        return (
+            lookup.static_length is not None
+            and lookup.static_index is not None
+            and (not lookup.statically_out_of_bounds)
+        )
+
+    def _constant_inside(self, index: int, length: int) -> bool:
+        value, size = self.types.constant_value(index), self.types.constant_value(length)
+        return value is not None and size is not None and 0 <= value < size
+
+    def _safe_lookup(self, lookup: DescriptorLookup, ok: int, safe: SafeIndices) -> None:
+        """Safe indices of one lookup, emitted before the guard's branch.
+
+        Each dimension is taken modulo its length, never selected with ``ok``: a driver may
+        sink such a select into the guarded branch and fold it with the branch condition
+        (lavapipe did). A seed-003 element becomes ``(base + element) % total - base`` of the
+        safe base. Runtime arrays, whose length only the descriptor state knows, fall back
+        to ``ok ? index : 0``; merged lookups chose their pointer before the guard.
+        """
+        builder, uint = self.builder, self.uint
+        if lookup.runtime_sized:
+            for value, into in (
+                *((index, safe.indices) for index in lookup.indices),
+                *(() if lookup.element is None else ((lookup.element, safe.elements),)),
+            ):
+                type_id = self.types.type_of(value)
+                if type_id is not None and value not in into:
+                    zero = builder.constant_null(type_id)
+                    into[value] = builder.op(Op.Select, type_id, ok, value, zero)
+            return
+        lengths = [self._as_uint(length) for length in lookup.lengths if length is not None]
+        kept = []
+        for index, length in zip(lookup.indices, lengths, strict=True):
+            if self._constant_inside(index, length):
+                kept.append(self._as_uint(index))
+                continue
+            # an index shared by two lookups (or dimensions) fits the shorter of them
+            wrapped = safe.indices.get(index, self._as_uint(index))
+            safe.indices[index] = builder.op(Op.UMod, uint, wrapped, length)
+            kept.append(safe.indices[index])
+        if lookup.element is None or lookup.element in safe.elements:
+            return
+        flat = kept[0] if kept else builder.constant_uint(0)
+        total = lengths[0] if lengths else builder.constant_uint(1)
+        for index, length in zip(kept[1:], lengths[1:], strict=True):
+            flat = builder.op(Op.IAdd, uint, builder.op(Op.IMul, uint, flat, length), index)
+            total = builder.op(Op.IMul, uint, total, length)
+        moved = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
+        wrapped = builder.op(Op.UMod, uint, moved, total)
+        safe.elements[lookup.element] = builder.op(Op.ISub, uint, wrapped, flat)
+
+    def _array_levels(self, pointer: int) -> int:
+        """How many array dimensions an access chain on ``pointer`` indexes first."""
+        pointer_type = self.types.type_of(pointer)
+        if pointer_type is None or not self.types.is_pointer(pointer_type):
+            return 0
+        return len(self.types.strip_arrays(self.types.pointee(pointer_type))[1])
+
+    def _use_safe_indices(self, link: Instruction, clone: Instruction, safe: SafeIndices) -> None:
+        """Put safe indices where ``clone`` chooses a descriptor: the indices of the
+        variable's arrays, or an OpPtrAccessChain's element (which moves the block)."""
+        operands = clone.operands
+        if link.opcode == Op.PtrAccessChain:
+            operands[3] = safe.elements.get(operands[3], operands[3])
+        elif link.opcode in (Op.AccessChain, Op.InBoundsAccessChain):
+            end = min(len(operands), 3 + self._array_levels(link.operands[2]))
+            for at in range(3, end):
+                operands[at] = safe.indices.get(operands[at], operands[at])
+
+    def _clone_links(self, links: tuple[Instruction, ...], safe: SafeIndices) -> dict[int, int]:
         renamed: dict[int, int] = {}
         positions = self.def_use.id_operands.positions
         for link in links:
             clone = Instruction(link.opcode, list(link.operands), None)
             for at in positions(link):
                 clone.operands[at] = renamed.get(clone.operands[at], clone.operands[at])
+            self._use_safe_indices(link, clone, safe)
             original = link.operands[1]
             renamed[original] = clone.operands[1] = self.module.new_id()
             self._copy_decorations(original, renamed[original])
@@ -263,6 +364,14 @@ class Guarder:
 
     def _as_uint(self, value: int) -> int:
         """``value`` as a 32-bit uint: the same bits, or truncated/extended to 32 bits."""
+        cache = self._as_uint_cache
+        if cache is None:
+            return self._convert_to_uint(value)
+        if value not in cache:
+            cache[value] = self._convert_to_uint(value)
+        return cache[value]
+
+    def _convert_to_uint(self, value: int) -> int:
         builder = self.builder
         uint = builder.type_int(32, False)
         constant = self.types.constant_value(value)

@@ -103,6 +103,7 @@ def test_image_instruction_is_guarded(consumer: str, declaration: str, statement
         text,
         f"""
         CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{origin} {{{{%[0-9]+}}}} %uint_4 %true
+        CHECK-NEXT: OpUMod %uint {{{{%[0-9]+}}}} %uint_4
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel

@@ -81,11 +81,14 @@ def test_ptr_access_chain_moves_the_descriptor_index() -> None:
         CHECK: [[SUM:%[0-9]+]] = OpIAdd %uint %uint_1 %
         CHECK-NOT: OpULessThan
         CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} {{%[0-9]+}} %uint_4 %true
+        CHECK-NEXT: OpIAdd %uint %uint_1 %
+        CHECK-NEXT: OpUMod %uint {{%[0-9]+}} %uint_4
+        CHECK-NEXT: OpISub %uint {{%[0-9]+}} %uint_1
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
         CHECK-NEXT: OpAccessChain %_ptr_StorageBuffer__struct_{{[0-9]+}} %bufs %uint_1
-        CHECK-NEXT: OpPtrAccessChain
+        CHECK-NEXT: OpPtrAccessChain {{%[_a-zA-Z0-9]+}} {{%[0-9]+}} {{%[0-9]+}}
         CHECK-NEXT: OpAccessChain %_ptr_StorageBuffer_uint
         CHECK-NEXT: OpStore
         """.replace("[[SUM:%[0-9]+]]", "{{%[0-9]+}}"),
@@ -119,10 +122,11 @@ def test_constant_index_outside_the_array_is_a_static_finding_and_guarded() -> N
         text,
         """
         CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} %uint_9 %uint_4 %true
+        CHECK-NEXT: OpUMod %uint %uint_9 %uint_4
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
-        CHECK-NEXT: OpAccessChain %_ptr_StorageBuffer_uint %bufs %uint_9 %uint_0
+        CHECK-NEXT: OpAccessChain %_ptr_StorageBuffer_uint %bufs {{%[0-9]+}} %uint_0
         """,
     )
 
@@ -430,10 +434,11 @@ def test_buffer_access_is_guarded(consumer: str, body: str, variable: str) -> No
         disassemble(instrumented(words, "vulkan1.1")),
         f"""
         CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{{{[0-9]+}}}} %x %uint_3 %true
+        CHECK-NEXT: OpUMod %uint %x %uint_3
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
-        CHECK: OpAccessChain {{{{%[_a-zA-Z0-9]+}}}} {variable} %x
+        CHECK: OpAccessChain {{{{%[_a-zA-Z0-9]+}}}} {variable} {{{{%[0-9]+}}}}
         CHECK: {consumer}
         """,
     )

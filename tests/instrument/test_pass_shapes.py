@@ -118,11 +118,13 @@ def test_array_of_arrays_indexed_by_two_chains() -> None:
         CHECK: OpIMul %uint {{%[0-9]+}} %uint_3
         CHECK-NEXT: OpIAdd %uint
         CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} {{%[0-9]+}} %uint_6
+        CHECK-NEXT: OpUMod %uint {{%[0-9]+}} %uint_2
+        CHECK-NEXT: OpUMod %uint {{%[0-9]+}} %uint_3
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
-        CHECK-NEXT: OpAccessChain %_ptr_UniformConstant__arr_{{[0-9]+}}_uint_3 %t
-        CHECK-NEXT: OpAccessChain %_ptr_UniformConstant_{{[0-9]+}} {{%[0-9]+}}
+        CHECK-NEXT: OpAccessChain %_ptr_UniformConstant__arr_{{[0-9]+}}_uint_3 %t {{%[0-9]+}}
+        CHECK-NEXT: OpAccessChain %_ptr_UniformConstant_{{[0-9]+}} {{%[0-9]+ %[0-9]+}}
         CHECK-NEXT: OpLoad
         CHECK-NEXT: OpImageSampleExplicitLod
         """,
@@ -182,6 +184,7 @@ def test_copy_object_of_the_variable_and_in_bounds_chain() -> None:
         disassemble(instrumented(words, "vulkan1.1")),
         """
         CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+}} {{%[0-9]+}} %uint_6
+        CHECK-NEXT: OpUMod %uint {{%[0-9]+}} %uint_6
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
@@ -321,6 +324,7 @@ def test_image_of_a_sampled_image_and_sparse_sample_are_guarded() -> None:
         text,
         """
         CHECK: OpFunctionCall %bool %gpuav_check_bounds
+        CHECK-NEXT: OpUMod %uint {{%[0-9]+}} %uint_3
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
@@ -329,6 +333,7 @@ def test_image_of_a_sampled_image_and_sparse_sample_are_guarded() -> None:
         CHECK-NEXT: OpImage
         CHECK-NEXT: OpImageFetch
         CHECK: OpFunctionCall %bool %gpuav_check_bounds
+        CHECK-NEXT: OpUMod %uint {{%[0-9]+}} %uint_3
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
@@ -360,10 +365,11 @@ def test_descriptor_array_passed_to_a_function_is_checked_in_the_callee() -> Non
         CHECK: %pick_s21_4__u1_ = OpFunction
         CHECK: %s = OpFunctionParameter
         CHECK: OpFunctionCall %bool %gpuav_check_bounds %uint_{{[0-9]+ %[0-9]+}} %uint_4 %true
+        CHECK-NEXT: OpUMod %uint {{%[0-9]+}} %uint_4
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel
-        CHECK-NEXT: OpAccessChain %_ptr_UniformConstant_{{[0-9]+}} %s
+        CHECK-NEXT: OpAccessChain %_ptr_UniformConstant_{{[0-9]+}} %s {{%[0-9]+}}
         CHECK-NEXT: OpLoad
         CHECK-NEXT: OpImageSampleExplicitLod
         """,
