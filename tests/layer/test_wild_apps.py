@@ -216,6 +216,24 @@ def test_tessellation_and_geometry_errors_reported(run_wild: RunWild, layer_fold
     assert "Stage = Geometry. Primitive ID = " in geom and "Invocation ID = 0." in geom
 
 
+def test_out_of_bounds_draw_after_compute_does_not_crash(
+    run_wild: RunWild, layer_folder: Path
+) -> None:
+    """Regression: every lane of the bad draw indexes past the array, so the guard skips the
+    load in all of them, yet lavapipe still fetched the descriptor of lane 0's index (2 and 3
+    of 2): memory past the descriptor set, stale and non-zero once the compute scenario had
+    freed its buffers, and the instrumented tessellation shader dereferenced it (SIGSEGV).
+    The guarded load now indexes with a safe index."""
+    run, hashes = run_wild(
+        ["--messenger", "--bad", "1", "compute", "tessellation-indexed"], layer_folder,
+        instrumenter=None,
+    )  # fmt: skip
+    assert [name for name, _ in hashes] == ["compute", "tessellation-indexed"]
+    draws = [m["text"] for m in run.with_id(OUT_OF_BOUNDS) if "(vkCmdDraw)" in m["text"]]
+    assert sorted(text.split(" used")[0] for text in draws) == ["Index of 2", "Index of 3"]
+    assert all("Draw Index 2 (vkCmdDraw)." in text for text in draws)
+
+
 def test_two_threads_reading_back_deferred_submissions(
     run_wild: RunWild, layer_folder: Path
 ) -> None:
@@ -235,11 +253,8 @@ def test_under_khronos_validation(run_wild: RunWild, layer_folder: Path) -> None
     1.3.239 release knows no shader objects or maintenance5, so those scenarios are left
     out). The app alone
     runs without its bug, which crashes lavapipe unchecked."""
-    # tessellation-indexed is left out here: with its bug, after the compute scenarios, lavapipe
-    # crashes in the instrumented shader (not understood yet; it runs clean on its own)
-    graphics = [name for name in GRAPHICS if name != "tessellation-indexed"]
     scenarios = ["compute", "threads", "second-device", "second-instance", "wait-before-signal",
-                 "threads-timeline", *graphics]  # fmt: skip
+                 "threads-timeline", *GRAPHICS]  # fmt: skip
     layers = [VALIDATION_LAYER]
     options = ["--messenger", "--allocator"]  # host allocation callbacks on every call
     alone, alone_hashes = run_wild([*options, *scenarios], layers=layers)
