@@ -189,17 +189,41 @@ class Guarder:
         value, size = self.types.constant_value(index), self.types.constant_value(length)
         return value is not None and size is not None and 0 <= value < size
 
+    def _state_length(self, lookup: DescriptorLookup) -> int | None:
+        """A one-dimensional runtime array's length by the descriptor state (at least 1, a
+        divisor), or None."""
+        length_helper = self.helpers.descriptor_length
+        if length_helper is None or len(lookup.lengths) != 1 or not self._with_state(lookup):
+            return None
+        assert lookup.descriptor_set is not None and lookup.binding is not None
+        builder, uint = self.builder, self.uint
+        length = builder.op(
+            Op.FunctionCall,
+            uint,
+            length_helper,
+            builder.constant_uint(lookup.descriptor_set),
+            builder.constant_uint(lookup.binding),
+            builder.constant_uint(0xFFFF_FFFF),  # no state: nothing known, the index stays
+        )
+        empty = builder.op(Op.IEqual, self.bool_, length, builder.constant_uint(0))
+        return builder.op(Op.Select, uint, empty, builder.constant_uint(1), length)
+
     def _safe_lookup(self, lookup: DescriptorLookup, ok: int, safe: SafeIndices) -> None:
         """Safe indices of one lookup, emitted before the guard's branch.
 
         Each dimension is taken modulo its length, never selected with ``ok``: a driver may
         sink such a select into the guarded branch and fold it with the branch condition
         (lavapipe did). A seed-003 element becomes ``(base + element) % total - base`` of the
-        safe base. Runtime arrays, whose length only the descriptor state knows, fall back
-        to ``ok ? index : 0``; merged lookups chose their pointer before the guard.
+        safe base. A runtime array takes the length the descriptor state gives; one of more
+        dimensions falls back to ``ok ? index : 0``; merged lookups chose their pointer
+        before the guard.
         """
         builder, uint = self.builder, self.uint
+        lengths = [self._as_uint(length) for length in lookup.lengths if length is not None]
         if lookup.runtime_sized:
+            state_length = self._state_length(lookup)
+            lengths = [] if state_length is None else [state_length]
+        if lookup.runtime_sized and not lengths:
             for value, into in (
                 *((index, safe.indices) for index in lookup.indices),
                 *(() if lookup.element is None else ((lookup.element, safe.elements),)),
@@ -209,7 +233,6 @@ class Guarder:
                     zero = builder.constant_null(type_id)
                     into[value] = builder.op(Op.Select, type_id, ok, value, zero)
             return
-        lengths = [self._as_uint(length) for length in lookup.lengths if length is not None]
         kept = []
         for index, length in zip(lookup.indices, lengths, strict=True):
             if self._constant_inside(index, length):

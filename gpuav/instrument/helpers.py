@@ -1,12 +1,13 @@
 """The pass's helper functions, built once per kind of shader and copied into each module.
 
 The helpers (``gpuav_write_record``, ``gpuav_check_bounds`` and, with descriptor state,
-``gpuav_state_word`` and ``gpuav_check_descriptor``) are the same code in every shader; only
-ids, the shader id and the descriptor set differ. Emitting them through the builder is a
-third of the pass's time, so for the descriptor-set path they are built once into a scratch
-module (keyed by what changes their code: StorageBuffer or BufferBlock, the memory model's
-scope, descriptor state) and copied: shared types and constants are found or declared in
-the target, everything else gets fresh ids. The context-address path builds them directly.
+``gpuav_state_word``, ``gpuav_check_descriptor`` and ``gpuav_descriptor_length``) are the
+same code in every shader; only ids, the shader id and the descriptor set differ. Emitting
+them through the builder is a third of the pass's time, so for the descriptor-set path they
+are built once into a scratch module (keyed by what changes their code: StorageBuffer or
+BufferBlock, the memory model's scope, descriptor state) and copied: shared types and
+constants are found or declared in the target, everything else gets fresh ids. The
+context-address path builds them directly.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class Helpers:
     check_descriptor: int | None
     stage_info: int
     variables: tuple[int, ...]  # our buffers' variables (for SPIR-V 1.4 interface lists)
+    descriptor_length: int | None = None  # with descriptor state
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -99,6 +101,7 @@ def _define(
         None if state is None else state.check_descriptor,
         stage_info,
         tuple(resources.variables),
+        None if state is None else state.descriptor_length,
     )
 
 
@@ -167,6 +170,7 @@ class _Template:
             None if helpers.check_descriptor is None else ids[helpers.check_descriptor],
             ids[helpers.stage_info],
             tuple(ids[v] for v in helpers.variables),
+            None if helpers.descriptor_length is None else ids[helpers.descriptor_length],
         )
 
     @staticmethod

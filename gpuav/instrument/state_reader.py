@@ -8,6 +8,9 @@ outside (or ``also`` is false), the uninitialized record when the descriptor is 
 and returns whether the access may go ahead. Every state word is read through
 ``gpuav_state_word``, which returns 0 past the buffer's end, so a wrong offset can never make
 the check itself read out of bounds. Layout: ``gpuav.instrument.descriptor_state``.
+
+``uint gpuav_descriptor_length(uint set, uint binding, uint static_length)`` returns the same
+length: the guarded access of a runtime array takes its index modulo it (descriptor_bounds).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class StateReader:
         self.bool_ = builder.type_bool()
         self.state_word = self._define_state_word()
         self.check_descriptor = self._define_check_descriptor()
+        self.descriptor_length = self._define_descriptor_length()
 
     def _define_state_word(self) -> int:
         builder = self.builder
@@ -64,13 +68,22 @@ class StateReader:
             at = builder.op(Op.IAdd, self.uint, at, term)
         return builder.op(Op.FunctionCall, self.uint, self.state_word, at)
 
-    def _define_check_descriptor(self) -> int:
+    def _define_descriptor_length(self) -> int:
+        builder = self.builder
+        function, (set_index, binding, static_length) = builder.new_function(
+            self.uint, [self.uint] * 3
+        )
+        builder.name(function.id, "gpuav_descriptor_length")
+        self.resources.begin()
+        builder.op_void(Op.ReturnValue, self._length(set_index, binding, static_length)[-1])
+        return function.id
+
+    def _length(
+        self, set_index: int, binding: int, static_length: int
+    ) -> tuple[int, int, int, int, int]:
+        """(region, known, has, scaled binding, length) of a binding, emitted in place."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
-        function, parameters = builder.new_function(bool_, [uint] * 5 + [bool_])
-        instruction_index, set_index, binding, index, static_length, also = parameters
-        builder.name(function.id, "gpuav_check_descriptor")
-        self.resources.begin()
         # The region of the set bound at set_index (NO_STATE past the tracked sets).
         tracked = builder.op(
             Op.ULessThan, bool_, set_index, builder.constant_uint(MAX_TRACKED_SETS)
@@ -83,10 +96,20 @@ class StateReader:
         has = builder.op(Op.ULessThan, bool_, binding, count)
         scaled = builder.op(Op.IMul, uint, binding, builder.constant_uint(_PER_BINDING))
         size = self._word(region, scaled, builder.constant_uint(_SIZE_BASE))
-        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
         # A binding the set's layout lacks has no descriptors at all.
         actual = builder.op(Op.Select, uint, has, size, builder.constant_uint(0))
         length = builder.op(Op.Select, uint, known, actual, static_length)
+        return region, known, has, scaled, length
+
+    def _define_check_descriptor(self) -> int:
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function, parameters = builder.new_function(bool_, [uint] * 5 + [bool_])
+        instruction_index, set_index, binding, index, static_length, also = parameters
+        builder.name(function.id, "gpuav_check_descriptor")
+        self.resources.begin()
+        region, known, has, scaled, length = self._length(set_index, binding, static_length)
+        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
         below = builder.op(Op.ULessThan, bool_, index, length)
         inside = builder.op(Op.LogicalAnd, bool_, also, below)
         flag = self._word(region, table, index)
