@@ -9,7 +9,6 @@ between functions, debug info before a label) are kept where they appeared so th
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from itertools import chain
 
 from gpuav.spirv.grammar import Op
@@ -33,12 +32,62 @@ TERMINATORS = frozenset(
 )
 
 
-@dataclass
-class Block:
-    label: Instruction
-    instructions: list[Instruction] = field(default_factory=list)
-    # Debug instructions between the previous block's terminator and this label.
-    preamble: list[Instruction] = field(default_factory=list)
+class _Record:
+    """Field-wise ``==`` and ``repr`` over ``__slots__`` (the last being ``__weakref__``), as
+    a dataclass would give, without the cost of generating a dataclass at import (the layer
+    imports this in every app)."""
+
+    __slots__ = ()
+
+    def _names(self) -> tuple[str, ...]:
+        names: tuple[str, ...] = self.__slots__  # the subclass's
+        return names[:-1]  # all but __weakref__
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._names())
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Record)
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._names())
+        return f"{self.__class__.__name__}({fields})"
+
+
+# The sections before the functions, in layout order (Module.header_sections).
+_SECTIONS = (
+    "capabilities",
+    "extensions",
+    "ext_inst_imports",
+    "memory_model",
+    "entry_points",
+    "execution_modes",
+    "debug_sources",
+    "debug_names",
+    "debug_module_processed",
+    "annotations",
+    "globals",
+)
+
+
+class Block(_Record):
+    __slots__ = ("label", "instructions", "preamble", "__weakref__")  # noqa: RUF023
+
+    def __init__(
+        self,
+        label: Instruction,
+        instructions: list[Instruction] | None = None,
+        preamble: list[Instruction] | None = None,
+    ) -> None:
+        self.label = label
+        self.instructions: list[Instruction] = [] if instructions is None else instructions
+        # Debug instructions between the previous block's terminator and this label.
+        self.preamble: list[Instruction] = [] if preamble is None else preamble
 
     @property
     def label_id(self) -> int:
@@ -54,16 +103,34 @@ class Block:
         yield from self.instructions
 
 
-@dataclass
-class Function:
-    definition: Instruction
-    end: Instruction
-    parameters: list[Instruction] = field(default_factory=list)
-    blocks: list[Block] = field(default_factory=list)
-    # Debug instructions before OpFunction (glslang puts an OpLine there) and before
-    # OpFunctionEnd.
-    preamble: list[Instruction] = field(default_factory=list)
-    epilogue: list[Instruction] = field(default_factory=list)
+class Function(_Record):
+    __slots__ = (  # noqa: RUF023  (field order, for repr)
+        "definition",
+        "end",
+        "parameters",
+        "blocks",
+        "preamble",
+        "epilogue",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        definition: Instruction,
+        end: Instruction,
+        parameters: list[Instruction] | None = None,
+        blocks: list[Block] | None = None,
+        preamble: list[Instruction] | None = None,
+        epilogue: list[Instruction] | None = None,
+    ) -> None:
+        self.definition = definition
+        self.end = end
+        self.parameters: list[Instruction] = [] if parameters is None else parameters
+        self.blocks: list[Block] = [] if blocks is None else blocks
+        # Debug instructions before OpFunction (glslang puts an OpLine there) and before
+        # OpFunctionEnd.
+        self.preamble: list[Instruction] = [] if preamble is None else preamble
+        self.epilogue: list[Instruction] = [] if epilogue is None else epilogue
 
     @property
     def id(self) -> int:
@@ -92,26 +159,37 @@ def version_word(major: int, minor: int) -> int:
     return major << 16 | minor << 8
 
 
-@dataclass
-class Module:
-    version: int
-    generator: int
-    bound: int
-    schema: int = 0
-    capabilities: list[Instruction] = field(default_factory=list)
-    extensions: list[Instruction] = field(default_factory=list)
-    ext_inst_imports: list[Instruction] = field(default_factory=list)
-    memory_model: list[Instruction] = field(default_factory=list)
-    entry_points: list[Instruction] = field(default_factory=list)
-    execution_modes: list[Instruction] = field(default_factory=list)
-    debug_sources: list[Instruction] = field(default_factory=list)
-    debug_names: list[Instruction] = field(default_factory=list)
-    debug_module_processed: list[Instruction] = field(default_factory=list)
-    annotations: list[Instruction] = field(default_factory=list)
-    globals: list[Instruction] = field(default_factory=list)
-    functions: list[Function] = field(default_factory=list)
-    # Debug instructions after the last OpFunctionEnd.
-    trailer: list[Instruction] = field(default_factory=list)
+class Module(_Record):
+    __slots__ = (
+        "version",
+        "generator",
+        "bound",
+        "schema",
+        *_SECTIONS,
+        "functions",
+        "trailer",
+        "__weakref__",
+    )
+
+    def __init__(self, version: int, generator: int, bound: int, schema: int = 0) -> None:
+        self.version = version
+        self.generator = generator
+        self.bound = bound
+        self.schema = schema
+        self.capabilities: list[Instruction] = []
+        self.extensions: list[Instruction] = []
+        self.ext_inst_imports: list[Instruction] = []
+        self.memory_model: list[Instruction] = []
+        self.entry_points: list[Instruction] = []
+        self.execution_modes: list[Instruction] = []
+        self.debug_sources: list[Instruction] = []
+        self.debug_names: list[Instruction] = []
+        self.debug_module_processed: list[Instruction] = []
+        self.annotations: list[Instruction] = []
+        self.globals: list[Instruction] = []
+        self.functions: list[Function] = []
+        # Debug instructions after the last OpFunctionEnd.
+        self.trailer: list[Instruction] = []
 
     @property
     def version_tuple(self) -> tuple[int, int]:
