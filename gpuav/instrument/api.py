@@ -137,10 +137,20 @@ def _instrument(
     for access in _last_first(findings.accesses, def_use):
         guarder.guard(access)
     remove_unused_links(module, findings, def_use)
+    if helpers.descriptor_length is not None and not guarder.called_descriptor_length:
+        _drop_function(module, helpers.descriptor_length)
     for function, entry_point in entry_functions:
         stage_words.fill(entry_point, function)
     list_in_interfaces(builder, [*helpers.variables, helpers.stage_info])
     return result
+
+
+def _drop_function(module: Module, function_id: int) -> None:
+    """Remove an uncalled helper (its name too) so that modules do not grow for nothing."""
+    module.functions = [f for f in module.functions if f.id != function_id]
+    module.debug_names = [
+        i for i in module.debug_names if not (i.operands and i.operands[0] == function_id)
+    ]
 
 
 def _descriptor_variables(module: Module) -> set[int]:

@@ -11,11 +11,8 @@ The consumer's original result id becomes the phi's, so the rest of the module i
 the original naming instructions, now unused, are removed so that no descriptor is named with
 an unchecked index. A correct program computes exactly what it did before.
 
-The branch alone does not keep a bad index away from the driver: lavapipe's SIMD code fetches
-a descriptor of a dynamically uniform index from the first active lane, and from lane 0 when
-no lane is active, so the skipped branch still read descriptor ``tints[2]`` past the set's
-memory (stale host memory after the app freed other objects: a crash). The clones therefore
-index with a safe index (``_safe_indices``), equal to the original where the check passed.
+The clones index descriptors with safe indices (``safe_indices``): the branch alone does not
+keep a bad index away from every driver.
 """
 
 from __future__ import annotations
@@ -31,6 +28,7 @@ from gpuav.instrument.accesses import (
     MergedLookup,
 )
 from gpuav.instrument.helpers import Helpers
+from gpuav.instrument.safe_indices import SafeIndexer, SafeIndices
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
@@ -70,15 +68,6 @@ class CheckOperands:
 
 
 @dataclass
-class SafeIndices:
-    """Index id -> an index in bounds that equals it wherever the check passed: what the
-    guarded clones use (``indices`` of arrays, ``elements`` of OpPtrAccessChain)."""
-
-    indices: dict[int, int] = field(default_factory=dict)
-    elements: dict[int, int] = field(default_factory=dict)
-
-
-@dataclass
 class Guarder:
     """Rewrites one access at a time; accesses of one block must come last first (api)."""
 
@@ -96,6 +85,7 @@ class Guarder:
         # value -> its uint conversion, shared by one guard's check and safe indices (all in
         # the guard's head block); None outside a guard
         self._as_uint_cache: dict[int, int] | None = None
+        self.called_descriptor_length = False  # else the pass drops that helper
 
     @property
     def module(self) -> Module:
@@ -135,12 +125,10 @@ class Guarder:
         result_type = consumer.type_id
         has_value = result is not None and not self._is_void(result_type)
         new_result = result or 0
-        safe = SafeIndices()
-        for lookup in access.lookups:
-            if isinstance(lookup, DescriptorLookup) and not self._in_bounds_constants(lookup):
-                self._safe_lookup(lookup, ok, safe)
+        indexer = SafeIndexer(self)
+        safe = indexer.for_access(access, ok)
         with builder.if_then(ok) as valid:
-            renamed = self._clone_links(access.links, safe)
+            renamed = self._clone_links(access.links, safe, indexer)
             for at in self.def_use.id_operands.positions(consumer):
                 consumer.operands[at] = renamed.get(consumer.operands[at], consumer.operands[at])
             if has_value:
@@ -164,121 +152,30 @@ class Guarder:
         if isinstance(lookup, MergedLookup):
             return id(lookup.merge) in self.merged
         if lookup.runtime_sized:
-            return self._with_state(lookup)
+            return self.with_state(lookup)
         if lookup.static_index is None:
             return True
         if lookup.static_length is None:
             return lookup.static_index != 0
         return lookup.statically_out_of_bounds
 
-    def _with_state(self, lookup: DescriptorLookup) -> bool:
+    def with_state(self, lookup: DescriptorLookup) -> bool:
         return (
             self.helpers.check_descriptor is not None
             and lookup.descriptor_set is not None
             and lookup.binding is not None
         )
 
-    def _in_bounds_constants(self, lookup: DescriptorLookup) -> bool:
-        return (
-            lookup.static_length is not None
-            and lookup.static_index is not None
-            and (not lookup.statically_out_of_bounds)
-        )
-
-    def _constant_inside(self, index: int, length: int) -> bool:
-        value, size = self.types.constant_value(index), self.types.constant_value(length)
-        return value is not None and size is not None and 0 <= value < size
-
-    def _state_length(self, lookup: DescriptorLookup) -> int | None:
-        """A one-dimensional runtime array's length by the descriptor state (at least 1, a
-        divisor), or None."""
-        length_helper = self.helpers.descriptor_length
-        if length_helper is None or len(lookup.lengths) != 1 or not self._with_state(lookup):
-            return None
-        assert lookup.descriptor_set is not None and lookup.binding is not None
-        builder, uint = self.builder, self.uint
-        length = builder.op(
-            Op.FunctionCall,
-            uint,
-            length_helper,
-            builder.constant_uint(lookup.descriptor_set),
-            builder.constant_uint(lookup.binding),
-            builder.constant_uint(0xFFFF_FFFF),  # no state: nothing known, the index stays
-        )
-        empty = builder.op(Op.IEqual, self.bool_, length, builder.constant_uint(0))
-        return builder.op(Op.Select, uint, empty, builder.constant_uint(1), length)
-
-    def _safe_lookup(self, lookup: DescriptorLookup, ok: int, safe: SafeIndices) -> None:
-        """Safe indices of one lookup, emitted before the guard's branch.
-
-        Each dimension is taken modulo its length, never selected with ``ok``: a driver may
-        sink such a select into the guarded branch and fold it with the branch condition
-        (lavapipe did). A seed-003 element becomes ``(base + element) % total - base`` of the
-        safe base. A runtime array takes the length the descriptor state gives; one of more
-        dimensions falls back to ``ok ? index : 0``; merged lookups chose their pointer
-        before the guard.
-        """
-        builder, uint = self.builder, self.uint
-        lengths = [self._as_uint(length) for length in lookup.lengths if length is not None]
-        if lookup.runtime_sized:
-            state_length = self._state_length(lookup)
-            lengths = [] if state_length is None else [state_length]
-        if lookup.runtime_sized and not lengths:
-            for value, into in (
-                *((index, safe.indices) for index in lookup.indices),
-                *(() if lookup.element is None else ((lookup.element, safe.elements),)),
-            ):
-                type_id = self.types.type_of(value)
-                if type_id is not None and value not in into:
-                    zero = builder.constant_null(type_id)
-                    into[value] = builder.op(Op.Select, type_id, ok, value, zero)
-            return
-        kept = []
-        for index, length in zip(lookup.indices, lengths, strict=True):
-            if self._constant_inside(index, length):
-                kept.append(self._as_uint(index))
-                continue
-            # an index shared by two lookups (or dimensions) fits the shorter of them
-            wrapped = safe.indices.get(index, self._as_uint(index))
-            safe.indices[index] = builder.op(Op.UMod, uint, wrapped, length)
-            kept.append(safe.indices[index])
-        if lookup.element is None or lookup.element in safe.elements:
-            return
-        flat = kept[0] if kept else builder.constant_uint(0)
-        total = lengths[0] if lengths else builder.constant_uint(1)
-        for index, length in zip(kept[1:], lengths[1:], strict=True):
-            flat = builder.op(Op.IAdd, uint, builder.op(Op.IMul, uint, flat, length), index)
-            total = builder.op(Op.IMul, uint, total, length)
-        moved = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
-        wrapped = builder.op(Op.UMod, uint, moved, total)
-        safe.elements[lookup.element] = builder.op(Op.ISub, uint, wrapped, flat)
-
-    def _array_levels(self, pointer: int) -> int:
-        """How many array dimensions an access chain on ``pointer`` indexes first."""
-        pointer_type = self.types.type_of(pointer)
-        if pointer_type is None or not self.types.is_pointer(pointer_type):
-            return 0
-        return len(self.types.strip_arrays(self.types.pointee(pointer_type))[1])
-
-    def _use_safe_indices(self, link: Instruction, clone: Instruction, safe: SafeIndices) -> None:
-        """Put safe indices where ``clone`` chooses a descriptor: the indices of the
-        variable's arrays, or an OpPtrAccessChain's element (which moves the block)."""
-        operands = clone.operands
-        if link.opcode == Op.PtrAccessChain:
-            operands[3] = safe.elements.get(operands[3], operands[3])
-        elif link.opcode in (Op.AccessChain, Op.InBoundsAccessChain):
-            end = min(len(operands), 3 + self._array_levels(link.operands[2]))
-            for at in range(3, end):
-                operands[at] = safe.indices.get(operands[at], operands[at])
-
-    def _clone_links(self, links: tuple[Instruction, ...], safe: SafeIndices) -> dict[int, int]:
+    def _clone_links(
+        self, links: tuple[Instruction, ...], safe: SafeIndices, indexer: SafeIndexer
+    ) -> dict[int, int]:
         renamed: dict[int, int] = {}
         positions = self.def_use.id_operands.positions
         for link in links:
             clone = Instruction(link.opcode, list(link.operands), None)
             for at in positions(link):
                 clone.operands[at] = renamed.get(clone.operands[at], clone.operands[at])
-            self._use_safe_indices(link, clone, safe)
+            safe.use_in(link, clone, indexer.array_levels(link.operands[2]))
             original = link.operands[1]
             renamed[original] = clone.operands[1] = self.module.new_id()
             self._copy_decorations(original, renamed[original])
@@ -299,7 +196,7 @@ class Guarder:
         if isinstance(lookup, MergedLookup):
             operands = self.merged[id(lookup.merge)]
             if lookup.element is not None:  # seed 003 on the chosen block
-                moved = builder.op(Op.IAdd, self.uint, operands.flat, self._as_uint(lookup.element))
+                moved = builder.op(Op.IAdd, self.uint, operands.flat, self.as_uint(lookup.element))
                 operands = replace(operands, flat=moved)
         else:
             operands = self.operands(lookup)
@@ -337,8 +234,8 @@ class Guarder:
         """Emit the index arithmetic of one lookup at the insert point."""
         builder = self.builder
         uint = self.uint
-        lengths = [None if n is None else self._as_uint(n) for n in lookup.lengths]
-        indices = [self._as_uint(index) for index in lookup.indices]
+        lengths = [None if n is None else self.as_uint(n) for n in lookup.lengths]
+        indices = [self.as_uint(index) for index in lookup.indices]
         # The helper compares the flat index; per-dimension checks matter only for arrays of
         # arrays (a flat index can be in range when one index is not) and 64-bit indices.
         extra: int | None = None
@@ -363,9 +260,9 @@ class Guarder:
             for length in known[1:]:
                 total = builder.op(Op.IMul, uint, total, length)
         if lookup.element is not None:
-            flat = builder.op(Op.IAdd, uint, flat, self._as_uint(lookup.element))
+            flat = builder.op(Op.IAdd, uint, flat, self.as_uint(lookup.element))
         extra_ok = builder.constant_bool(True) if extra is None else extra
-        if self.helpers.check_descriptor is not None and self._with_state(lookup):
+        if self.helpers.check_descriptor is not None and self.with_state(lookup):
             assert lookup.descriptor_set is not None and lookup.binding is not None
             return CheckOperands(
                 flat,
@@ -385,7 +282,7 @@ class Guarder:
             raise RuntimeError(f"%{value} is not an integer")
         return type_id, self.types.width(type_id), self.types.is_signed(type_id)
 
-    def _as_uint(self, value: int) -> int:
+    def as_uint(self, value: int) -> int:
         """``value`` as a 32-bit uint: the same bits, or truncated/extended to 32 bits."""
         cache = self._as_uint_cache
         if cache is None:
