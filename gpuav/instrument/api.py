@@ -130,6 +130,9 @@ def _instrument(
         shader_id=shader_id & 0xFFFF_FFFF,
         descriptor_state=descriptor_state,
         context_address=context_address,
+        runtime_arrays=any(
+            lookup.runtime_sized for access in findings.accesses for lookup in access.lookups
+        ),
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))

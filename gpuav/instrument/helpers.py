@@ -76,11 +76,13 @@ def build_helpers(
     shader_id: int,
     descriptor_state: bool,
     context_address: ContextAddressSource | None,
+    runtime_arrays: bool = True,
 ) -> Helpers:
-    """Declare our buffers and define the helpers in ``builder``'s module."""
+    """Declare our buffers and define the helpers in ``builder``'s module (without
+    ``gpuav_descriptor_length`` where no runtime array needs it, when copied)."""
     if context_address is None:
         return _Template.get(builder.module, descriptor_state).copy_into(
-            builder, descriptor_set, shader_id
+            builder, descriptor_set, shader_id, runtime_arrays
         )
     stage_info = declare_stage_info(builder)
     resources = AddressResources(builder, context_address)
@@ -139,19 +141,27 @@ class _Template:
             for function in scratch.functions
         ]
 
-    def copy_into(self, builder: Builder, descriptor_set: int, shader_id: int) -> Helpers:
+    def copy_into(
+        self, builder: Builder, descriptor_set: int, shader_id: int, runtime_arrays: bool
+    ) -> Helpers:
         module = builder.module
         ids: dict[int, int] = {}
         for instruction, positions in self.globals:
             ids[instruction.result_id or 0] = self._global(
                 builder, instruction, positions, ids, shader_id
             )
-        for function_instructions in self.functions:
+        length = self.helpers.descriptor_length
+        functions = [
+            instructions
+            for instructions in self.functions
+            if runtime_arrays or instructions[0][0].result_id != length
+        ]
+        for function_instructions in functions:
             for instruction, _positions in function_instructions:
                 result = instruction.result_id
                 if result is not None:
                     ids[result] = module.new_id()
-        for function_instructions in self.functions:
+        for function_instructions in functions:
             module.functions.append(
                 _function([_mapped(i, p, ids) for i, p in function_instructions])
             )
@@ -161,16 +171,17 @@ class _Template:
                 operands[2] = descriptor_set
             module.annotations.append(Instruction(annotation.opcode, operands))
         for name in self.module.debug_names:
-            module.debug_names.append(
-                Instruction(name.opcode, [ids[name.operands[0]], *name.operands[1:]])
-            )
+            if name.operands[0] in ids:
+                module.debug_names.append(
+                    Instruction(name.opcode, [ids[name.operands[0]], *name.operands[1:]])
+                )
         helpers = self.helpers
         return Helpers(
             ids[helpers.check_bounds],
             None if helpers.check_descriptor is None else ids[helpers.check_descriptor],
             ids[helpers.stage_info],
             tuple(ids[v] for v in helpers.variables),
-            None if helpers.descriptor_length is None else ids[helpers.descriptor_length],
+            None if length is None or not runtime_arrays else ids[length],
         )
 
     @staticmethod
