@@ -5,6 +5,7 @@ Everything here is derived from grammar_tables.py at import time; nothing is typ
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Final
 
 from gpuav.spirv import grammar_tables
@@ -26,18 +27,22 @@ OPCODE_NAMES: Final[dict[int, str]] = {op: info[0] for op, info in INSTRUCTIONS.
 OPCODES_BY_NAME: Final[dict[str, int]] = {name: op for op, name in OPCODE_NAMES.items()}
 
 
-def _position(kind: str) -> dict[int, int]:
-    """opcode -> operand index of its IdResultType or IdResult, for opcodes that have one."""
-    positions: dict[int, int] = {}
+def _positions() -> tuple[dict[int, int], dict[int, int]]:
+    """opcode -> operand index of its IdResult, and of its IdResultType, where it has one."""
+    results: dict[int, int] = {}
+    types: dict[int, int] = {}
     for op, info in INSTRUCTIONS.items():
         for index, (operand_kind, _quantifier) in enumerate(info[2]):
-            if operand_kind == kind:
-                positions[op] = index
-    return positions
+            if operand_kind == "IdResult":
+                results[op] = index
+            elif operand_kind == "IdResultType":
+                types[op] = index
+    return results, types
 
 
-RESULT_INDEX: Final[dict[int, int]] = _position("IdResult")
-TYPE_INDEX: Final[dict[int, int]] = _position("IdResultType")
+_RESULTS_AND_TYPES = _positions()
+RESULT_INDEX: Final[dict[int, int]] = _RESULTS_AND_TYPES[0]
+TYPE_INDEX: Final[dict[int, int]] = _RESULTS_AND_TYPES[1]
 
 
 def _is_one_word_enum(kind: str) -> bool:
@@ -61,6 +66,7 @@ def _is_one_word(kind: str) -> bool:
 TAIL_NONE, TAIL_IDS, TAIL_LITERALS = range(3)
 
 
+@cache  # 858 opcodes share 156 operand lists: computed once each at import
 def _fast_shape(operands: tuple[tuple[str, str], ...]) -> tuple[int, tuple[int, ...] | None, int]:
     """(fixed length, positions of ids or None when all are ids, tail kind).
 
