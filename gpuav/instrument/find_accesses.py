@@ -394,20 +394,27 @@ def _merged_values(merge: Instruction) -> list[int]:
 
 
 def _dependency_order(links: dict[int, Instruction], def_use: DefUse) -> list[Instruction]:
-    """The links with every link after the links it uses (for cloning in order)."""
+    """The links with every link after the links it uses (for cloning in order).
+
+    A depth-first walk with its own stack: a recursive closure would refer to itself and keep
+    the module's analyses alive until a full garbage collection."""
     ordered: list[Instruction] = []
     seen: set[int] = set()
-
-    def visit(result: int) -> None:
-        seen.add(result)
-        for used in def_use.id_operands.used_ids(links[result]):
-            if used in links and used not in seen:
-                visit(used)
-        ordered.append(links[result])
-
-    for result in links:
-        if result not in seen:
-            visit(result)
+    for root in links:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(def_use.id_operands.used_ids(links[root])))]
+        while stack:
+            result, uses = stack[-1]
+            for used in uses:
+                if used in links and used not in seen:
+                    seen.add(used)
+                    stack.append((used, iter(def_use.id_operands.used_ids(links[used]))))
+                    break
+            else:
+                stack.pop()
+                ordered.append(links[result])
     return ordered
 
 
