@@ -20,33 +20,14 @@ from gpuav.instrument.record_writer import RecordWriter
 from gpuav.instrument.resources import AddressResources, SetResources
 from gpuav.instrument.state_reader import StateReader
 from gpuav.spirv.analysis.id_operands import IdOperands
-from gpuav.spirv.builder import Builder
+from gpuav.spirv.builder import SHARED_CONSTANTS, UNIQUE_TYPES, Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Decoration, MemoryModel, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Block, Function, Module, version_word
 
 _SHADER_ID_PLACEHOLDER = 0x5EED_C0DE
 # Globals a module may hold only once (the builder shares them); others are declared anew.
-_SHARED = frozenset(
-    {
-        Op.TypeVoid,
-        Op.TypeBool,
-        Op.TypeInt,
-        Op.TypeFloat,
-        Op.TypeVector,
-        Op.TypeMatrix,
-        Op.TypeImage,
-        Op.TypeSampler,
-        Op.TypeSampledImage,
-        Op.TypePointer,
-        Op.TypeFunction,
-        Op.Constant,
-        Op.ConstantTrue,
-        Op.ConstantFalse,
-        Op.ConstantNull,
-        Op.ConstantComposite,
-    }
-)
+_SHARED = UNIQUE_TYPES | SHARED_CONSTANTS
 
 
 @dataclass(frozen=True)

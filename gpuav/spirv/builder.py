@@ -28,7 +28,7 @@ from gpuav.spirv.module import TERMINATORS, Block, Function, Module
 
 # Types that may be declared only once per module; aggregates can repeat, and carry
 # decorations (ArrayStride, Offset, Block), so they are never shared.
-_UNIQUE_TYPES = frozenset(
+UNIQUE_TYPES = frozenset(
     {
         Op.TypeVoid,
         Op.TypeBool,
@@ -43,7 +43,7 @@ _UNIQUE_TYPES = frozenset(
         Op.TypeFunction,
     }
 )
-_SHARED_CONSTANTS = frozenset(
+SHARED_CONSTANTS = frozenset(
     {Op.Constant, Op.ConstantTrue, Op.ConstantFalse, Op.ConstantNull, Op.ConstantComposite}
 )
 _MERGE_OPS = (Op.SelectionMerge, Op.LoopMerge)
@@ -117,7 +117,7 @@ class Builder:
     def declare(self, opcode: int, *operands: int) -> int:
         """Append a new global (type, constant, variable) with a fresh result id."""
         result = self.module.new_id()
-        if opcode in _UNIQUE_TYPES or opcode in (Op.TypeStruct, Op.TypeRuntimeArray, Op.TypeArray):
+        if opcode in UNIQUE_TYPES or opcode in (Op.TypeStruct, Op.TypeRuntimeArray, Op.TypeArray):
             words = [result, *operands]
         else:  # constants and variables: result type first
             words = [operands[0], result, *operands[1:]]
@@ -437,9 +437,9 @@ class Builder:
 
 def _share_key(instruction: Instruction) -> tuple[int, ...] | None:
     opcode = instruction.opcode
-    if opcode in _UNIQUE_TYPES:
+    if opcode in UNIQUE_TYPES:
         return (opcode, *instruction.operands[1:])
-    if opcode in _SHARED_CONSTANTS:
+    if opcode in SHARED_CONSTANTS:
         operands = instruction.operands
         return (opcode, operands[0], *operands[2:])
     return None
