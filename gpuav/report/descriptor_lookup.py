@@ -5,6 +5,8 @@ pointer instructions (an image from OpLoad of an OpAccessChain into the array, p
 through OpSampledImage, OpImage or OpCopyObject; a buffer through OpAccessChain or seed 003's
 OpPtrAccessChain). Following each id operand back along that chain in operand order reaches
 the variable; the first one carrying DescriptorSet or Binding decorations is the descriptor.
+A pointer merged by OpPhi or OpSelect (variable pointers) is followed into every incoming
+value: the descriptor is named when they all come from one variable, else not at all.
 """
 
 from __future__ import annotations
@@ -44,9 +46,16 @@ _HANDLE_TYPES = frozenset(
 )
 
 
+# Merges of pointers (variable pointers): every incoming value is followed, and the descriptor
+# is named when they all lead to the same variable.
+_MERGES = frozenset({Op.Phi, Op.Select})
+
 # The only definitions the walk looks at: what it follows, variables, and the types it reads.
 DEFINITIONS_NEEDED = (
-    _FOLLOW | _HANDLE_TYPES | {Op.Variable, Op.TypeArray, Op.TypeRuntimeArray, Op.TypeStruct}
+    _FOLLOW
+    | _MERGES
+    | _HANDLE_TYPES
+    | {Op.Variable, Op.TypeArray, Op.TypeRuntimeArray, Op.TypeStruct}
 )
 
 
@@ -79,22 +88,45 @@ def find_descriptor(
 ) -> DescriptorVariable | None:
     """The first descriptor variable reached from ``operand_ids`` (ids, in operand order)."""
     for start in operand_ids:
-        id_ = start
-        for _ in range(_MAX_STEPS):
-            definition = definitions.get(id_)
-            if definition is None:
-                break
-            if definition.opcode == Op.Variable:
-                found = _variable(definition, definitions, decorations, names)
-                if found is not None:
-                    return found
-                break
-            if definition.opcode not in _FOLLOW or len(definition.operands) < 3:
-                break
-            if definition.opcode == Op.Load and not _is_handle(definition, definitions):
-                break  # a value read from a buffer: the consumer is that load, not this one
-            id_ = definition.operands[2]
+        variables = _variables_reached(start, definitions)
+        found = {
+            variable.variable_id: variable
+            for variable in (_variable(v, definitions, decorations, names) for v in variables)
+            if variable is not None
+        }
+        if len(found) == 1:
+            return next(iter(found.values()))
+        if found:
+            return None  # a merge of different descriptors: the record cannot say which
     return None
+
+
+def _variables_reached(start: int, definitions: Mapping[int, Instruction]) -> list[Instruction]:
+    """The OpVariables that ``start`` comes from through the followed chain and merges."""
+    variables: list[Instruction] = []
+    pending, seen = [start], {start}
+    while pending and len(seen) <= _MAX_STEPS:
+        definition = definitions.get(pending.pop())
+        if definition is None or len(definition.operands) < 3:
+            continue
+        opcode = definition.opcode
+        if opcode == Op.Variable:
+            variables.append(definition)
+            continue
+        if opcode == Op.Phi:
+            sources = definition.operands[2::2]
+        elif opcode == Op.Select and len(definition.operands) >= 5:
+            sources = definition.operands[3:5]
+        elif opcode in _FOLLOW and (opcode != Op.Load or _is_handle(definition, definitions)):
+            # A load of a non-handle is a value read from a buffer: the consumer is that load.
+            sources = [definition.operands[2]]
+        else:
+            continue
+        for source in sources:
+            if source not in seen:
+                seen.add(source)
+                pending.append(source)
+    return variables
 
 
 def _is_handle(load: Instruction, definitions: Mapping[int, Instruction]) -> bool:

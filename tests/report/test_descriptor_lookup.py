@@ -6,6 +6,7 @@ from __future__ import annotations
 from gpuav.report.descriptor_lookup import DescriptorVariable
 from gpuav.report.shader_info import ShaderInfo
 from gpuav.spirv.grammar import Op
+from tests.instrument.test_pass_shapes import HEADER, LOOP, SELECT
 from tests.report.helpers import instruction_indices
 from tests.shaders.glsl import compile_glsl, spirv_val
 from tests.validate.asm import assemble
@@ -139,3 +140,35 @@ def test_ptr_access_chain_block_reindex() -> None:
 def _definition(info: ShaderInfo, id_: int) -> int:
     (index,) = [at for at, item in enumerate(info.instructions) if item.result_id == id_]
     return index
+
+
+def test_blocks_merged_by_phi_or_select_are_named_when_they_share_a_variable() -> None:
+    """A block chosen in a loop or by OpSelect (variable pointers) comes from one array."""
+    for body in (LOOP, SELECT):
+        words = shape_module(body)
+        info = ShaderInfo(words)
+        (store,) = instruction_indices(words, Op.Store)
+        assert described(info, store) == "bufs, set 0, binding 0"
+
+
+def test_a_merge_of_different_descriptors_names_none() -> None:
+    words = shape_module(
+        SELECT.replace(
+            "%b = OpAccessChain %ptr_block %bufs %y", "%b = OpAccessChain %ptr_block %more %y"
+        ),
+        "%more = OpVariable %ptr_arr StorageBuffer",
+        "OpDecorate %more DescriptorSet 0\nOpDecorate %more Binding 1",
+    )
+    info = ShaderInfo(words)
+    (store,) = instruction_indices(words, Op.Store)
+    assert info.descriptor(store) is None
+
+
+def shape_module(body: str, globals_: str = "", decorations: str = "") -> list[int]:
+    """The instrumentation shape tests' module (variable pointers) around ``body``."""
+    header = HEADER.replace(
+        "OpDecorate %bufs Binding 0", f"OpDecorate %bufs Binding 0\n{decorations}"
+    )
+    words = assemble(header.format(body=body, globals=globals_), "vulkan1.1")
+    spirv_val(words)
+    return words
