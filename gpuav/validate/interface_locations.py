@@ -29,6 +29,8 @@ _SCALARS = (Op.TypeInt, Op.TypeFloat, Op.TypeBool)
 # Far beyond any device's interface (limits are at most a few hundred locations): a type
 # reaching this is reported as uncountable rather than walked slot by slot.
 MAX_LOCATIONS = 4096
+# Vectors of up to 16 components exist (Vector16 capability).
+MAX_COMPONENTS = 16
 # Deeper nesting than this only comes from a malformed (cyclic) type graph.
 MAX_DEPTH = 64
 
@@ -76,7 +78,7 @@ class LocationCounter:
         definition = self.types.definition(type_id)
         opcode = definition.opcode
         if opcode in _SCALARS or opcode == Op.TypeVector:
-            count = self.types.component_count(type_id)
+            count = self._count(type_id, self.types.component_count(type_id), MAX_COMPONENTS)
             width = self.types.width(self.types.scalar(type_id))
             words = count * (2 if width == 64 else 1)
             for index in range(component, component + words):
@@ -84,7 +86,7 @@ class LocationCounter:
             return location + (component + words + 3) // 4
         if opcode == Op.TypeMatrix:
             column = self.types.element(type_id)
-            for _ in range(self.types.component_count(type_id)):
+            for _ in range(self._count(type_id, self.types.component_count(type_id), 4)):
                 location = self._occupy(column, location, 0, add, depth + 1)
             return location
         if opcode == Op.TypeArray:
@@ -95,7 +97,7 @@ class LocationCounter:
                     "its location count is not known before specialization"
                 )
             element = self.types.element(type_id)
-            for _ in range(length):
+            for _ in range(self._count(type_id, length, MAX_LOCATIONS)):
                 location = self._occupy(element, location, component, add, depth + 1)
             return location
         if opcode == Op.TypeStruct:
@@ -107,6 +109,14 @@ class LocationCounter:
                 location = self._occupy(member_type, location, member_component, add, depth + 1)
             return location
         raise UnsupportedShader(f"{definition.name} %{type_id} cannot be an interface type")
+
+    @staticmethod
+    def _count(type_id: int, count: int, most: int) -> int:
+        """A component, column or element count, refused past what any interface can hold
+        (a corrupt count would otherwise make the slot list as long as the count)."""
+        if count > most:
+            raise UnsupportedShader(f"type %{type_id} has {count} parts, more than {most}")
+        return count
 
     def _member(self, struct: int, member: int, decoration: int) -> int | None:
         if self.decorations is None:

@@ -9,10 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuav.errors import DecodeError, GpuavError
-from gpuav.spirv import read
+from gpuav.spirv import read, write
+from gpuav.spirv.grammar import Op
 from gpuav.transform.split_output_structs import split_output_structs
 from gpuav.validate.api import validate
 from gpuav.validate.context import ValidationContext
+from gpuav.validate.interface_rules import UNCOUNTED_RULE
 from gpuav.validate.rules_interface import check
 from tests.shaders.glsl import CORPUS_DIR, compile_glsl
 
@@ -55,3 +57,16 @@ def test_mutated_modules(shader: int, position: int, value: int) -> None:
     list(check(ValidationContext(module)))  # never raises
     with contextlib.suppress(GpuavError):
         split_output_structs(module)
+
+
+def test_corrupt_counts_are_refused_not_walked() -> None:
+    """A vector or matrix count of 2^20 or more (one corrupt word) made the analysis list a
+    slot per component: gigabytes and minutes for one shader creation."""
+    huge = 1 << 20
+    for shader in SHADERS:
+        module = read(shader)
+        for instruction in module.globals:
+            if instruction.opcode in (Op.TypeVector, Op.TypeMatrix):
+                instruction.operands[2] = huge
+        diagnostics = list(check(ValidationContext(read(write(module)))))
+        assert diagnostics and all(d.rule == UNCOUNTED_RULE for d in diagnostics[:1])
