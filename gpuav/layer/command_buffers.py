@@ -52,6 +52,7 @@ def _reset(state: CommandBufferState) -> None:
         for action in state.actions:
             output.release(action.block)
     state.actions.clear()
+    state.chunks.clear()
     state.executed.clear()
     state.bound.clear()
     state.bound_words.clear()
@@ -153,6 +154,7 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
     words = state.bound_words.get(bind_point, NO_STATE_WORDS)
     offset = block.bound_sets_offset
     block.chunk.words[offset : offset + len(words)] = words
+    state.chunks.add(block.chunk)
     state.actions.append(
         Action(
             state.action_count, command, pipeline, block, state.bound_handles.get(bind_point, ())

@@ -95,6 +95,8 @@ class OutputBuffers:
         self._free: list[Block] = []
         self._grow_lock = threading.Lock()
         self._zeros = memoryview(array("I", bytes(self.block_bytes)))
+        self._lengths_end = self._blocks_per_chunk * self.block_words
+        self._no_lengths = bytes(4 * self._blocks_per_chunk)
         self.exhausted = False
         self._add_chunk()  # raises: the device then runs without GPU-AV
         self.spill = self._free.pop(0)
@@ -154,6 +156,12 @@ class OutputBuffers:
         if block.chunk.words[block.word_offset + WRITTEN_LENGTH_WORD]:
             self._clear(block)
         self._free.append(block)
+
+    def written_in(self, chunk: Chunk) -> bool:
+        """Whether any block of the chunk holds records: its blocks' first words, at a stride,
+        compared with zeros in one C-level copy and compare."""
+        lengths = chunk.words[WRITTEN_LENGTH_WORD : self._lengths_end : self.block_words]
+        return lengths.tobytes() != self._no_lengths
 
     def take_words(self, block: Block) -> list[int] | None:
         """The block's words if a shader wrote anything, zeroing it for the next run."""

@@ -105,6 +105,9 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
     output = device.output
     if output is None:
         return
+    # Most submits write nothing: one look per chunk spares a look at every action's block.
+    if not any(output.written_in(chunk) for chunk in state.chunks):
+        return
     for action in state.actions:
         words = output.take_words(action.block)
         if words is not None:

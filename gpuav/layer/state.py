@@ -20,7 +20,7 @@ from gpuav.layer.settings import Settings
 if TYPE_CHECKING:
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
     from gpuav.layer.descriptor_sets import DescriptorTracker
-    from gpuav.layer.output_buffers import Block, OutputBuffers
+    from gpuav.layer.output_buffers import Block, Chunk, OutputBuffers
 
 
 @dataclass
@@ -98,6 +98,9 @@ class CommandBufferState:
     action_count: int = 0
     actions: list[Action] = field(default_factory=list)
     executed: list[CommandBufferState] = field(default_factory=list)
+    # The output chunks the actions' blocks lie in: read-back looks at each once before
+    # looking at every action's block.
+    chunks: set[Chunk] = field(default_factory=set)
     waits_for_host_event: bool = False
     # Per bind point: region offset of the set bound at each index, and the set handles
     # (replaced, never changed in place, so that actions can share them).
