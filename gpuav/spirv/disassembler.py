@@ -2,9 +2,10 @@
 
 Operands are printed by the same grammar walk the reader checks them with
 (operand_walker.py): the walk reports each operand leaf with its kind and words, and this
-module spells it. Where our newer grammar knows more than spirv-dis 2023.1 (the
-NonSemantic.DebugPrintf instruction names, newer generator ids, renamed enumerants whose old
-spelling the grammar keeps as an alias), we print what the grammar says.
+module spells it. Where our newer grammar knows more than spirv-dis 2023.1 (newer generator
+ids, renamed enumerants whose old spelling the grammar keeps as an alias), we print what the
+grammar says. Extended instructions of the sets spirv-as has no grammar for are printed as
+numbers, as spirv-dis prints them, so that the text always assembles back.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Module
 from gpuav.spirv.operand_walker import OperandError, WalkContext, walk_operands
 from gpuav.spirv.reader import read
+
+# Extended instruction sets we name internally but spirv-as (2023.1 to 2025.1) cannot read
+# names of: their instruction numbers are printed instead.
+NUMBERED_EXTENDED_SETS: Final = frozenset({"NonSemantic.DebugPrintf"})
 
 # spirv-dis right-aligns "%id = " so that every opcode starts in this column.
 OPCODE_COLUMN: Final = 15
@@ -153,6 +158,8 @@ class _Printer:
             return self.context_dependent(instruction, first, count)
         if kind == "LiteralExtInstInteger":
             set_name = self.context.imports.get(operands[2], "")
+            if set_name in NUMBERED_EXTENDED_SETS:
+                return str(word)
             entry = extended_instruction(set_name, word)
             return entry[0] if entry else str(word)
         if kind == "LiteralSpecConstantOpInteger":

@@ -56,13 +56,21 @@ def run_tool(name: str, words: list[int] | tuple[int, ...], *options: str) -> st
     return result.stdout
 
 
-def assemble(text: str, target_env: str = "spv1.4") -> list[int]:
-    """spirv-as on assembly text."""
+def assemble(text: str, target_env: str = "spv1.4", *options: str) -> list[int]:
+    """spirv-as on assembly text (``options``: more spirv-as flags)."""
     with tempfile.TemporaryDirectory(prefix="gpuav-spirv-") as work:
         source, output = Path(work) / "module.spvasm", Path(work) / "module.spv"
         source.write_text(text)
         result = subprocess.run(
-            [tool("spirv-as"), "--target-env", target_env, str(source), "-o", str(output)],
+            [
+                tool("spirv-as"),
+                "--target-env",
+                target_env,
+                *options,
+                str(source),
+                "-o",
+                str(output),
+            ],
             capture_output=True,
             text=True,
             check=False,
