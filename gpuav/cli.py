@@ -1,21 +1,39 @@
-"""Command-line entry point; subcommands are added by the parts that implement them."""
+"""Command-line entry point; subcommands are added by the parts that implement them.
+
+Only the part that implements the chosen subcommand is imported (``gpuav validate`` does not
+pay for the instrumentation pass or the layer), so the command starts in tens of milliseconds;
+``gpuav --help`` and unknown commands import them all to list them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from gpuav.errors import EXIT_BAD_INPUT, DecodeError
-from gpuav.instrument.cli import add_instrument_command
-from gpuav.layer.cli import add_layer_commands
-from gpuav.report.cli import add_decode_command
-from gpuav.validate.cli import add_validate_command
-from gpuav.validate.interface_cli import add_interface_commands
+
+# Exit status after the reader of our output went away (``gpuav validate x.spv | head -1``),
+# as a shell reports a process that SIGPIPE ended.
+EXIT_BROKEN_PIPE = 128 + 13
+
+# subcommand -> (module, function that adds it and its siblings to the parser).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "dis": (__name__, "add_dis_command"),
+    "layer-path": ("gpuav.layer.cli", "add_layer_commands"),
+    "run": ("gpuav.layer.cli", "add_layer_commands"),
+    "decode": ("gpuav.report.cli", "add_decode_command"),
+    "interface": ("gpuav.validate.interface_cli", "add_interface_commands"),
+    "split-output-structs": ("gpuav.validate.interface_cli", "add_interface_commands"),
+    "validate": ("gpuav.validate.cli", "add_validate_command"),
+    "instrument": ("gpuav.instrument.cli", "add_instrument_command"),
+}
 
 
-def _add_dis(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_dis_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     dis = subparsers.add_parser(
         "dis", help="disassemble a SPIR-V module in spirv-dis syntax", description=_dis.__doc__
     )
@@ -48,18 +66,40 @@ def _dis(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with ``command``'s part registered, or every part when it is not known."""
     parser = argparse.ArgumentParser(prog="gpuav", description=__doc__)
     subparsers = parser.add_subparsers(dest="command", required=True)
-    _add_dis(subparsers)
-    add_layer_commands(subparsers)
-    add_decode_command(subparsers)
-    add_interface_commands(subparsers)
-    add_validate_command(subparsers)
-    add_instrument_command(subparsers)
-    args = parser.parse_args(argv)
+    chosen = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
+    for module_name, function_name in dict.fromkeys(chosen):
+        add: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None] = getattr(
+            importlib.import_module(module_name), function_name
+        )
+        add(subparsers)
+    return parser
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The subcommand argparse will see: the first argument (the top level has no options
+    besides --help, which lists every command)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    args = build_parser(_command_word(arguments)).parse_args(arguments)
     run: Callable[[argparse.Namespace], int] = args.run
-    return run(args)
+    try:
+        status = run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Whoever read our output stopped (``| head``): not an error of ours. Point stdout at
+        # /dev/null so the interpreter's final flush does not fail a second time.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+    return status
 
 
 if __name__ == "__main__":

@@ -12,15 +12,18 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuav.errors import EXIT_BAD_INPUT, DecodeError
-from gpuav.report.shader_info import ShaderInfo
 from gpuav.spirv import words_from_bytes
 from gpuav.validate.api import validate
 from gpuav.validate.context import TARGET_ENVS
 from gpuav.validate.device_json import DeviceDescription, DeviceJsonError, load_device_json
 from gpuav.validate.diagnostics import Diagnostic, Severity
 from gpuav.validate.rules_capabilities import load_table
+
+if TYPE_CHECKING:
+    from gpuav.report.shader_info import ShaderInfo
 
 EXIT_VALID = 0
 EXIT_BROKEN = 1
@@ -79,6 +82,12 @@ def run_validate(args: argparse.Namespace) -> int:
     except (OSError, DecodeError, DeviceJsonError) as error:
         print(f"gpuav validate: {args.file}: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if not diagnostics and not args.json:
+        return EXIT_VALID
+    # The disassembly and source-line lookup (imported here, not at start-up) describe
+    # the diagnostics.
+    from gpuav.report.shader_info import ShaderInfo
+
     info = ShaderInfo(words)
     if args.json:
         print(json.dumps(to_json(str(args.file), target_env, diagnostics, info), indent=2))

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from gpuav.spirv.grammar import (
@@ -88,7 +88,8 @@ def _model(name: str) -> int | None:
 
 @cache
 def _table() -> tuple[dict[int, BuiltInRule], frozenset[int]]:
-    text = resources.files("gpuav.validate").joinpath("builtins.json").read_text()
+    # Read beside this file: importlib.resources would add ~9 ms to every CLI start.
+    text = Path(__file__).with_name("builtins.json").read_text(encoding="utf-8")
     document: dict[str, Any] = json.loads(text)
     rules: dict[int, BuiltInRule] = {}
     for name, entry in document["builtins"].items():
