@@ -1,9 +1,10 @@
 """Transform-feedback captures of an entry point and the rules on them (seed 004, XFB part).
 
 A capture is an output variable decorated with Offset (the whole variable is written), or a
-member of an output block decorated with Offset; its XfbBuffer/XfbStride/Stream come from the
-member or else from the variable. Aggregates are captured tightly packed, each member aligned
-to 8 bytes when it holds a 64-bit component and to 4 bytes otherwise.
+member decorated with Offset of an output block (a struct decorated Block); its
+XfbBuffer/XfbStride/Stream come from the member or else from the variable. Aggregates are
+captured tightly packed, each member aligned to 8 bytes when it holds a 64-bit component and
+to 4 bytes otherwise.
 """
 
 from __future__ import annotations
@@ -113,7 +114,9 @@ class TransformFeedback:
                 )
                 continue
             struct = variable.type_id
-            if self.types.opcode(struct) != Op.TypeStruct:
+            # Only members of a Block are captured (VUID-StandaloneSpirv-Offset-04716's "block
+            # members"): Slang keeps Offset on the members of plain output structs.
+            if self.types.opcode(struct) != Op.TypeStruct or not self.decorations.is_block(struct):
                 continue
             for member, member_type in enumerate(self.types.member_types(struct)):
                 member_offset = self.decorations.member_value(struct, member, Decoration.Offset)
