@@ -27,6 +27,7 @@ from gpuav.validate import (
     rules_memory,
     rules_nonuniform,
     rules_pointers,
+    rules_push_constants,
     rules_resources,
     rules_storage,
 )
@@ -43,6 +44,7 @@ RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_image_operands.check,
     rules_decorations.check,
     rules_resources.check,
+    rules_push_constants.check,
     rules_groups.check,
     rules_builtins.check,
     rules_execution.check,

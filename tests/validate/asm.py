@@ -6,6 +6,8 @@ with the real ``spirv-as`` (a missing tool fails the test, it never skips).
 
 from __future__ import annotations
 
+import functools
+import os
 import subprocess
 import tempfile
 from array import array
@@ -42,6 +44,45 @@ def spirv_val(words: list[int], target_env: str = "vulkan1.1", *options: str) ->
         path.write_bytes(words_to_bytes(words))
         result = subprocess.run(
             [tool("spirv-val"), "--target-env", target_env, *options, str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    return result.returncode == 0, result.stdout + result.stderr
+
+
+# spirv-val 2025.1 comes from ../shared/tools/newer-khronos.sh (Debian 13's SPIRV-Tools, run
+# under its own glibc); $NK_SPIRV_VAL names it when the script was sourced already.
+NEWER_KHRONOS_SCRIPT = Path(__file__).resolve().parents[3] / "shared" / "tools" / "newer-khronos.sh"
+
+
+@functools.cache
+def newer_spirv_val_path() -> str:
+    """The spirv-val 2025.1 wrapper (downloaded on first use; a missing script fails)."""
+    known = os.environ.get("NK_SPIRV_VAL")
+    if known and Path(known).is_file():
+        return known
+    assert NEWER_KHRONOS_SCRIPT.is_file(), f"{NEWER_KHRONOS_SCRIPT} is missing"
+    result = subprocess.run(
+        ["bash", "-c", f'source "{NEWER_KHRONOS_SCRIPT}" >/dev/null && echo "$NK_SPIRV_VAL"'],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    path = result.stdout.strip()
+    assert result.returncode == 0 and Path(path).is_file(), result.stderr
+    return path
+
+
+def newer_spirv_val(
+    words: list[int], target_env: str = "vulkan1.1", *options: str
+) -> tuple[bool, str]:
+    """Whether spirv-val 2025.1 accepts the module for ``target_env``, and what it said."""
+    with tempfile.TemporaryDirectory(prefix="gpuav-validate-") as work:
+        path = Path(work) / "module.spv"
+        path.write_bytes(words_to_bytes(words))
+        result = subprocess.run(
+            [newer_spirv_val_path(), "--target-env", target_env, *options, str(path)],
             capture_output=True,
             text=True,
             check=False,
