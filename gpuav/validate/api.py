@@ -20,6 +20,7 @@ from gpuav.validate import (
     rules_decorations,
     rules_execution,
     rules_float_controls,
+    rules_grammar_versions,
     rules_groups,
     rules_image_operands,
     rules_images,
@@ -40,6 +41,7 @@ INTERNAL_ERROR_RULE = "GPUAV-validator-internal-error"
 # ``check`` here (one line).
 RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_capabilities.check,
+    rules_grammar_versions.check,
     rules_images.check,
     rules_image_operands.check,
     rules_decorations.check,
