@@ -47,15 +47,22 @@ def pre_call_record_push_constant_ranges(
     """Push-constant ranges that also give every stage the context address (issue 8), and the
     stages to push it with; None to keep the app's ranges.
 
+    This is the one rule for every object whose push-constant ranges must match another's:
+    pipeline layouts and shader objects (VK_EXT_shader_object declares its own ranges, and a
+    layout used with it must have identical ones: VUID-vkCmdDispatch-None-08600). It depends
+    only on the ranges and on the device's set-up, never on what happened since (running out
+    of memory included), so equal ranges always become equal ranges and what the app made
+    compatible stays compatible; that is also why every layout is changed, not only those
+    that took our set.
+
     Only with buffer device addresses and an instrumenter that takes ``context_address``.
-    Every layout is changed alike (not only those that took our set) so that layouts the app
-    made compatible stay compatible. A range may not share a stage with another
+    A range may not share a stage with another
     (VUID-VkPipelineLayoutCreateInfo-pPushConstantRanges-00292), so the app's ranges are
     extended up to the context's end and one range is added for the stages they lack; this
     needs the app's ranges to end at one offset, at most the context's.
     """
     offset = device.context_offset
-    if offset is None or device.degraded or not instrumenter_accepts("context_address"):
+    if offset is None or not instrumenter_accepts("context_address"):
         return None
     end = offset + CONTEXT_BYTES
     ends = {start + size for _, start, size in ranges}

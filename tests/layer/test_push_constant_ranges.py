@@ -53,3 +53,11 @@ def test_ranges_that_cannot_take_the_context_are_left_alone(device: Any, ranges:
 def test_without_device_addresses_nothing_changes(device: Any) -> None:
     device.context_offset = None
     assert pre_call_record_push_constant_ranges(device, [(SHADER_STAGE_COMPUTE, 0, 8)]) is None
+
+
+def test_ranges_change_alike_after_running_out_of_memory(device: Any) -> None:
+    """Layouts (and shader objects) made after degrade() must stay compatible with those made
+    before: the rule depends on the ranges alone."""
+    before = pre_call_record_push_constant_ranges(device, [(SHADER_STAGE_COMPUTE, 0, 8)])
+    device.degraded = True
+    assert pre_call_record_push_constant_ranges(device, [(SHADER_STAGE_COMPUTE, 0, 8)]) == before

@@ -134,21 +134,22 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
                 added_set = True
             if ranges is not None:
                 new_ranges, context_stages = ranges
-                items = vkffi.new("VkPushConstantRange[]", len(new_ranges))
-                keep.append(items)
-                for index, (stages, offset, size) in enumerate(new_ranges):
-                    items[index].stageFlags = stages
-                    items[index].offset = offset
-                    items[index].size = size
                 copy.pushConstantRangeCount = len(new_ranges)
-                copy.pPushConstantRanges = items
+                copy.pPushConstantRanges = _push_range_array(new_ranges, keep)
         except BaseException as error:
             report_error("vkCreatePipelineLayout", error, record.instance.state)
             patched_info = 0
     result = int(create(device, patched_info or create_info, allocator, layout_out))
     patched = added_set and bool(patched_info) and result == 0
+    if patched_info and result < 0 and added_set and context_stages:
+        # Our set pushed a limit over the edge: keep the app's sets, and the push-constant
+        # ranges every layout and shader object gets (pipeline_layouts), so that this layout
+        # stays compatible with the others.
+        copy.setLayoutCount = set_count
+        copy.pSetLayouts = info.pSetLayouts
+        result = int(create(device, patched_info, allocator, layout_out))
     if patched_info and result < 0:
-        # Our set pushed a limit over the edge: make the app's layout as it asked.
+        # Make the app's layout as it asked.
         result = int(create(device, create_info, allocator, layout_out))
         context_stages = 0
     if result == 0 and state is not None:
@@ -163,11 +164,22 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
 
 
 def _push_ranges(info: Any) -> list[tuple[int, int, int]]:
+    """The push-constant ranges of a VkPipelineLayoutCreateInfo or VkShaderCreateInfoEXT."""
     items = info.pPushConstantRanges
     return [
         (int(items[i].stageFlags), int(items[i].offset), int(items[i].size))
         for i in range(info.pushConstantRangeCount)
     ]
+
+
+def _push_range_array(ranges: list[tuple[int, int, int]], keep: list[Any]) -> Any:
+    items = vkffi.new("VkPushConstantRange[]", len(ranges))
+    keep.append(items)
+    for index, (stages, offset, size) in enumerate(ranges):
+        items[index].stageFlags = stages
+        items[index].offset = offset
+        items[index].size = size
+    return items
 
 
 def destroy_pipeline_layout(device: int, layout: int, allocator: int) -> None:
@@ -368,19 +380,52 @@ def create_compute_pipelines(
 def create_shaders(
     device: int, count: int, create_infos: int, allocator: int, shaders_out: int
 ) -> int:
-    """Shader objects keep their original code (no layout to carry our set); say so once."""
+    """Shader objects keep their original code (no layout to carry our set); say so once.
+
+    Their push-constant ranges change exactly as pipeline layouts' do, so that the app's
+    layouts stay compatible with its shader objects (VUID-vkCmdDispatch-None-08600)."""
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
     create = record.next.vkCreateShadersEXT
-    result = int(create(device, count, create_infos, allocator, shaders_out))
     state = _enabled(record)
+    passed = create_infos
+    keep: list[Any] = []
+    if state is not None:
+        try:
+            passed = _shader_infos_with_push_ranges(state, create_infos, count, keep)
+        except BaseException as error:
+            report_error("vkCreateShadersEXT", error, record.instance.state)
+            passed = create_infos
+    result = int(create(device, count, passed, allocator, shaders_out))
     if state is not None and result >= 0:
         try:
             state.reporter.emit_once("shader-object", notices.shader_object_unchecked())
         except BaseException as error:
             report_error("vkCreateShadersEXT", error, record.instance.state)
     return result
+
+
+def _shader_infos_with_push_ranges(
+    state: DeviceState, create_infos: int, count: int, keep: list[Any]
+) -> int:
+    """The create infos with each one's push-constant ranges as a layout would get them."""
+    infos = vkffi.cast("VkShaderCreateInfoEXT *", create_infos)
+    planned = [
+        pipeline_layouts.pre_call_record_push_constant_ranges(state, _push_ranges(infos[i]))
+        for i in range(count)
+    ]
+    if all(plan is None for plan in planned):
+        return create_infos
+    copies = vkffi.new("VkShaderCreateInfoEXT[]", count)
+    keep.append(copies)
+    vkffi.memmove(copies, infos, vkffi.sizeof(copies))
+    for index, plan in enumerate(planned):
+        if plan is not None:
+            ranges, _ = plan
+            copies[index].pushConstantRangeCount = len(ranges)
+            copies[index].pPushConstantRanges = _push_range_array(ranges, keep)
+    return address(copies)
 
 
 def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:
