@@ -2,10 +2,11 @@
 
 On lavapipe device memory is host memory, so the app caps its own address space
 (``RLIMIT_AS``) at what it uses after creating its pipeline plus ``--headroom-mib``, fills
-that headroom with device memory until ``vkAllocateMemory`` fails, gives back
-``--reserve-kib`` of it, and then records and submits ``--rounds`` command buffers of
-``--dispatches`` dispatches each. A correct app copes with the out-of-memory results it gets
-(it records them and stops that round); a layer must not turn them into a crash.
+that headroom with device memory, ``--fill-step-mib`` at a time, until ``vkAllocateMemory``
+fails, gives back ``--reserve-mib`` of it, and then records and submits ``--rounds``
+command buffers of ``--dispatches`` dispatches each. A correct app copes with the
+out-of-memory results it gets (it records them and stops that round); a layer must not turn
+them into a crash.
 
 Prints one JSON object: the data's hash, the bytes filled, the errors the app saw, and the
 messages its debug messenger received (with ``--messenger``).
@@ -27,8 +28,6 @@ ffi = vk.ffi
 LOCAL_SIZE = 64
 FENCE_TIMEOUT = 60_000_000_000
 HOST_MEMORY = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-FIRST_FILL_BYTES = 64 << 20
-SMALLEST_FILL_BYTES = 1 << 20  # mmap-sized: freeing one gives its address space back
 
 messages: list[dict[str, Any]] = []
 
@@ -166,24 +165,22 @@ class PressureApp:
         )  # fmt: skip
         vk.vkUpdateDescriptorSets(device, 1, [write], 0, None)
 
-    def fill_device_memory(self, type_index: int) -> int:
-        """Allocate until vkAllocateMemory fails at every size down to SMALLEST_FILL_BYTES."""
-        size = FIRST_FILL_BYTES
+    def fill_device_memory(self, type_index: int, step: int) -> int:
+        """Allocate ``step`` bytes at a time until vkAllocateMemory fails. Steps of a few MiB
+        leave the driver room for its own small allocations: at the very edge lavapipe's
+        vkAllocateMemory itself crashes, with or without a layer."""
         total = 0
-        info = vk.VkMemoryAllocateInfo(allocationSize=size, memoryTypeIndex=type_index)
-        while size >= SMALLEST_FILL_BYTES:
-            info.allocationSize = size
+        info = vk.VkMemoryAllocateInfo(allocationSize=step, memoryTypeIndex=type_index)
+        while True:
             try:
-                self.filled.append((vk.vkAllocateMemory(self.device, info, None), size))
-                total += size
+                self.filled.append((vk.vkAllocateMemory(self.device, info, None), step))
             except (vk.VkErrorOutOfDeviceMemory, vk.VkErrorOutOfHostMemory, MemoryError) as error:
-                if size == FIRST_FILL_BYTES:
-                    self.errors.append(f"fill: {type(error).__name__}")
-                size //= 2
-        return total
+                self.errors.append(f"fill: {type(error).__name__}")
+                return total
+            total += step
 
     def give_back(self, wanted: int) -> None:
-        """Free the smallest fill allocations until ``wanted`` bytes are free again."""
+        """Free fill allocations until ``wanted`` bytes are free again."""
         freed = 0
         while self.filled and freed < wanted:
             memory, size = self.filled.pop()
@@ -254,7 +251,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dispatches", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--headroom-mib", type=int, default=0, help="0: no limit, no fill")
-    parser.add_argument("--reserve-kib", type=int, default=1024)
+    parser.add_argument("--fill-step-mib", type=int, default=8)
+    parser.add_argument("--reserve-mib", type=int, default=0)
     parser.add_argument("--messenger", action="store_true")
     options = parser.parse_args(argv)
     app = PressureApp(options)
@@ -265,8 +263,9 @@ def main(argv: list[str]) -> int:
         limit = address_space_bytes() + (options.headroom_mib << 20)
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
         requirements = vk.vkGetBufferMemoryRequirements(app.device, app.buffer)
-        filled = app.fill_device_memory(app.memory_type(requirements.memoryTypeBits, HOST_MEMORY))
-        app.give_back(options.reserve_kib << 10)
+        memory_type = app.memory_type(requirements.memoryTypeBits, HOST_MEMORY)
+        filled = app.fill_device_memory(memory_type, options.fill_step_mib << 20)
+        app.give_back(options.reserve_mib << 20)
     for _ in range(options.rounds):
         app.run_round(options.dispatches)
     app.give_back(filled)
