@@ -15,6 +15,7 @@ from gpuav.spirv import read
 from gpuav.spirv.module import Module
 from gpuav.validate import (
     rules_atomics,
+    rules_block_layout,
     rules_builtins,
     rules_capabilities,
     rules_decorations,
@@ -46,6 +47,7 @@ RULE_FAMILIES: tuple[RuleFamily, ...] = (
     rules_image_operands.check,
     rules_decorations.check,
     rules_resources.check,
+    rules_block_layout.check,
     rules_push_constants.check,
     rules_groups.check,
     rules_builtins.check,
