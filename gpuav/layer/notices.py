@@ -48,6 +48,17 @@ def instrumentation_failed(reason: str) -> LayerMessage:
     )
 
 
+def module_passed_unchanged(source: str, reason: str) -> LayerMessage:
+    """Issue 13: a module gpuav cannot vouch for is never rewritten (said once per module)."""
+    return _message(
+        "shader-passed-unchanged",
+        "warning",
+        f"{source} is passed to the driver unchanged and runs unchecked: {reason}. "
+        f"GPU-assisted validation instruments only modules it can read and validate, so that "
+        f"invalid SPIR-V the driver survives is never made worse.",
+    )
+
+
 def layout_uses_reserved_set(set_index: int, set_count: int) -> LayerMessage:
     return _message(
         "pipeline-layout-conflict",

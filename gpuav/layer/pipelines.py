@@ -93,7 +93,11 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
                 from gpuav.instrument.descriptor_state import PushConstantAddress
 
                 options["context_address"] = PushConstantAddress(device.context_offset)
-            instrumented = instrument_words(device, list(stage.inline_words), shader_id, **options)
+            kind = "graphics" if bind_point == PIPELINE_BIND_POINT_GRAPHICS else "compute"
+            source = f"Inline code of stage {stage.stage:#x} of a {kind} pipeline"
+            instrumented = instrument_words(
+                device, list(stage.inline_words), shader_id, source, **options
+            )
             if instrumented is not None:
                 plan.inline_words[index] = instrumented
                 plan.shaders.append((shader_id, 0, stage.inline_words))

@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any
 
 from gpuav.errors import GpuavError
-from gpuav.layer import faults, notices
+from gpuav.layer import faults, module_intake, notices
 from gpuav.layer.reporting import internal_error_message
 from gpuav.layer.state import DeviceState, ShaderModuleState
 
@@ -53,9 +53,15 @@ def instrumenter_accepts(option: str) -> bool:
 
 
 def instrument_words(
-    device: DeviceState, words: list[int], shader_id: int, **options: Any
+    device: DeviceState,
+    words: list[int],
+    shader_id: int,
+    source: str = "A shader module",
+    **options: Any,
 ) -> list[int] | None:
-    """Instrumented words, or None (said once per reason) when the shader stays as it is.
+    """Instrumented words, or None when the shader stays as it is: said once per reason when
+    the pass declines it, once per module (``source`` names it) when the module intake
+    refuses it.
 
     ``options`` go to the instrumenter as they are; ``descriptor_state=True`` is added when it
     takes that option (the layer always provides the descriptor state).
@@ -65,13 +71,26 @@ def instrument_words(
     if instrumenter_accepts("descriptor_state"):
         options.setdefault("descriptor_state", True)
     try:
+        refusal = module_intake.refusal_before(device.handle, words)
+    except Exception as error:  # whatever failed, the module cannot be vouched for
+        refusal = f"it could not be checked ({type(error).__name__}: {error})"
+    if refusal is not None:
+        device.reporter.emit(notices.module_passed_unchanged(source, refusal))
+        return None
+    try:
         faults.check("instrument_shader")
         instrumented = load_instrumenter()(
             list(words), shader_id=shader_id, descriptor_set=device.set_index, **options
         )
         # A shader with nothing to check comes back unchanged: it needs no shadow module, and
         # its actions no output block or read-back.
-        return None if instrumented == words else [int(word) for word in instrumented]
+        if instrumented == words:
+            return None
+        refusal = module_intake.refusal_after(instrumented)
+        if refusal is not None:
+            device.reporter.emit(notices.module_passed_unchanged(source, refusal))
+            return None
+        return [int(word) for word in instrumented]
     except GpuavError as error:
         reason = str(error) or type(error).__name__
         device.reporter.emit_once(f"instrument:{reason}", notices.instrumentation_failed(reason))
@@ -85,7 +104,7 @@ def pre_call_record_create_shader_module(
 ) -> tuple[int, list[int] | None]:
     """A fresh shader id (seed 000's per-device counter) and the instrumented words, if any."""
     shader_id = next(device.shader_ids)
-    return shader_id, instrument_words(device, words, shader_id)
+    return shader_id, instrument_words(device, words, shader_id, "A module of vkCreateShaderModule")
 
 
 def post_call_record_create_shader_module(

@@ -3,7 +3,8 @@
 Each diagnostic of ``gpuav.validate`` becomes one message (id = the rule's VUID) through the
 instance's reporter; the app's shader is passed on unchanged whatever is found. The result is
 cached by the module's words and the device's environment, so creating the same module again
-costs a hash. ``GPUAV_VALIDATE_SHADERS=0`` turns the check off.
+costs a hash, and ``module_intake`` asking again before instrumenting costs the same.
+``GPUAV_VALIDATE_SHADERS=0`` turns the check off (the intake then only reads the module).
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ CACHED_RESULTS = 256
 
 @dataclass(frozen=True)
 class ShaderEnvironment:
-    """What a device enabled at creation: the validator's view of it."""
+    """What a device enabled at creation: the validator's view of it. ``limits`` are
+    VkPhysicalDeviceLimits names and values (empty when the front end did not give them)."""
 
     target_env: str
     features: frozenset[str]
     extensions: frozenset[str]
+    limits: tuple[tuple[str, int], ...] = ()
 
 
 # Environments by device handle, recorded at vkCreateDevice.
@@ -81,6 +84,16 @@ def pre_call_validate_create_shader_module(
     return list(diagnostics)
 
 
+def diagnostics_for(device: int, words: Sequence[int]) -> tuple[Diagnostic, ...] | None:
+    """The module's diagnostics for the device (cached), or None when the device's
+    environment is unknown. Raises only what the validator itself cannot turn into a
+    diagnostic."""
+    environment = _ENVIRONMENTS.get(device)
+    if environment is None:
+        return None
+    return _validate_cached(array("I", words).tobytes(), environment)
+
+
 def message_for(
     diagnostic: Diagnostic, module_name: str, command: str = "vkCreateShaderModule"
 ) -> LayerMessage:
@@ -119,6 +132,7 @@ def _validate(data: bytes, environment: ShaderEnvironment) -> tuple[Diagnostic, 
                 target_env=environment.target_env,
                 features=environment.features,
                 extensions=environment.extensions,
+                limits=dict(environment.limits),
             )
         )
     except GpuavError as error:  # words that are not SPIR-V at all
