@@ -11,7 +11,7 @@ from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_messag
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
 from gpuav.report.context import ActionContext, ShaderContext
 
-SPILLED_COMMAND = "unknown action (output blocks ran out)"
+SPILLED_COMMAND = "unknown action (output blocks ran out, or a command gpuav does not hook)"
 
 
 def action_context(device: DeviceState, state: CommandBufferState, action: Action) -> ActionContext:
@@ -26,8 +26,9 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         )
         for tracker in pipeline.shaders.values()
     )
-    # The spill block is shared by every action recorded after output memory ran out, so its
-    # records cannot be pinned on one of them.
+    # The spill block is shared by every action recorded after output memory ran out, and is
+    # bound with each instrumented pipeline for the action commands gpuav does not hook, so
+    # its records cannot be pinned on one action.
     spilled = action.block.spill
     binding_sizes: dict[tuple[int, int], int] = {}
     if device.descriptors is not None and action.bound_sets:

@@ -23,7 +23,8 @@ from gpuav.layer.calls import (
     SHADER_STAGES_GRAPHICS,
 )
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS
-from gpuav.layer.state import Action, CommandBufferState, DeviceState
+from gpuav.layer.output_buffers import Block
+from gpuav.layer.state import Action, CommandBufferState, DeviceState, PipelineState
 
 
 def degrade(device: DeviceState, reason: str) -> None:
@@ -106,8 +107,13 @@ def post_call_record_cmd_bind_pipeline(
     tracked = state.device.pipelines.get(pipeline)
     if tracked is None:
         state.bound.pop(bind_point, None)
-    else:
-        state.bound[bind_point] = tracked
+        return
+    state.bound[bind_point] = tracked
+    # The spill block goes with the pipeline, so that the action commands gpuav does not hook
+    # (newer extensions') never run its shaders with our set unbound.
+    output = state.device.output
+    if tracked.instrumented and output is not None:
+        _bind_block(state, bind_point, tracked, output.spill, 0, "vkCmdBindPipeline")
 
 
 def post_call_record_cmd_bind_shaders(state: CommandBufferState, stages: Iterable[int]) -> None:
@@ -135,6 +141,19 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
     block = output.acquire()
     if block.spill and not device.degraded:
         degrade(device, "no device memory left for output blocks")
+    _bind_block(state, bind_point, pipeline, block, state.action_count, command)
+
+
+def _bind_block(
+    state: CommandBufferState,
+    bind_point: int,
+    pipeline: PipelineState,
+    block: Block,
+    number: int,
+    command: str,
+) -> None:
+    """Bind (or push) an output block for the pipeline and remember the action it serves."""
+    device = state.device
     if pipeline.context_stages and device.context_offset is not None:
         device.calls.cmd_push_context(
             state.handle,
@@ -156,9 +175,7 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
     block.chunk.words[offset : offset + len(words)] = words
     state.chunks.add(block.chunk)
     state.actions.append(
-        Action(
-            state.action_count, command, pipeline, block, state.bound_handles.get(bind_point, ())
-        )
+        Action(number, command, pipeline, block, state.bound_handles.get(bind_point, ()))
     )
 
 

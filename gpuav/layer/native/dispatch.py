@@ -26,10 +26,17 @@ def dispatch_key(handle: int) -> int:
     return int(Native.lib.gpuav_dispatch_key(handle)) if handle else 0
 
 
-def stub_address(name: str) -> int:
-    """Address of our C entry point for a hooked command (or its alias)."""
-    canonical = prototypes.ALIASES.get(name, name)
-    return int(Native.ffi.cast("uintptr_t", getattr(Native.lib, prototypes.stub_name(canonical))))
+def register_table(
+    handle: int, get_proc_addr: Any, is_device: bool, enabled: bool, reserve: bool = False
+) -> None:
+    """Give layer.c the next layer of an instance or device: its C wrappers fall back to it
+    when Python is not usable, and its GetProcAddr hands out our wrappers only if enabled."""
+    lib = Native.lib
+    flags = (lib.GPUAV_TABLE_ENABLED if enabled else 0) | (
+        lib.GPUAV_TABLE_RESERVE_BINDING_SLOT if reserve else 0
+    )
+    address = int(Native.ffi.cast("uintptr_t", get_proc_addr))
+    lib.gpuav_register_table(handle, address, int(is_device), flags)
 
 
 class NextFunctions:
@@ -40,7 +47,9 @@ class NextFunctions:
         for name in names:
             self._resolve(get_proc_addr, handle, name)
         for alias, canonical in prototypes.ALIASES.items():
-            if not self.addresses.get(canonical):
+            # Only aliases of this table's own commands: asking vkGetDeviceProcAddr for an
+            # instance-level name is an error (Khronos: WARNING-vkGetDeviceProcAddr-device).
+            if canonical in names and not self.addresses.get(canonical):
                 self._resolve(get_proc_addr, handle, alias, canonical)
 
     def _resolve(self, get_proc_addr: Any, handle: int, name: str, slot: str | None = None) -> None:
@@ -71,27 +80,10 @@ INSTANCE_COMMANDS: tuple[str, ...] = (
     "vkCreateDebugReportCallbackEXT",
     "vkDestroyDebugReportCallbackEXT",
 )
-INSTANCE_HOOKS = frozenset(
-    {
-        "vkCreateInstance",
-        "vkDestroyInstance",
-        "vkCreateDevice",
-        "vkGetPhysicalDeviceProperties",
-        "vkGetPhysicalDeviceProperties2",
-        "vkGetPhysicalDeviceProperties2KHR",
-        "vkCreateDebugUtilsMessengerEXT",
-        "vkDestroyDebugUtilsMessengerEXT",
-        "vkCreateDebugReportCallbackEXT",
-        "vkDestroyDebugReportCallbackEXT",
-    }
-)
 DEVICE_COMMANDS: tuple[str, ...] = tuple(
     name
     for name in (*prototypes.HOOKED, *prototypes.CALLED)
-    if name not in INSTANCE_HOOKS and name not in INSTANCE_COMMANDS and name != "vkCreateInstance"
-)
-DEVICE_HOOKS = frozenset(
-    name for name in (*prototypes.HOOKED, *prototypes.ALIASES) if name not in INSTANCE_HOOKS
+    if name not in prototypes.INSTANCE_LEVEL and name not in INSTANCE_COMMANDS
 )
 
 

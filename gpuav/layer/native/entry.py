@@ -1,19 +1,24 @@
-"""The Python side of the native layer: GetProcAddr and the binding of every C entry point.
+"""The Python side of the native layer: the implementation of every hooked entry point.
 
-``attach`` runs once per process from the embedding init code. It gives each extern "Python"
-entry point its implementation, wrapped so that anything escaping is reported (cffi then
-returns the declared error value; the implementations themselves already catch their engine
-work and call down regardless).
+``attach`` runs once per process from the embedding init code, which layer.c runs when the
+first vkCreateInstance starts Python. It gives each extern "Python" entry point its
+implementation, wrapped so that anything escaping is reported (cffi then returns the declared
+error value; the implementations themselves already catch their engine work and call down
+regardless). GetProcAddr is answered in C (layer.c) from the flags each instance and device
+registers there, so looking up a function never enters Python.
 
-GetProcAddr hands out our entry points only where GPU-AV is on and the next layer has the
-command; everything else is the next layer's own pointer, so it costs nothing.
+Before the interpreter finalizes (its atexit handlers), and at the exit of a C host whose
+embedded interpreter is never finalized, pending submissions are read back and reported;
+after that the C wrappers no longer enter Python.
 """
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Callable
 from typing import Any
 
+from gpuav.layer import queue_submit
 from gpuav.layer.native import (
     hooks_commands,
     hooks_debug,
@@ -24,13 +29,7 @@ from gpuav.layer.native import (
     hooks_queue,
     prototypes,
 )
-from gpuav.layer.native.dispatch import (
-    DEVICE_HOOKS,
-    INSTANCE_HOOKS,
-    REGISTRY,
-    Native,
-    stub_address,
-)
+from gpuav.layer.native.dispatch import REGISTRY, Native
 from gpuav.layer.native.errors import report_error
 
 ERROR_INITIALIZATION_FAILED = -3
@@ -106,62 +105,12 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkQueueWaitIdle": hooks_queue.queue_wait_idle_hook,
     "vkDeviceWaitIdle": hooks_queue.device_wait_idle_hook,
     "vkWaitForFences": hooks_queue.wait_for_fences_hook,
+    "vkGetFenceStatus": hooks_queue.get_fence_status_hook,
+    "vkWaitSemaphores": hooks_queue.wait_semaphores_hook,
+    "vkGetSemaphoreCounterValue": hooks_queue.get_semaphore_counter_value_hook,
+    "vkCmdExecuteGeneratedCommandsNV": hooks_commands.cmd_execute_generated_commands_nv,
+    "vkCmdExecuteGeneratedCommandsEXT": hooks_commands.cmd_execute_generated_commands_ext,
 }
-
-# Entry points handed out whatever the settings: they carry the chain and clean up.
-_ALWAYS_INSTANCE = frozenset({"vkCreateInstance", "vkDestroyInstance", "vkCreateDevice"})
-_RESERVE_ONLY = frozenset(
-    {
-        "vkGetPhysicalDeviceProperties",
-        "vkGetPhysicalDeviceProperties2",
-        "vkGetPhysicalDeviceProperties2KHR",
-    }
-)
-
-
-def _own_address(name: str) -> int:
-    return int(Native.ffi.cast("uintptr_t", Native.ffi.addressof(Native.lib, name)))
-
-
-def _name(pointer: int) -> str:
-    return str(Native.ffi.string(Native.ffi.cast("char *", pointer)).decode("ascii", "replace"))
-
-
-def get_instance_proc_addr(instance: int, name_pointer: int) -> int:
-    name = _name(name_pointer)
-    if name in ("vkGetInstanceProcAddr", "vkGetDeviceProcAddr"):
-        return _own_address(name)
-    if name in _ALWAYS_INSTANCE:
-        return stub_address(name)
-    record = REGISTRY.instance_of(instance)
-    if record is None:
-        return 0
-    settings = record.state.settings
-    following = int(record.get_proc_addr(instance, name.encode()))
-    if not following or not settings.enabled:
-        return following
-    if name in _RESERVE_ONLY and not settings.reserve_binding_slot:
-        return following
-    if name in INSTANCE_HOOKS or name in DEVICE_HOOKS:
-        return stub_address(name)
-    return following
-
-
-def get_device_proc_addr(device: int, name_pointer: int) -> int:
-    name = _name(name_pointer)
-    if name == "vkGetDeviceProcAddr":
-        return _own_address(name)
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return 0
-    following = int(record.get_proc_addr(device, name.encode()))
-    if not following:
-        return 0
-    if name == "vkDestroyDevice":
-        return stub_address(name)
-    if record.state is None or not record.state.enabled or name not in DEVICE_HOOKS:
-        return following
-    return stub_address(name)
 
 
 def _on_error(name: str) -> Callable[[Any, Any, Any], None]:
@@ -172,20 +121,33 @@ def _on_error(name: str) -> Callable[[Any, Any, Any], None]:
     return handler
 
 
+def read_back_everything() -> None:
+    """Read and report every pending submission of every device (the process is ending)."""
+    for record in list(REGISTRY.devices.values()):
+        state = record.state
+        if state is not None and state.pending:
+            try:
+                queue_submit.read_back_finished(state, settle_all=True)
+            except BaseException as error:
+                report_error("exit", error, record.instance.state)
+
+
+def _at_interpreter_exit() -> None:
+    read_back_everything()
+    Native.lib.gpuav_python_gone()
+
+
 def attach(ffi: Any, lib: Any) -> None:
     """Bind every C entry point of the embedded module to its Python implementation."""
     Native.ffi = ffi
     Native.lib = lib
-    ffi.def_extern(name="vkGetInstanceProcAddr", onerror=_on_error("vkGetInstanceProcAddr"))(
-        get_instance_proc_addr
-    )
-    ffi.def_extern(name="vkGetDeviceProcAddr", onerror=_on_error("vkGetDeviceProcAddr"))(
-        get_device_proc_addr
-    )
     for name in prototypes.HOOKED:
         result, _ = prototypes.signature(name)
         error = ERROR_INITIALIZATION_FAILED if result == "int32_t" else 0
-        options: dict[str, Any] = {"name": prototypes.stub_name(name), "onerror": _on_error(name)}
+        options: dict[str, Any] = {"name": prototypes.python_name(name), "onerror": _on_error(name)}
         if result != "void":
             options["error"] = error
         ffi.def_extern(**options)(IMPLEMENTATIONS[name])
+    ffi.def_extern(name="gpuav_py_at_process_exit", onerror=_on_error("exit"))(read_back_everything)
+    ffi.def_extern(name="gpuav_python_attach", error=0)(lambda: 1)
+    atexit.register(_at_interpreter_exit)

@@ -12,6 +12,7 @@ from gpuav.layer.calls import (
     COMMAND_BUFFER_LEVEL_PRIMARY,
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
+    SHADER_STAGE_COMPUTE,
 )
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
@@ -309,3 +310,27 @@ def cmd_wait_events2(
         except BaseException as error:
             report_error("vkCmdWaitEvents2", error, record.instance.state)
     record.next.vkCmdWaitEvents2(command_buffer, event_count, events, dependency_infos)
+
+
+def cmd_execute_generated_commands_nv(command_buffer: int, preprocessed: int, info: int) -> None:
+    bind_point = int(at(info, "VkGeneratedCommandsInfoNV").pipelineBindPoint)
+    table = _action(command_buffer, bind_point, "vkCmdExecuteGeneratedCommandsNV")
+    if table is not None:
+        table.vkCmdExecuteGeneratedCommandsNV(command_buffer, preprocessed, info)
+
+
+# VkGeneratedCommandsInfoEXT is newer than the vulkan package: its shaderStages member follows
+# sType (4 bytes, padded to 8) and pNext.
+_GENERATED_COMMANDS_INFO_EXT_STAGES_OFFSET = 16
+
+
+def cmd_execute_generated_commands_ext(command_buffer: int, preprocessed: int, info: int) -> None:
+    stages = int(vkffi.cast("uint32_t *", info + _GENERATED_COMMANDS_INFO_EXT_STAGES_OFFSET)[0])
+    bind_point = (
+        PIPELINE_BIND_POINT_COMPUTE
+        if stages & SHADER_STAGE_COMPUTE
+        else PIPELINE_BIND_POINT_GRAPHICS
+    )
+    table = _action(command_buffer, bind_point, "vkCmdExecuteGeneratedCommandsEXT")
+    if table is not None:
+        table.vkCmdExecuteGeneratedCommandsEXT(command_buffer, preprocessed, info)

@@ -26,6 +26,7 @@ from gpuav.layer.native.dispatch import (
     Native,
     NextFunctions,
     dispatch_key,
+    register_table,
 )
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import (
@@ -95,13 +96,14 @@ def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
     if result != 0:
         return result
     instance = handles_at(instance_out, 1)[0]
+    register_table(instance, get_proc_addr, False, settings.enabled, settings.reserve_binding_slot)
     reporter = Reporter(
         deliver_utils=callbacks.safe(callbacks.deliver_utils),
         deliver_report=callbacks.safe(callbacks.deliver_report),
     )
     state = device_setup.post_call_record_create_instance(instance, settings, api_version, reporter)
-    # Registered before anything else can fail: without it GetProcAddr cannot reach the next
-    # layer for this instance.
+    if not settings.enabled:
+        return result  # layer.c passes everything of this instance through
     REGISTRY.instances[dispatch_key(instance)] = InstanceRecord(
         instance, state, get_proc_addr, NextFunctions(get_proc_addr, instance, INSTANCE_COMMANDS)
     )
@@ -110,6 +112,7 @@ def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
 
 def destroy_instance(instance: int, allocator: int) -> None:
     record = REGISTRY.instances.pop(dispatch_key(instance), None)
+    Native.lib.gpuav_unregister_table(instance)
     if record is not None:
         record.next.vkDestroyInstance(instance, allocator)
 
@@ -342,6 +345,7 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
     if result != 0 or instance is None:
         return result
     device = handles_at(device_out, 1)[0]
+    register_table(device, device_gpa, True, False)
     next_functions = NextFunctions(device_gpa, device, DEVICE_COMMANDS)
     record = DeviceRecord(device, instance, device_gpa, next_functions)
     REGISTRY.devices[dispatch_key(device)] = record
@@ -356,6 +360,10 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
         )
     except BaseException as error:
         report_error("vkCreateDevice", error, instance.state)
+    if record.state is not None and record.state.enabled:
+        register_table(device, device_gpa, True, True)
+    else:  # layer.c passes everything of this device through
+        REGISTRY.devices.pop(dispatch_key(device), None)
     _record_shader_environment(device, create_info, physical_device, instance, facts)
     return result
 
@@ -384,6 +392,7 @@ def _record_shader_environment(
 
 def destroy_device(device: int, allocator: int) -> None:
     record = REGISTRY.devices.pop(dispatch_key(device), None)
+    Native.lib.gpuav_unregister_table(device)
     if record is None:
         return
     shader_validation.pre_call_record_destroy_device(device)

@@ -115,3 +115,35 @@ def wait_for_fences_hook(device: int, count: int, fences: int, wait_all: int, ti
     result = int(record.next.vkWaitForFences(device, count, fences, wait_all, timeout))
     _after_wait(record, "vkWaitForFences")
     return result
+
+
+# The app may learn of a completion by polling too: every way it can is a read-back point.
+
+
+def get_fence_status_hook(device: int, fence: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkGetFenceStatus(device, fence))
+    if result == 0:
+        _after_wait(record, "vkGetFenceStatus")
+    return result
+
+
+def wait_semaphores_hook(device: int, wait_info: int, timeout: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkWaitSemaphores(device, wait_info, timeout))
+    if result == 0:
+        _after_wait(record, "vkWaitSemaphores")
+    return result
+
+
+def get_semaphore_counter_value_hook(device: int, semaphore: int, value_out: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkGetSemaphoreCounterValue(device, semaphore, value_out))
+    _after_wait(record, "vkGetSemaphoreCounterValue")
+    return result

@@ -1,4 +1,5 @@
-"""C declarations of the Vulkan commands the native front end hooks or calls down to.
+"""C declarations of the Vulkan commands the native front end hooks or calls down to, and the
+generated C wrappers that stand in front of every hooked command (see layer.c).
 
 The signatures come from the ``vulkan`` package's declarations (its ``PFN_vk*`` typedefs), with
 every handle and pointer widened to ``uintptr_t`` and every enum to ``int32_t``. On the 64-bit
@@ -81,7 +82,38 @@ HOOKED: tuple[str, ...] = (
     "vkQueueWaitIdle",
     "vkDeviceWaitIdle",
     "vkWaitForFences",
+    "vkGetFenceStatus",
+    "vkWaitSemaphores",
+    "vkGetSemaphoreCounterValue",
+    "vkCmdExecuteGeneratedCommandsNV",
+    "vkCmdExecuteGeneratedCommandsEXT",
 )
+
+# Instance-level commands among HOOKED (the rest are device-level).
+INSTANCE_LEVEL = frozenset(
+    {
+        "vkCreateInstance",
+        "vkDestroyInstance",
+        "vkCreateDevice",
+        "vkGetPhysicalDeviceProperties",
+        "vkGetPhysicalDeviceProperties2",
+        "vkCreateDebugUtilsMessengerEXT",
+        "vkDestroyDebugUtilsMessengerEXT",
+        "vkCreateDebugReportCallbackEXT",
+        "vkDestroyDebugReportCallbackEXT",
+    }
+)
+# Handed out whether or not GPU-AV is on: they carry the chain and keep the tables.
+ALWAYS_HOOKED = frozenset(
+    {"vkCreateInstance", "vkDestroyInstance", "vkCreateDevice", "vkDestroyDevice"}
+)
+# Handed out only with the reserve-binding-slot setting (they lower maxBoundDescriptorSets).
+RESERVE_ONLY = frozenset({"vkGetPhysicalDeviceProperties", "vkGetPhysicalDeviceProperties2"})
+
+# Commands newer than the ``vulkan`` package's declarations (widened as ``signature`` does).
+NEWER_SIGNATURES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "vkCmdExecuteGeneratedCommandsEXT": ("void", ("uintptr_t", "uint32_t", "uintptr_t")),
+}
 
 # Extension names that reach the same hook as a core command (same signature).
 ALIASES: dict[str, str] = {
@@ -99,6 +131,8 @@ ALIASES: dict[str, str] = {
     "vkCmdPushDescriptorSet": "vkCmdPushDescriptorSetKHR",
     "vkCmdPushDescriptorSetWithTemplate": "vkCmdPushDescriptorSetWithTemplateKHR",
     "vkCmdBindDescriptorSets2": "vkCmdBindDescriptorSets2KHR",
+    "vkWaitSemaphoresKHR": "vkWaitSemaphores",
+    "vkGetSemaphoreCounterValueKHR": "vkGetSemaphoreCounterValue",
 }
 
 # Commands the layer calls down the chain without hooking them.
@@ -149,6 +183,8 @@ def _widen(ctype: object) -> str:
 @cache
 def signature(name: str) -> tuple[str, tuple[str, ...]]:
     """(result type, parameter types) of command ``name`` after widening."""
+    if name in NEWER_SIGNATURES:
+        return NEWER_SIGNATURES[name]
     function = vkffi.typeof(f"PFN_{name}")
     return _widen(function.result), tuple(_widen(arg) for arg in function.args)
 
@@ -157,17 +193,102 @@ def typedef_name(name: str) -> str:
     return f"gpuav_PFN_{name}"
 
 
-def stub_name(name: str) -> str:
-    return f"gpuav_{name}"
+def python_name(name: str) -> str:
+    """The extern "Python" entry point of a hooked command (entered from its C wrapper)."""
+    return f"gpuav_py_{name}"
 
 
-def cdef() -> str:
-    """Declarations for the embedded module: call typedefs and extern "Python" entry points."""
+def _typedefs() -> list[str]:
     lines: list[str] = []
     for name in dict.fromkeys((*HOOKED, *CALLED)):
         result, params = signature(name)
         lines.append(f"typedef {result} (*{typedef_name(name)})({', '.join(params)});")
+    return lines
+
+
+def cdef() -> str:
+    """Declarations for the embedded module: call typedefs and extern "Python" entry points."""
+    lines = _typedefs()
     for name in HOOKED:
         result, params = signature(name)
-        lines.append(f'extern "Python" {result} {stub_name(name)}({", ".join(params)});')
+        lines.append(f'extern "Python" {result} {python_name(name)}({", ".join(params)});')
+    return "\n".join(lines)
+
+
+def c_slots() -> str:
+    """The slot of each hooked command in a dispatch table (layer.c's GPUAV_SLOTS)."""
+    lines = [f"#define GPUAV_HOOKED_COUNT {len(HOOKED)}"]
+    lines += [f"#define GPUAV_SLOT_{name} {slot}" for slot, name in enumerate(HOOKED)]
+    return "\n".join(lines)
+
+
+_ERROR_INITIALIZATION_FAILED = "GPUAV_VK_ERROR_INITIALIZATION_FAILED"
+
+
+def _wrapper(name: str) -> str:
+    """A C entry point: into Python while it is usable and GPU-AV is on, else down the chain."""
+    result, params = signature(name)
+    arguments = ", ".join(f"a{index}" for index in range(len(params)))
+    declared = ", ".join(f"{ctype} a{index}" for index, ctype in enumerate(params))
+    give = "" if result == "void" else "return "
+    if name == "vkCreateInstance":
+        into_python = "gpuav_start_python()"
+    elif name == "vkCreateDevice":
+        into_python = "gpuav_python_usable() && gpuav_enabled_for(a0)"
+    else:
+        into_python = "gpuav_python_usable() && enabled"
+    body = [f"static {result} gpuav_{name}({declared}) {{"]
+    if name in ("vkCreateInstance", "vkCreateDevice"):
+        body.append(f"    if ({into_python}) {{ {give}{python_name(name)}({arguments}); }}")
+        body.append(f"    {give}gpuav_fallback_{name}({arguments});")
+    elif name in ("vkDestroyInstance", "vkDestroyDevice"):
+        body.append("    int enabled;")
+        body.append(f"    gpuav_next_function(a0, GPUAV_SLOT_{name}, &enabled);")
+        body.append(f"    if ({into_python}) {{ {python_name(name)}({arguments}); return; }}")
+        body.append(f"    gpuav_fallback_destroy(a0, a1, GPUAV_SLOT_{name});")
+    else:
+        failed = (
+            ""
+            if result == "void"
+            else (_ERROR_INITIALIZATION_FAILED if result == "int32_t" else "0")
+        )
+        body.append("    int enabled;")
+        body.append(
+            f"    {typedef_name(name)} next = "
+            f"({typedef_name(name)})gpuav_next_function(a0, GPUAV_SLOT_{name}, &enabled);"
+        )
+        body.append(f"    if ({into_python}) {{ {give}{python_name(name)}({arguments}); "
+                    f"{'' if give else 'return; '}}}")  # fmt: skip
+        body.append(f"    if (next == NULL) {{ return {failed}; }}".replace("return ;", "return;"))
+        body.append(f"    {give}next({arguments});")
+    body.append("}")
+    return "\n".join(body)
+
+
+def _hook_kinds(name: str) -> str:
+    kinds = ["GPUAV_HOOK_INSTANCE" if name in INSTANCE_LEVEL else "GPUAV_HOOK_DEVICE"]
+    if name in ALWAYS_HOOKED:
+        kinds.append("GPUAV_HOOK_ALWAYS")
+    if name in RESERVE_ONLY:
+        kinds.append("GPUAV_HOOK_RESERVE_ONLY")
+    return " | ".join(kinds)
+
+
+def c_wrappers() -> str:
+    """layer.c's GPUAV_WRAPPERS: typedefs, the wrappers, their addresses by slot, and the name
+    table GetProcAddr searches (sorted, aliases included)."""
+    lines = _typedefs()
+    for name in HOOKED:
+        result, params = signature(name)
+        lines.append(f"static {result} {python_name(name)}({', '.join(params)});")
+    lines += [_wrapper(name) for name in HOOKED]
+    lines.append("static const uintptr_t gpuav_wrappers[GPUAV_HOOKED_COUNT] = {")
+    lines += [f"    (uintptr_t)&gpuav_{name}," for name in HOOKED]
+    lines.append("};")
+    names = {name: name for name in HOOKED} | dict(ALIASES)
+    lines.append("static const struct gpuav_hook_name gpuav_hook_names[] = {")
+    for name in sorted(names, key=lambda text: text.encode()):
+        canonical = names[name]
+        lines.append(f'    {{"{name}", GPUAV_SLOT_{canonical}, {_hook_kinds(canonical)}}},')
+    lines.append("};")
     return "\n".join(lines)
