@@ -4,7 +4,8 @@ Mutants (``fuzz_layer_mutants.py``) go in batches through one process of the fuz
 (``fuzz_layer_app.py``), once without and once with the layer. When a process crashes or
 hangs, its progress file names the mutant that was running; that mutant is run alone, with
 and without the layer, and the batch goes on after it. A mutant that crashes alone only with
-the layer is a gpuav crash (its words are saved); one that crashes both ways is the driver's.
+the layer is a gpuav crash (its words are saved); one that crashes both ways is the driver's,
+and one that crashed without the layer is not run with it.
 A crash that no single mutant reproduces is bisected over the batch's mutants up to it.
 
     python tools/fuzz_layer.py --count 20000 --batch 500 --out /tmp/fuzz
@@ -61,8 +62,8 @@ class Outcome:
 class FuzzResult:
     modules: int = 0
     with_layer_crashes: list[int] = field(default_factory=list)  # crash with gpuav only
-    driver_crashes: list[int] = field(default_factory=list)  # crash with and without
-    without_layer_crashes: list[int] = field(default_factory=list)
+    driver_crashes: list[int] = field(default_factory=list)  # crash with, and alone without
+    without_layer_crashes: list[int] = field(default_factory=list)  # not run with the layer
     unreproduced: list[tuple[int, int]] = field(default_factory=list)  # batch ranges
     statuses: Counter[str] = field(default_factory=Counter)
     message_ids: Counter[str] = field(default_factory=Counter)
@@ -167,9 +168,12 @@ class Fuzzer:
         return _read_progress(progress, returncode, stderr[-3000:])
 
     def run_range(self, first: int, count: int, result: FuzzResult, log: bool = False) -> None:
-        """Mutants first .. first+count-1 through both configurations."""
+        """Mutants first .. first+count-1 through both configurations. Mutants that crash
+        without the layer are the driver's alone: they are not run again with it."""
+        driver_crashes = len(result.without_layer_crashes)
         for with_layer in (False, True):
-            pending = list(range(first, first + count))
+            known = set(result.without_layer_crashes[driver_crashes:]) if with_layer else set()
+            pending = [n for n in range(first, first + count) if n not in known]
             while pending:
                 outcome = self.run_app(pending, with_layer)
                 self._count(outcome, result, with_layer)

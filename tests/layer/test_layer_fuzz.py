@@ -14,6 +14,8 @@ Found causes (``fuzz_mutants/``, mutants of the tool's seeds):
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 from array import array
 from collections.abc import Iterator
@@ -21,18 +23,20 @@ from pathlib import Path
 
 import pytest
 
+from gpuav.layer.module_intake import MAX_ID_BOUND
 from tests.layer.conftest import REPOSITORY
 
-sys.path.insert(0, str(REPOSITORY / "tools"))
-from fuzz_layer import FuzzResult, Fuzzer, Outcome  # noqa: E402  (tools/ is no package)
-from fuzz_layer_mutants import Seed, compile_seeds  # noqa: E402
-
-from gpuav.layer.module_intake import MAX_ID_BOUND  # noqa: E402
+sys.path.insert(0, str(REPOSITORY / "tools"))  # tools/ is no package: its modules, by name
+from fuzz_layer import Fuzzer, FuzzResult, Outcome
+from fuzz_layer_mutants import Seed, compile_seeds
 
 MUTANTS = Path(__file__).parent / "fuzz_mutants"
 NOTICE = "GPUAV-shader-passed-unchanged"
-BOUNDED_COUNT = 400
-RUN_SEED = 13
+# Like the hypothesis profiles of tests/conftest.py: CI runs the same mutants every time,
+# 'dev' fewer, and 'explore' fresh ones (the run seed is in the failure message).
+PROFILE = os.environ.get("GPUAV_HYPOTHESIS_PROFILE", "ci")
+BOUNDED_COUNT = {"dev": 60}.get(PROFILE, 500)
+RUN_SEED = random.randrange(1 << 30) if PROFILE == "explore" else 13
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +105,8 @@ def test_bounded_fuzz_has_no_crash_only_with_gpuav(fuzzer: Fuzzer) -> None:
     result = FuzzResult()
     fuzzer.run_range(0, BOUNDED_COUNT, result)
     assert result.modules == BOUNDED_COUNT
-    assert result.with_layer_crashes == [], result.summary()
-    assert result.unreproduced == [], result.summary()
+    assert result.with_layer_crashes == [], (RUN_SEED, result.summary())
+    assert result.unreproduced == [], (RUN_SEED, result.summary())
     # The mutants reached the layer: some were refused before instrumenting, some ran.
     assert result.message_ids[NOTICE] > 0
     assert result.statuses["ok"] > 0
