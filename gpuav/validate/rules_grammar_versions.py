@@ -35,7 +35,7 @@ def check(context: ValidationContext) -> Iterator[Diagnostic]:
         info = INSTRUCTIONS.get(opcode)
         if info is None:
             continue
-        missing = _requirement(info[5], info[4], version, declared)
+        missing = _requirement(info[5], _enabling(info[4], info[3]), version, declared)
         if missing is not None:
             yield Diagnostic(RULE, f"{info[0]} {missing}", instruction.origin)
         if opcode in _opcodes_with_enumerants():
@@ -70,7 +70,7 @@ def _enumerants(
         entry = enumerants.get(value)
         if entry is None:
             continue
-        missing = _requirement(entry[4], entry[3], version, declared)
+        missing = _requirement(entry[4], _enabling(entry[3], entry[2]), version, declared)
         if missing is not None:
             yield Diagnostic(RULE, f"{kind} {entry[0]} {missing}", instruction.origin)
 
@@ -93,6 +93,32 @@ def _requirement(
         f"needs SPIR-V {introduced} or one of the SPIR-V extensions {', '.join(extensions)} "
         f"({have} and declares none of them)"
     )
+
+
+def _enabling(extensions: tuple[str, ...], capabilities: tuple[str, ...]) -> tuple[str, ...]:
+    """The extensions that allow an opcode or enumerant before its version: its own, and
+    those of the capabilities it needs (OpDemoteToHelperInvocation lists none itself; its
+    capability lists SPV_EXT_demote_to_helper_invocation)."""
+    return tuple(dict.fromkeys([*extensions, *_capability_extensions(capabilities)]))
+
+
+def _capability_extensions(capabilities: tuple[str, ...]) -> list[str]:
+    enumerants = OPERAND_KINDS["Capability"][1]
+    assert isinstance(enumerants, dict)
+    by_name = _capabilities_by_name()
+    found: list[str] = []
+    for name in capabilities:
+        entry = enumerants.get(by_name.get(name, -1))
+        if entry is not None:
+            found.extend(entry[3])
+    return found
+
+
+@functools.cache
+def _capabilities_by_name() -> dict[str, int]:
+    enumerants = OPERAND_KINDS["Capability"][1]
+    assert isinstance(enumerants, dict)
+    return {entry[0]: value for value, entry in enumerants.items()}
 
 
 def _declared_extensions(extensions: list[Instruction]) -> frozenset[str]:

@@ -121,3 +121,24 @@ def test_opcode_newer_than_the_module_is_reported() -> None:
         "OpMemoryModel", 'OpExtension "SPV_KHR_terminate_invocation"\nOpMemoryModel'
     )
     assert validate_words(_assemble(allowed, "spv1.3"), families=FAMILIES) == []
+
+
+def test_an_extension_of_the_capability_an_opcode_needs_allows_it_earlier() -> None:
+    """OpDemoteToHelperInvocation is SPIR-V 1.6, or earlier through its capability's
+    SPV_EXT_demote_to_helper_invocation (the grammar lists the extension on the capability)."""
+    text = (
+        "OpCapability Shader\nOpCapability DemoteToHelperInvocation\n{extension}"
+        "OpMemoryModel Logical GLSL450\n"
+        'OpEntryPoint Fragment %main "main"\nOpExecutionMode %main OriginUpperLeft\n'
+        "%void = OpTypeVoid\n%fn = OpTypeFunction %void\n"
+        "%main = OpFunction %void None %fn\n%entry = OpLabel\nOpDemoteToHelperInvocation\n"
+        "OpReturn\nOpFunctionEnd\n"
+    )
+    declared = _assemble(
+        text.format(extension='OpExtension "SPV_EXT_demote_to_helper_invocation"\n'), "spv1.4"
+    )
+    assert validate_words(declared, families=FAMILIES, target_env="vulkan1.2") == []
+    assert newer_spirv_val(declared, "vulkan1.2")[0]
+    missing = _assemble(text.format(extension=""), "spv1.4")
+    found = validate_words(missing, families=FAMILIES, target_env="vulkan1.2")
+    assert {d.message.split()[0] for d in found} == {"OpDemoteToHelperInvocation", "Capability"}
