@@ -22,6 +22,19 @@ def vulkan_version_too_old(version: int) -> LayerMessage:
     )
 
 
+def api_version_raised(asked: int, given: int) -> LayerMessage:
+    def text(version: int) -> str:
+        return f"{version >> 22}.{(version >> 12) & 0x3FF}"
+
+    return _message(
+        "setup-vulkan-version-raised",
+        "info",
+        f"The application asked for Vulkan {text(asked or 1 << 22)}; gpuav created the instance "
+        f"with apiVersion {text(given)}, which GPU-assisted validation needs (SPIR-V 1.3), so that "
+        f"the application's shaders are checked on devices that support it.",
+    )
+
+
 def graphics_stores_unsupported() -> LayerMessage:
     return _message(
         "setup-features",

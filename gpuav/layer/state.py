@@ -29,6 +29,9 @@ class InstanceState:
     settings: Settings
     api_version: int
     reporter: Reporter
+    # The app's own apiVersion when gpuav raised it (told at device creation, when the app's
+    # messengers exist), else None.
+    asked_api_version: int | None = None
 
 
 @dataclass

@@ -133,14 +133,17 @@ def test_running_out_of_output_memory_degrades_without_breaking_the_app(
     assert "output blocks ran out" in message["text"]
 
 
-def test_vulkan_1_0_disables_gpu_av(run_python_app: RunPython, spirv, layer_folder: Path) -> None:
-    arguments = plain(spirv, "--api", "1.0")
-    without = run_python_app(arguments)
-    run = run_python_app(arguments, layer_folder)
-    assert run.result["data_sha256"] == without.result["data_sha256"]
-    (message,) = run.messages
-    assert message["id"] == "GPUAV-setup-vulkan-version"
-    assert "needs Vulkan 1.1" in message["text"]
+def test_vulkan_1_0_app_gets_1_1_and_is_checked(
+    run_python_app: RunPython, spirv, layer_folder: Path
+) -> None:
+    """A Vulkan 1.0 app (vkcube's kind) on a 1.1+ loader and device: the instance is created
+    with 1.1, the app is told once, and its bad dispatch (which crashes lavapipe without the
+    layer) is reported."""
+    run = run_python_app(reporting(spirv, "--api", "1.0", "--bad-dispatch", "1"), layer_folder)
+    (raised,) = run.with_id("GPUAV-setup-vulkan-version-raised")
+    assert "asked for Vulkan 1.0; gpuav created the instance with apiVersion 1.1" in raised["text"]
+    assert run.with_id("GPUAV-setup-vulkan-version") == []
+    assert len(run.with_id(OUT_OF_BOUNDS)) == 1
 
 
 def test_refused_shader_runs_original_and_is_reported_once(

@@ -13,8 +13,8 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import device_setup, shader_validation
-from gpuav.layer.calls import API_VERSION_1_2, FeatureRequest, PhysicalDeviceFacts
+from gpuav.layer import device_setup, notices, shader_validation
+from gpuav.layer.calls import API_VERSION_1_1, API_VERSION_1_2, FeatureRequest, PhysicalDeviceFacts
 from gpuav.layer.native import callbacks, enabled_features
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import (
@@ -77,6 +77,21 @@ def _instance_settings(create_info: int) -> tuple[Settings, int]:
     return resolve_settings(enables), api_version
 
 
+def _with_api_version(create_info: int, api_version: int, keep: list[Any]) -> int:
+    """A copy of the VkInstanceCreateInfo asking for ``api_version`` (the app's own
+    VkApplicationInfo copied, or a new one when it gave none)."""
+    copy = copy_struct(create_info, "VkInstanceCreateInfo", keep)
+    if copy.pApplicationInfo != vkffi.NULL:
+        application = copy_struct(address(copy.pApplicationInfo), "VkApplicationInfo", keep)
+    else:
+        application = vkffi.new("VkApplicationInfo *")
+        keep.append(application)
+        application.sType = vk.VK_STRUCTURE_TYPE_APPLICATION_INFO
+    application.apiVersion = api_version
+    copy.pApplicationInfo = application
+    return address(copy)
+
+
 def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
     link = _take_link(
         create_info,
@@ -88,11 +103,18 @@ def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
     get_proc_addr = Native.ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetInstanceProcAddr)
     create = Native.ffi.cast("gpuav_PFN_vkCreateInstance", get_proc_addr(0, b"vkCreateInstance"))
     settings, api_version = Settings(), 0
+    keep: list[Any] = []
+    passed_info = create_info
     try:
         settings, api_version = _instance_settings(create_info)
+        if settings.enabled and api_version < API_VERSION_1_1:
+            # GPU-AV needs Vulkan 1.1 (SPIR-V 1.3); a 1.0 app on a newer loader and driver gets
+            # 1.1 as the Khronos layer gives it, and is told so below.
+            passed_info = _with_api_version(create_info, API_VERSION_1_1, keep)
     except BaseException as error:
         report_error("vkCreateInstance (settings)", error)
-    result = int(create(create_info, allocator, instance_out))
+        passed_info = create_info
+    result = int(create(passed_info, allocator, instance_out))
     if result != 0:
         return result
     instance = handles_at(instance_out, 1)[0]
@@ -101,7 +123,12 @@ def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
         deliver_utils=callbacks.safe(callbacks.deliver_utils),
         deliver_report=callbacks.safe(callbacks.deliver_report),
     )
-    state = device_setup.post_call_record_create_instance(instance, settings, api_version, reporter)
+    raised = passed_info != create_info
+    state = device_setup.post_call_record_create_instance(
+        instance, settings, API_VERSION_1_1 if raised else api_version, reporter
+    )
+    if raised:
+        state.asked_api_version = api_version
     if not settings.enabled:
         return result  # layer.c passes everything of this instance through
     REGISTRY.instances[dispatch_key(instance)] = InstanceRecord(
@@ -333,6 +360,11 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
     facts: PhysicalDeviceFacts | None = None
     passed_info = create_info
     if instance is not None and instance.state.settings.enabled:
+        asked = instance.state.asked_api_version
+        if asked is not None:
+            instance.state.reporter.emit_once(
+                "api-version-raised", notices.api_version_raised(asked, instance.state.api_version)
+            )
         try:
             facts = _physical_device_facts(instance, physical_device)
             request = device_setup.pre_call_record_create_device(instance.state, facts)
