@@ -183,6 +183,28 @@ def test_wait_before_signal_does_not_deadlock(run_wild: RunWild, layer_folder: P
     assert [len(handles) for handles in command_buffers] == [2, 2, 0]
 
 
+@pytest.mark.parametrize(
+    ("scenario", "leak"),
+    [("wait-semaphores", "0"), ("wait-semaphores", "2"), ("submit-and-exit", "2")],
+    ids=["wait-semaphores", "wait-semaphores-then-exit", "exit-without-waiting"],
+)
+def test_deferred_submission_loses_no_record(
+    run_wild: RunWild, layer_folder: Path, scenario: str, leak: str
+) -> None:
+    """A submission that waits on a timeline value signalled later is deferred. The app learns
+    of its completion only through vkWaitSemaphores, or not at all, and may exit without
+    vkDestroyDevice (--leak 2). Its bad dispatch's two errors (load and store) are reported
+    all the same, at the wait or at exit; before, the records were lost."""
+    run, hashes = run_wild(
+        ["--messenger", "--leak", leak, "--bad", "3", scenario], layer_folder, instrumenter=None
+    )
+    assert [name for name, _ in hashes] == [scenario]
+    messages = run.with_id(OUT_OF_BOUNDS)
+    assert len(messages) == 2
+    for message in messages:
+        assert "Dispatch Index 4 (vkCmdDispatch)" in message["text"]
+
+
 def test_extension_draws_are_actions(run_wild: RunWild, layer_folder: Path) -> None:
     """vkCmdDrawMultiEXT and vkCmdDrawMeshTasksEXT (and the other extension draws) get their
     own output block: the fragment shader's record is reported for the right draw, the image

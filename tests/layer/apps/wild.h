@@ -121,6 +121,7 @@ void destroy_compute(Context *ctx, Compute *c);
 void dispatches(VkCommandBuffer cb, VkPipelineLayout layout, uint32_t count, uint32_t which);
 VkSubmitInfo one(const VkCommandBuffer *command_buffer);
 void wait_before_signal_scenario(Context *ctx, int empty);
+void wait_semaphores_scenario(Context *ctx, int wait);
 void threads_timeline_scenario(Context *ctx);
 void run_graphics_scenario(Context *ctx, const char *name);
 void run_compute_scenario(Context *ctx, const char *name);

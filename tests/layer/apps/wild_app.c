@@ -453,6 +453,10 @@ void run_compute_scenario(Context *ctx, const char *name) {
         threads_timeline_scenario(ctx);
     else if (!strcmp(name, "wait-before-signal-empty"))
         wait_before_signal_scenario(ctx, 1);
+    else if (!strcmp(name, "wait-semaphores"))
+        wait_semaphores_scenario(ctx, 1);
+    else if (!strcmp(name, "submit-and-exit"))
+        wait_semaphores_scenario(ctx, 0);
     else
         run_graphics_scenario(ctx, name);
 }

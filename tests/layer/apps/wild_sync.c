@@ -71,6 +71,68 @@ void wait_before_signal_scenario(Context *ctx, int empty) {
     free_buffer(ctx, &buffers[1]);
 }
 
+/* The app learns of completion only through vkWaitSemaphores: one submission waits for timeline
+ * value 1 (signalled by the host afterwards) and signals value 2, which the host waits for
+ * (unless !wait: then it learns nothing, and prints 0 for its results). With --leak 2 the app
+ * then exits without destroying its device: the layer must read the submission back at one
+ * of those points, or at exit. */
+void wait_semaphores_scenario(Context *ctx, int wait) {
+    Buffer buffers[2];
+    for (int b = 0; b < 2; ++b) {
+        buffers[b] = make_buffer(ctx, REGIONS * LOCAL * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        for (uint32_t i = 0; i < REGIONS * LOCAL; ++i) ((uint32_t *)buffers[b].mapped)[i] = i * b;
+    }
+    Compute c;
+    make_compute(ctx, &c, buffers);
+    VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo semaphore_info = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    VkSemaphore timeline;
+    CHECK(vkCreateSemaphore(ctx->device, &semaphore_info, allocator, &timeline));
+
+    VkCommandBuffer cb = record(ctx, &c, 0);
+    uint64_t wait_value = 1, signal_value = 2;
+    VkTimelineSemaphoreSubmitInfo values = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.waitSemaphoreValueCount = 1;
+    values.pWaitSemaphoreValues = &wait_value;
+    values.signalSemaphoreValueCount = 1;
+    values.pSignalSemaphoreValues = &signal_value;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    VkSubmitInfo submit = one(&cb);
+    submit.pNext = &values;
+    submit.waitSemaphoreCount = 1;
+    submit.pWaitSemaphores = &timeline;
+    submit.pWaitDstStageMask = &stage;
+    submit.signalSemaphoreCount = 1;
+    submit.pSignalSemaphores = &timeline;
+    CHECK(vkQueueSubmit(ctx->queue, 1, &submit, VK_NULL_HANDLE));
+    VkSemaphoreSignalInfo signal = {VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+    signal.semaphore = timeline;
+    signal.value = 1;
+    CHECK(vkSignalSemaphore(ctx->device, &signal));
+    VkSemaphoreWaitInfo wait_info = {VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait_info.semaphoreCount = 1;
+    wait_info.pSemaphores = &timeline;
+    wait_info.pValues = &signal_value;
+    if (!wait) {
+        printf("submit-and-exit 0\n");
+        fflush(stdout);
+        return;
+    }
+    CHECK(vkWaitSemaphores(ctx->device, &wait_info, UINT64_MAX));
+
+    uint32_t hashes[2] = {fnv1a(buffers[0].mapped, buffers[0].size),
+                          fnv1a(buffers[1].mapped, buffers[1].size)};
+    printf("wait-semaphores %08x\n", fnv1a(hashes, sizeof hashes));
+    fflush(stdout);
+    if (ctx->leak) return;
+    vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+    vkDestroySemaphore(ctx->device, timeline, allocator);
+    destroy_compute(ctx, &c);
+    free_buffer(ctx, &buffers[0]);
+    free_buffer(ctx, &buffers[1]);
+}
+
 /* -- two threads, each submitting and waiting ITERATIONS times with a timeline wait ---------
  * The waits are already satisfied, but a layer must treat them as possibly host-signaled and
  * read back later: from the other thread's vkWaitForFences, concurrently with this submit. */
