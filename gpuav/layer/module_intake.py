@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from gpuav.errors import GpuavError
 from gpuav.layer import shader_validation
+from gpuav.layer.state import DeviceState
 from gpuav.spirv.reader import read
 from gpuav.validate.diagnostics import Severity
 
@@ -31,8 +32,13 @@ def header_bound(words: Sequence[int]) -> int:
     return int.from_bytes(int(words[3]).to_bytes(4, "little"), "big")
 
 
-def refusal_before(device: int, words: Sequence[int]) -> str | None:
-    """Why the module must not be instrumented, or None when it may be."""
+def refusal_before(
+    device: int, words: Sequence[int], driver_features: frozenset[str] = frozenset()
+) -> str | None:
+    """Why the module must not be instrumented, or None when it may be. ``driver_features``
+    are features the layer enabled for itself: the app did not, but the driver has them, so
+    a module that needs them is valid where it runs (it is validated again with them only
+    when it has errors without)."""
     if len(words) < HEADER_WORDS:
         return "it is shorter than a SPIR-V header"
     bound = header_bound(words)
@@ -49,6 +55,9 @@ def refusal_before(device: int, words: Sequence[int]) -> str | None:
             return f"it cannot be read as SPIR-V ({error})"
         return None
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    if errors and driver_features:
+        with_driver_features = shader_validation.diagnostics_for(device, words, driver_features)
+        errors = [d for d in with_driver_features or () if d.severity is Severity.ERROR]
     unreadable = [d for d in errors if d.rule == shader_validation.INVALID_SPIRV_RULE]
     if unreadable:
         return f"it cannot be read as SPIR-V ({unreadable[0].message})"
@@ -60,6 +69,18 @@ def refusal_before(device: int, words: Sequence[int]) -> str | None:
             f"in it for this device ({named})"
         )
     return None
+
+
+def layer_enabled_features(device: DeviceState) -> frozenset[str]:
+    """The features ``device_setup`` turned on for the layer's own shaders."""
+    names = set()
+    if device.facts.fragment_stores_and_atomics:
+        names.add("fragmentStoresAndAtomics")
+    if device.facts.vertex_pipeline_stores_and_atomics:
+        names.add("vertexPipelineStoresAndAtomics")
+    if device.context_offset is not None:  # issue 8's device-address path
+        names |= {"bufferDeviceAddress", "shaderInt64"}
+    return frozenset(names)
 
 
 def refusal_after(instrumented: Sequence[int]) -> str | None:

@@ -71,7 +71,9 @@ def instrument_words(
     if instrumenter_accepts("descriptor_state"):
         options.setdefault("descriptor_state", True)
     try:
-        refusal = module_intake.refusal_before(device.handle, words)
+        refusal = module_intake.refusal_before(
+            device.handle, words, module_intake.layer_enabled_features(device)
+        )
     except Exception as error:  # whatever failed, the module cannot be vouched for
         refusal = f"it could not be checked ({type(error).__name__}: {error})"
     if refusal is not None:

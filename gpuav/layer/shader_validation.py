@@ -13,7 +13,7 @@ import hashlib
 import os
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuav.errors import GpuavError
 from gpuav.layer.reporting import LayerMessage, Reporter, internal_error_message
@@ -84,13 +84,17 @@ def pre_call_validate_create_shader_module(
     return list(diagnostics)
 
 
-def diagnostics_for(device: int, words: Sequence[int]) -> tuple[Diagnostic, ...] | None:
-    """The module's diagnostics for the device (cached), or None when the device's
-    environment is unknown. Raises only what the validator itself cannot turn into a
-    diagnostic."""
+def diagnostics_for(
+    device: int, words: Sequence[int], added_features: frozenset[str] = frozenset()
+) -> tuple[Diagnostic, ...] | None:
+    """The module's diagnostics for the device (cached), with ``added_features`` enabled too,
+    or None when the device's environment is unknown. Raises only what the validator itself
+    cannot turn into a diagnostic."""
     environment = _ENVIRONMENTS.get(device)
     if environment is None:
         return None
+    if added_features - environment.features:
+        environment = replace(environment, features=environment.features | added_features)
     return _validate_cached(array("I", words).tobytes(), environment)
 
 

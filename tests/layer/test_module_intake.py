@@ -106,3 +106,10 @@ def test_without_an_environment_the_module_must_still_read() -> None:
     reason = module_intake.refusal_before(0, words[:-1])
     assert reason is not None
     assert reason.startswith("it cannot be read as SPIR-V (")
+
+
+def test_features_the_layer_enabled_count_as_enabled(device: int) -> None:
+    # The app did not enable shaderFloat64, but the driver has it on: valid where it runs.
+    words = _words(FLOAT64)
+    assert module_intake.refusal_before(device, words) is not None
+    assert module_intake.refusal_before(device, words, frozenset({"shaderFloat64"})) is None
