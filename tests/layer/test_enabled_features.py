@@ -12,10 +12,16 @@ from gpuav.layer.native.vk import address
 
 
 class _PhysicalDevice:
-    """Stands in for the next layer's vkGetPhysicalDeviceProperties2."""
+    """Stands in for the next layer's vkGetPhysicalDeviceProperties(2)."""
+
+    MAX_VERTEX_OUTPUT_COMPONENTS = 64
 
     def __init__(self) -> None:
         self.chained: list[int] = []
+
+    def vkGetPhysicalDeviceProperties(self, physical_device: int, properties: int) -> None:
+        limits = ffi.cast("VkPhysicalDeviceProperties *", properties).limits
+        limits.maxVertexOutputComponents = self.MAX_VERTEX_OUTPUT_COMPONENTS
 
     def vkGetPhysicalDeviceProperties2(self, physical_device: int, properties: int) -> None:
         head = ffi.cast("VkPhysicalDeviceProperties2 *", properties)
@@ -92,3 +98,15 @@ def test_vulkan_1_0_device_queries_no_properties() -> None:
     assert physical.chained == []
     assert environment.target_env == "vulkan1.0"
     assert "VK_SUBGROUP_FEATURE_BASIC_BIT" not in environment.features
+
+
+def test_integer_limits_are_recorded_for_the_validator() -> None:
+    """Shaders past the device's limits (output Locations, say) are not instrumented: the
+    validator needs the limits, integers only (no arrays, no floats)."""
+    keep: list[Any] = []
+    environment = shader_environment(
+        _create_info(keep, features2=True), 0, vk.VK_MAKE_VERSION(1, 2, 0), _PhysicalDevice()
+    )
+    limits = dict(environment.limits)
+    assert limits["maxVertexOutputComponents"] == _PhysicalDevice.MAX_VERTEX_OUTPUT_COMPONENTS
+    assert "maxComputeWorkGroupSize" not in limits and "maxSamplerLodBias" not in limits

@@ -47,7 +47,31 @@ def shader_environment(
             features |= _true_members(at(node, name), name)
     if api_version >= API_VERSION_1_1:
         features |= _supported_properties(physical_device, api_version, next_functions)
-    return ShaderEnvironment(target_env_for(api_version), frozenset(features), extensions)
+    return ShaderEnvironment(
+        target_env_for(api_version),
+        frozenset(features),
+        extensions,
+        _limits(physical_device, next_functions),
+    )
+
+
+_INTEGER_TYPES = frozenset({"uint32_t", "int32_t", "uint64_t", "size_t"})
+
+
+def _limits(physical_device: int, next_functions: Any) -> tuple[tuple[str, int], ...]:
+    """The device's integer VkPhysicalDeviceLimits (arrays and floats left out, as
+    ``gpuav validate --device-json`` reads them), so that shaders past them are not
+    instrumented (say, output Locations the driver would reject)."""
+    properties = vkffi.new("VkPhysicalDeviceProperties *")
+    next_functions.vkGetPhysicalDeviceProperties(physical_device, address(properties))
+    limits = properties.limits
+    return tuple(
+        sorted(
+            (name, int(getattr(limits, name)))
+            for name, field in vkffi.typeof("VkPhysicalDeviceLimits").fields
+            if field.type.kind == "primitive" and field.type.cname in _INTEGER_TYPES
+        )
+    )
 
 
 def _true_members(structure: Any, type_name: str) -> set[str]:
