@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from gpuav.errors import ResourceExhausted
 from gpuav.layer import notices
 from gpuav.layer.calls import (
     API_VERSION_1_1,
@@ -105,7 +106,8 @@ def post_call_record_create_device(
     """Set index, output buffers and our two set layouts (seed 000: GpuPostCallRecordCreateDevice).
 
     A device on which any of this fails runs without GPU-AV, which is safe because no shader
-    has been instrumented for it yet.
+    has been instrumented for it yet; what was made is destroyed. Running out of memory is
+    said as ``GPUAV-resources-exhausted``, once, like running out later.
     """
     device = DeviceState(handle, instance, calls, facts, enabled=False)
     if not instance.settings.enabled:
@@ -141,7 +143,11 @@ def post_call_record_create_device(
     except Exception as error:
         _destroy_state_buffer(device)
         _destroy_layouts(device)
-        instance.reporter.emit(notices.setup_failed(str(error)))
+        if isinstance(error, ResourceExhausted):
+            reason = f"at device creation: {error}; this device runs without GPU-AV"
+            instance.reporter.emit_once("resources-exhausted", notices.resources_exhausted(reason))
+        else:
+            instance.reporter.emit(notices.setup_failed(str(error)))
         return device
     device.enabled = True
     return device

@@ -21,6 +21,7 @@ from gpuav.instrument.descriptor_state import (
     STATE_BINDING,
 )
 from gpuav.instrument.record import DATA_FIRST_WORD
+from gpuav.layer import faults
 from gpuav.layer.calls import (
     CONTEXT_BYTES,
     MEMORY_PROPERTY_HOST_CACHED,
@@ -75,15 +76,20 @@ class NativeDeviceCalls:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _check(self, command: str, result: int) -> None:
+    def _call(self, command: str, *arguments: Any) -> None:
+        """Make a call that returns a VkResult; raise ``VulkanCallFailed`` on an error code.
+
+        Every call the layer makes for its own objects goes through here, so a test can make
+        any of them fail (``faults.injected_result``) and the caller's clean-up runs."""
+        result = faults.injected_result(command) if faults._POINTS else 0
+        if not result:
+            result = int(getattr(self.next, command)(*arguments))
         if result < 0:
             raise VulkanCallFailed(command, result)
 
     def _create(self, command: str, info: Any) -> int:
         out = vkffi.new("uint64_t[1]")
-        self._check(
-            command, getattr(self.next, command)(self.device, address(info), 0, address(out))
-        )
+        self._call(command, self.device, address(info), 0, address(out))
         return int(out[0])
 
     # -- descriptor set layouts -----------------------------------------------------------------
@@ -173,8 +179,9 @@ class NativeDeviceCalls:
 
     def destroy_state_buffer(self, handles: StateBufferHandles) -> None:
         handles.words.release()
-        self.next.vkUnmapMemory(self.device, handles.memory)
-        self._destroy_parts({"buffer": handles.buffer, "memory": handles.memory})
+        self._destroy_parts(
+            {"mapped": handles.memory, "buffer": handles.buffer, "memory": handles.memory}
+        )
 
     def _mapped_buffer(
         self,
@@ -207,15 +214,10 @@ class NativeDeviceCalls:
             flags.flags = MEMORY_ALLOCATE_DEVICE_ADDRESS
             allocate.pNext = flags
         made["memory"] = self._create("vkAllocateMemory", allocate)
-        self._check(
-            "vkBindBufferMemory",
-            self.next.vkBindBufferMemory(self.device, made["buffer"], made["memory"], 0),
-        )
+        self._call("vkBindBufferMemory", self.device, made["buffer"], made["memory"], 0)
         mapped = vkffi.new("void **")
-        self._check(
-            "vkMapMemory",
-            self.next.vkMapMemory(self.device, made["memory"], 0, WHOLE_SIZE, 0, address(mapped)),
-        )
+        self._call("vkMapMemory", self.device, made["memory"], 0, WHOLE_SIZE, 0, address(mapped))
+        made["mapped"] = made["memory"]
         vkffi.memmove(mapped[0], bytes(size), size)
         words = memoryview(vkffi.buffer(mapped[0], size)).cast("B").cast("I")
         return made["buffer"], made["memory"], words
@@ -243,10 +245,7 @@ class NativeDeviceCalls:
         set_info.descriptorSetCount = count
         set_info.pSetLayouts = vkffi.cast("VkDescriptorSetLayout *", layouts)
         sets = vkffi.new("uint64_t[]", count)
-        self._check(
-            "vkAllocateDescriptorSets",
-            self.next.vkAllocateDescriptorSets(self.device, address(set_info), address(sets)),
-        )
+        self._call("vkAllocateDescriptorSets", self.device, address(set_info), address(sets))
         infos = vkffi.new("VkDescriptorBufferInfo[]", 3 * count)
         writes = vkffi.new("VkWriteDescriptorSet[]", 3 * count)
         buffer_handle = vkffi.cast("VkBuffer", buffer)
@@ -284,6 +283,9 @@ class NativeDeviceCalls:
         return handles
 
     def _destroy_parts(self, made: dict[str, int]) -> None:
+        """Destroy what one step made, in reverse order; only handles that calls returned."""
+        if made.get("mapped"):
+            self.next.vkUnmapMemory(self.device, made["mapped"])
         if made.get("pool"):
             self.next.vkDestroyDescriptorPool(self.device, made["pool"], 0)
         if made.get("buffer"):
@@ -293,9 +295,13 @@ class NativeDeviceCalls:
 
     def destroy_output_chunk(self, chunk: OutputChunkHandles) -> None:
         chunk.words.release()
-        self.next.vkUnmapMemory(self.device, chunk.memory)
         self._destroy_parts(
-            {"pool": chunk.descriptor_pool, "buffer": chunk.buffer, "memory": chunk.memory}
+            {
+                "mapped": chunk.memory,
+                "pool": chunk.descriptor_pool,
+                "buffer": chunk.buffer,
+                "memory": chunk.memory,
+            }
         )
 
     # -- shader modules -------------------------------------------------------------------------
@@ -358,16 +364,17 @@ class NativeDeviceCalls:
     # -- queues and fences ----------------------------------------------------------------------
 
     def queue_wait_idle(self, queue: int) -> None:
-        self._check("vkQueueWaitIdle", self.next.vkQueueWaitIdle(queue))
+        self._call("vkQueueWaitIdle", queue)
 
     def queue_signal_fence(self, queue: int) -> int:
         info = vkffi.new("VkFenceCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
         fence = self._create("vkCreateFence", info)
-        result = self.next.vkQueueSubmit(queue, 0, 0, fence)
-        if result < 0:
+        try:
+            self._call("vkQueueSubmit", queue, 0, 0, fence)
+        except VulkanCallFailed:
             self.destroy_fence(fence)
-            raise VulkanCallFailed("vkQueueSubmit", result)
+            raise
         return fence
 
     def fence_signaled(self, fence: int, timeout_ns: int = 0) -> bool:
