@@ -6,6 +6,8 @@ goes down the chain. Vulkan points (named after a call the layer makes for its o
 ``vkAllocateMemory``) make that call return VK_ERROR_OUT_OF_DEVICE_MEMORY without reaching the
 driver, as a driver out of memory would, so the layer's own checks and clean-up run;
 ``vkAllocateMemory:3`` fails the third such call and every later one (start-up or growth).
+``vkMapMemory-MAP_FAILED`` makes vkMapMemory succeed with mmap's MAP_FAILED as its pointer,
+as lavapipe does once the address space is exhausted.
 """
 
 from __future__ import annotations

@@ -40,6 +40,8 @@ WHOLE_SIZE = (1 << 64) - 1
 # VkMemoryAllocateFlagBits).
 BUFFER_USAGE_SHADER_DEVICE_ADDRESS = 0x00020000
 MEMORY_ALLOCATE_DEVICE_ADDRESS = 0x2
+MEMORY_MAP_FAILED = -5  # VK_ERROR_MEMORY_MAP_FAILED
+MAP_FAILED = (1 << 64) - 1  # mmap's (void *) -1
 _HOST_MEMORY = MEMORY_PROPERTY_HOST_VISIBLE | MEMORY_PROPERTY_HOST_COHERENT
 
 
@@ -218,6 +220,12 @@ class NativeDeviceCalls:
         mapped = vkffi.new("void **")
         self._call("vkMapMemory", self.device, made["memory"], 0, WHOLE_SIZE, 0, address(mapped))
         made["mapped"] = made["memory"]
+        if faults.injected_result("vkMapMemory-MAP_FAILED") if faults._POINTS else 0:
+            mapped[0] = vkffi.cast("void *", MAP_FAILED)
+        if int(vkffi.cast("uintptr_t", mapped[0])) in (0, MAP_FAILED):
+            # lavapipe maps at vkMapMemory and answers VK_SUCCESS with mmap's MAP_FAILED once
+            # the address space is exhausted: writing through it crashed the app.
+            raise VulkanCallFailed("vkMapMemory (no pointer)", MEMORY_MAP_FAILED)
         vkffi.memmove(mapped[0], bytes(size), size)
         words = memoryview(vkffi.buffer(mapped[0], size)).cast("B").cast("I")
         return made["buffer"], made["memory"], words
