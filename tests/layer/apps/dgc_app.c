@@ -1,0 +1,505 @@
+/* A compute app that runs its pipeline through VK_EXT_device_generated_commands: a
+ * vkCmdExecuteGeneratedCommandsEXT, a plain vkCmdDispatch, another execute. The executes'
+ * single DISPATCH token reads a VkDispatchIndirectCommand (2, 1, 1) from an indirect buffer
+ * (no indirect execution set: the bound pipeline runs). It knows nothing of gpuav.
+ *
+ * usage: dgc_app WILD_COMP_SPV [--messenger] [--bad]
+ * The shader is wild.comp (specialized: multiplier 5, an array of two storage buffers of 256
+ * words each, filled with their word index). Push constants (base, which) select the region
+ * and the buffer: the first execute does [64,192) of buffer 1, the dispatch [0,64) of
+ * buffer 0, the second execute [128,256) of buffer 0, or of buffer 2 with --bad (past the
+ * array).
+ * Prints "preprocess-size N", "hash <fnv1a hex of both buffers>" and
+ * "message <severity>|<id>|<text>" per message of its debug-utils messenger (--messenger).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+/* VK_EXT_device_generated_commands is newer than Debian bookworm's headers (1.3.239):
+ * the few declarations used here, as in the Vulkan registry. */
+#ifndef VK_EXT_device_generated_commands
+#define VK_EXT_device_generated_commands 1
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectCommandsLayoutEXT)
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectExecutionSetEXT)
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT \
+    ((VkStructureType)1000572000)
+#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_EXT \
+    ((VkStructureType)1000572002)
+#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_INFO_EXT ((VkStructureType)1000572004)
+#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_EXT ((VkStructureType)1000572006)
+#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT ((VkStructureType)1000572007)
+#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_PIPELINE_INFO_EXT ((VkStructureType)1000572013)
+#define VK_INDIRECT_COMMANDS_TOKEN_TYPE_DISPATCH_EXT 9
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 deviceGeneratedCommands;
+    VkBool32 dynamicGeneratedPipelineLayout;
+} VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkIndirectExecutionSetEXT indirectExecutionSet;
+    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
+    uint32_t maxSequenceCount;
+    uint32_t maxDrawCount;
+} VkGeneratedCommandsMemoryRequirementsInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkShaderStageFlags shaderStages;
+    VkIndirectExecutionSetEXT indirectExecutionSet;
+    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
+    VkDeviceAddress indirectAddress;
+    VkDeviceSize indirectAddressSize;
+    VkDeviceAddress preprocessAddress;
+    VkDeviceSize preprocessSize;
+    uint32_t maxSequenceCount;
+    VkDeviceAddress sequenceCountAddress;
+    uint32_t maxDrawCount;
+} VkGeneratedCommandsInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    int type;          /* VkIndirectCommandsTokenTypeEXT */
+    const void *data;  /* VkIndirectCommandsTokenDataEXT: a union of pointers, NULL for DISPATCH */
+    uint32_t offset;
+} VkIndirectCommandsLayoutTokenEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkFlags flags;
+    VkShaderStageFlags shaderStages;
+    uint32_t indirectStride;
+    VkPipelineLayout pipelineLayout;
+    uint32_t tokenCount;
+    const VkIndirectCommandsLayoutTokenEXT *pTokens;
+} VkIndirectCommandsLayoutCreateInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkPipeline pipeline;
+} VkGeneratedCommandsPipelineInfoEXT;
+typedef void(VKAPI_PTR *PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)(
+    VkDevice, const VkGeneratedCommandsMemoryRequirementsInfoEXT *, VkMemoryRequirements2 *);
+typedef void(VKAPI_PTR *PFN_vkCmdExecuteGeneratedCommandsEXT)(VkCommandBuffer, VkBool32,
+                                                             const VkGeneratedCommandsInfoEXT *);
+typedef VkResult(VKAPI_PTR *PFN_vkCreateIndirectCommandsLayoutEXT)(
+    VkDevice, const VkIndirectCommandsLayoutCreateInfoEXT *, const VkAllocationCallbacks *,
+    VkIndirectCommandsLayoutEXT *);
+typedef void(VKAPI_PTR *PFN_vkDestroyIndirectCommandsLayoutEXT)(VkDevice,
+                                                               VkIndirectCommandsLayoutEXT,
+                                                               const VkAllocationCallbacks *);
+#endif
+
+#ifndef VK_KHR_maintenance5 /* the preprocess buffer's usage is a VkBufferUsageFlags2 bit */
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR ((VkStructureType)1000470000)
+#define VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470006)
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 maintenance5;
+} VkPhysicalDeviceMaintenance5FeaturesKHR;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint64_t usage;
+} VkBufferUsageFlags2CreateInfoKHR;
+#endif
+#define BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT 0x80000000ULL
+
+#define CHECK(call)                                                                   \
+    do {                                                                              \
+        VkResult result_ = (call);                                                    \
+        if (result_ != VK_SUCCESS) {                                                  \
+            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, result_); \
+            exit(2);                                                                  \
+        }                                                                             \
+    } while (0)
+
+enum { WORDS = 256, LOCAL = 64 };
+
+typedef struct {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void *mapped;
+    VkDeviceAddress address;
+} Buffer;
+
+static VkDevice device;
+static VkPhysicalDeviceMemoryProperties memory_properties;
+
+static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                     VkDebugUtilsMessageTypeFlagsEXT types,
+                                     const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                     void *user) {
+    (void)types;
+    (void)user;
+    printf("message %d|%s|", (int)severity, data->pMessageIdName ? data->pMessageIdName : "");
+    for (const char *c = data->pMessage; *c; ++c) putchar(*c == '\n' ? ' ' : *c);
+    printf("\n");
+    fflush(stdout);
+    return VK_FALSE;
+}
+
+static uint32_t fnv1a(const void *bytes, size_t count) {
+    uint32_t hash = 2166136261u;
+    for (size_t i = 0; i < count; ++i) hash = (hash ^ ((const uint8_t *)bytes)[i]) * 16777619u;
+    return hash;
+}
+
+static uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags flags) {
+    for (uint32_t i = 0; i < memory_properties.memoryTypeCount; ++i)
+        if ((allowed & (1u << i)) &&
+            (memory_properties.memoryTypes[i].propertyFlags & flags) == flags)
+            return i;
+    fprintf(stderr, "no memory type for bits 0x%x\n", allowed);
+    exit(2);
+}
+
+/* A host-visible buffer with a device address; `usage2` (when not 0) replaces `usage` through
+ * VkBufferUsageFlags2CreateInfoKHR; `required` (when not NULL) narrows the memory types. */
+static Buffer make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, uint64_t usage2,
+                          const VkMemoryRequirements *required) {
+    Buffer result = {0};
+    VkBufferUsageFlags2CreateInfoKHR flags2 = {
+        VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR};
+    flags2.usage = usage2 | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+    VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, usage2 ? &flags2 : NULL};
+    info.size = size;
+    info.usage = usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+    CHECK(vkCreateBuffer(device, &info, NULL, &result.buffer));
+    VkMemoryRequirements requirements;
+    vkGetBufferMemoryRequirements(device, result.buffer, &requirements);
+    uint32_t allowed = requirements.memoryTypeBits;
+    if (required) allowed &= required->memoryTypeBits;
+    VkMemoryAllocateFlagsInfo address_flag = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    address_flag.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &address_flag};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex = memory_type(
+        allowed, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    CHECK(vkAllocateMemory(device, &allocate, NULL, &result.memory));
+    CHECK(vkBindBufferMemory(device, result.buffer, result.memory, 0));
+    CHECK(vkMapMemory(device, result.memory, 0, size, 0, &result.mapped));
+    memset(result.mapped, 0, size);
+    VkBufferDeviceAddressInfo address = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, NULL,
+                                         result.buffer};
+    result.address = vkGetBufferDeviceAddress(device, &address);
+    return result;
+}
+
+static void free_buffer(Buffer *buffer) {
+    vkDestroyBuffer(device, buffer->buffer, NULL);
+    vkFreeMemory(device, buffer->memory, NULL);
+}
+
+static uint32_t *load_code(const char *path, size_t *size) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        perror(path);
+        exit(2);
+    }
+    fseek(file, 0, SEEK_END);
+    *size = (size_t)ftell(file);
+    fseek(file, 0, SEEK_SET);
+    uint32_t *code = malloc(*size);
+    if (fread(code, 1, *size, file) != *size) exit(2);
+    fclose(file);
+    return code;
+}
+
+static int has_extension(VkPhysicalDevice physical, const char *name) {
+    uint32_t count = 0;
+    CHECK(vkEnumerateDeviceExtensionProperties(physical, NULL, &count, NULL));
+    VkExtensionProperties *properties = calloc(count, sizeof *properties);
+    CHECK(vkEnumerateDeviceExtensionProperties(physical, NULL, &count, properties));
+    int found = 0;
+    for (uint32_t i = 0; i < count; ++i) found |= !strcmp(properties[i].extensionName, name);
+    free(properties);
+    return found;
+}
+
+static VkQueue create_device(VkPhysicalDevice physical) {
+    if (!has_extension(physical, "VK_EXT_device_generated_commands")) {
+        fprintf(stderr, "VK_EXT_device_generated_commands is not supported\n");
+        exit(3);
+    }
+    VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT generated = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 supported = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                           &generated};
+    vkGetPhysicalDeviceFeatures2(physical, &supported);
+    if (!generated.deviceGeneratedCommands) {
+        fprintf(stderr, "deviceGeneratedCommands is not supported\n");
+        exit(3);
+    }
+    memset(&generated, 0, sizeof generated);
+    generated.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT;
+    generated.deviceGeneratedCommands = VK_TRUE;
+    VkPhysicalDeviceMaintenance5FeaturesKHR maintenance = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR, &generated};
+    maintenance.maintenance5 = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            &maintenance};
+    v12.bufferDeviceAddress = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
+    const char *extensions[] = {"VK_EXT_device_generated_commands", "VK_KHR_maintenance5"};
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = 0;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    VkDeviceCreateInfo info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue_info;
+    info.enabledExtensionCount = 2;
+    info.ppEnabledExtensionNames = extensions;
+    CHECK(vkCreateDevice(physical, &info, NULL, &device));
+    VkQueue queue;
+    vkGetDeviceQueue(device, 0, 0, &queue);
+    return queue;
+}
+
+static PFN_vkVoidFunction load(const char *name) {
+    PFN_vkVoidFunction function = vkGetDeviceProcAddr(device, name);
+    if (!function) {
+        fprintf(stderr, "no %s\n", name);
+        exit(2);
+    }
+    return function;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: dgc_app WILD_COMP_SPV [--messenger] [--bad]\n");
+        return 2;
+    }
+    int messenger = 0, bad = 0;
+    for (int i = 2; i < argc; ++i) {
+        if (!strcmp(argv[i], "--messenger"))
+            messenger = 1;
+        else if (!strcmp(argv[i], "--bad"))
+            bad = 1;
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+
+    VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "dgc_app";
+    app.apiVersion = VK_API_VERSION_1_3;
+    const char *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    VkInstanceCreateInfo instance_info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    instance_info.pApplicationInfo = &app;
+    instance_info.enabledExtensionCount = messenger ? 1 : 0;
+    instance_info.ppEnabledExtensionNames = &extension;
+    VkInstance instance;
+    CHECK(vkCreateInstance(&instance_info, NULL, &instance));
+    VkDebugUtilsMessengerEXT handle = VK_NULL_HANDLE;
+    if (messenger) {
+        VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
+            VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT;
+        messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+        messenger_info.pfnUserCallback = on_message;
+        PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
+            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+                instance, "vkCreateDebugUtilsMessengerEXT");
+        CHECK(create_messenger(instance, &messenger_info, NULL, &handle));
+    }
+    uint32_t count = 1;
+    VkPhysicalDevice physical;
+    VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
+    if (enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) return 2;
+    vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
+    VkQueue queue = create_device(physical);
+    PFN_vkGetGeneratedCommandsMemoryRequirementsEXT memory_requirements =
+        (PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)load(
+            "vkGetGeneratedCommandsMemoryRequirementsEXT");
+    PFN_vkCmdExecuteGeneratedCommandsEXT execute_generated =
+        (PFN_vkCmdExecuteGeneratedCommandsEXT)load("vkCmdExecuteGeneratedCommandsEXT");
+    PFN_vkCreateIndirectCommandsLayoutEXT create_commands_layout =
+        (PFN_vkCreateIndirectCommandsLayoutEXT)load("vkCreateIndirectCommandsLayoutEXT");
+    PFN_vkDestroyIndirectCommandsLayoutEXT destroy_commands_layout =
+        (PFN_vkDestroyIndirectCommandsLayoutEXT)load("vkDestroyIndirectCommandsLayoutEXT");
+
+    /* data: two storage buffers of WORDS words, each word its index */
+    Buffer data[2];
+    for (int b = 0; b < 2; ++b) {
+        data[b] = make_buffer(WORDS * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0, NULL);
+        for (uint32_t i = 0; i < WORDS; ++i) ((uint32_t *)data[b].mapped)[i] = i;
+    }
+
+    /* compute pipeline of wild.comp: set 0 binding 0 is the array of both buffers */
+    VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2,
+                                            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = 1;
+    set_info.pBindings = &binding;
+    VkDescriptorSetLayout set_layout;
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
+    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 8};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout layout;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    VkShaderModuleCreateInfo module_info = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    uint32_t *code = load_code(argv[1], &module_info.codeSize);
+    module_info.pCode = code;
+    VkShaderModule module;
+    CHECK(vkCreateShaderModule(device, &module_info, NULL, &module));
+    free(code);
+    uint32_t constants[2] = {5, 2}; /* MULTIPLIER, COUNT */
+    VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
+    VkSpecializationInfo specialization = {2, entries, sizeof constants, constants};
+    VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = "main";
+    pipeline_info.stage.pSpecializationInfo = &specialization;
+    pipeline_info.layout = layout;
+    pipeline_info.basePipelineIndex = -1;
+    VkPipeline pipeline;
+    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+    vkDestroyShaderModule(device, module, NULL);
+    VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &pool_size;
+    VkDescriptorPool descriptor_pool;
+    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
+    VkDescriptorSetAllocateInfo set_allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    set_allocate.descriptorPool = descriptor_pool;
+    set_allocate.descriptorSetCount = 1;
+    set_allocate.pSetLayouts = &set_layout;
+    VkDescriptorSet set;
+    CHECK(vkAllocateDescriptorSets(device, &set_allocate, &set));
+    VkDescriptorBufferInfo buffer_infos[2] = {{data[0].buffer, 0, VK_WHOLE_SIZE},
+                                              {data[1].buffer, 0, VK_WHOLE_SIZE}};
+    VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    write.dstSet = set;
+    write.descriptorCount = 2;
+    write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    write.pBufferInfo = buffer_infos;
+    vkUpdateDescriptorSets(device, 1, &write, 0, NULL);
+
+    /* indirect commands: a single DISPATCH token, the bound pipeline (no execution set) */
+    VkIndirectCommandsLayoutTokenEXT token = {
+        VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT};
+    token.type = VK_INDIRECT_COMMANDS_TOKEN_TYPE_DISPATCH_EXT;
+    token.offset = 0;
+    VkIndirectCommandsLayoutCreateInfoEXT commands_info = {
+        VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_EXT};
+    commands_info.shaderStages = VK_SHADER_STAGE_COMPUTE_BIT;
+    commands_info.indirectStride = sizeof(VkDispatchIndirectCommand);
+    commands_info.pipelineLayout = layout;
+    commands_info.tokenCount = 1;
+    commands_info.pTokens = &token;
+    VkIndirectCommandsLayoutEXT commands_layout;
+    CHECK(create_commands_layout(device, &commands_info, NULL, &commands_layout));
+
+    Buffer indirect = make_buffer(sizeof(VkDispatchIndirectCommand),
+                                  VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, 0, NULL);
+    *(VkDispatchIndirectCommand *)indirect.mapped = (VkDispatchIndirectCommand){2, 1, 1};
+    /* without an execution set, the pipeline the commands run is named in both infos */
+    VkGeneratedCommandsPipelineInfoEXT pipeline_named = {
+        VK_STRUCTURE_TYPE_GENERATED_COMMANDS_PIPELINE_INFO_EXT, NULL, pipeline};
+    VkGeneratedCommandsMemoryRequirementsInfoEXT requirements_info = {
+        VK_STRUCTURE_TYPE_GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_EXT, &pipeline_named};
+    requirements_info.indirectCommandsLayout = commands_layout;
+    requirements_info.maxSequenceCount = 1;
+    VkMemoryRequirements2 requirements = {VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    memory_requirements(device, &requirements_info, &requirements);
+    VkDeviceSize preprocess_size = requirements.memoryRequirements.size;
+    printf("preprocess-size %llu\n", (unsigned long long)preprocess_size);
+    Buffer preprocess = {0};
+    if (preprocess_size)
+        preprocess = make_buffer(preprocess_size, 0, BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT,
+                                 &requirements.memoryRequirements);
+
+    VkGeneratedCommandsInfoEXT generated = {VK_STRUCTURE_TYPE_GENERATED_COMMANDS_INFO_EXT,
+                                            &pipeline_named};
+    generated.shaderStages = VK_SHADER_STAGE_COMPUTE_BIT;
+    generated.indirectCommandsLayout = commands_layout;
+    generated.indirectAddress = indirect.address;
+    generated.indirectAddressSize = sizeof(VkDispatchIndirectCommand);
+    generated.preprocessAddress = preprocess.address;
+    generated.preprocessSize = preprocess_size;
+    generated.maxSequenceCount = 1;
+
+    VkCommandPoolCreateInfo command_pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    command_pool_info.queueFamilyIndex = 0;
+    VkCommandPool command_pool;
+    CHECK(vkCreateCommandPool(device, &command_pool_info, NULL, &command_pool));
+    VkCommandBufferAllocateInfo allocate_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate_info.commandPool = command_pool;
+    allocate_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate_info.commandBufferCount = 1;
+    VkCommandBuffer command_buffer;
+    CHECK(vkAllocateCommandBuffers(device, &allocate_info, &command_buffer));
+    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    CHECK(vkBeginCommandBuffer(command_buffer, &begin));
+    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
+                            NULL);
+    /* an execute first, when no hooked action has run in the command buffer yet */
+    uint32_t first[2] = {LOCAL, 1}; /* base, which */
+    vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, first);
+    execute_generated(command_buffer, VK_FALSE, &generated);
+    uint32_t second[2] = {0, 0};
+    vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, second);
+    vkCmdDispatch(command_buffer, 1, 1, 1);
+    uint32_t third[2] = {2 * LOCAL, bad ? 2 : 0};
+    vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, third);
+    execute_generated(command_buffer, VK_FALSE, &generated);
+    CHECK(vkEndCommandBuffer(command_buffer));
+
+    VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    CHECK(vkCreateFence(device, &fence_info, NULL, &fence));
+    VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &command_buffer;
+    CHECK(vkQueueSubmit(queue, 1, &submit, fence));
+    CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+    uint32_t words[2 * WORDS];
+    memcpy(words, data[0].mapped, WORDS * 4);
+    memcpy(words + WORDS, data[1].mapped, WORDS * 4);
+    printf("hash %08x\n", fnv1a(words, sizeof words));
+    fflush(stdout);
+
+    vkDestroyFence(device, fence, NULL);
+    vkDestroyCommandPool(device, command_pool, NULL);
+    if (preprocess_size) free_buffer(&preprocess);
+    free_buffer(&indirect);
+    destroy_commands_layout(device, commands_layout, NULL);
+    vkDestroyDescriptorPool(device, descriptor_pool, NULL);
+    vkDestroyPipeline(device, pipeline, NULL);
+    vkDestroyPipelineLayout(device, layout, NULL);
+    vkDestroyDescriptorSetLayout(device, set_layout, NULL);
+    for (int b = 0; b < 2; ++b) free_buffer(&data[b]);
+    vkDestroyDevice(device, NULL);
+    if (handle) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger =
+            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+                instance, "vkDestroyDebugUtilsMessengerEXT");
+        destroy_messenger(instance, handle, NULL);
+    }
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}
