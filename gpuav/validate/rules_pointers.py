@@ -1,7 +1,9 @@
-"""Pointer rules: OpPtrAccessChain bases and physical storage buffer pointers (Vulkan
-environment for SPIR-V, and the SPIR-V rules on PhysicalStorageBuffer64 it relies on).
+"""Pointer rules: access-chain results, OpPtrAccessChain bases and physical storage buffer
+pointers (Vulkan environment for SPIR-V, and the SPIR-V rules on pointers it relies on).
 
-Rules: an OpPtrAccessChain base lives in Workgroup, StorageBuffer or PhysicalStorageBuffer,
+Rules: an access chain's Result Type is a pointer in its Base's storage class (a mutated module
+with a function type there fails cleanly in lavapipe, but crashed it once instrumented); an
+OpPtrAccessChain base lives in Workgroup, StorageBuffer or PhysicalStorageBuffer,
 with the variable-pointer capability those need; with the PhysicalStorageBuffer64 addressing
 model, loads and stores through a physical pointer carry an Aligned operand that is a multiple
 of the largest scalar they touch, pointer/integer conversions use 64-bit integers, forward
@@ -29,8 +31,12 @@ PHYSICAL_ALIGNMENT_SIZE = "VUID-StandaloneSpirv-PhysicalStorageBuffer64-06314"
 FORWARD_POINTER_CLASS = "VUID-StandaloneSpirv-OpTypeForwardPointer-04711"
 # SPIR-V 2.16.2 (validation rules for PhysicalStorageBuffer pointers): no Vulkan VUID.
 ALIASED_OR_RESTRICT = "GPUAV-PhysicalStorageBuffer-AliasedOrRestrictPointer"
+# SPIR-V, Memory Instructions, OpAccessChain and its InBounds and Ptr forms: "Result Type must
+# be an OpTypePointer. Its Storage Class operand must be the same as the Storage Class of Base."
+ACCESS_CHAIN_RESULT = "GPUAV-AccessChain-ResultType"
 
 _PTR_CHAINS = (Op.PtrAccessChain, Op.InBoundsPtrAccessChain)
+_ACCESS_CHAINS = (Op.AccessChain, Op.InBoundsAccessChain, *_PTR_CHAINS)
 _POINTER_DECORATIONS = (Decoration.AliasedPointer, Decoration.RestrictPointer)
 
 
@@ -57,6 +63,8 @@ def check(context: ValidationContext) -> Iterable[Diagnostic]:
         for block in function.blocks:
             for instruction in block.instructions:
                 opcode = instruction.opcode
+                if opcode in _ACCESS_CHAINS:
+                    yield from _access_chain_result(context, instruction)
                 if opcode in _PTR_CHAINS:
                     yield from _ptr_access_chain(context, instruction, capabilities)
                 elif opcode == Op.Variable:
@@ -74,6 +82,30 @@ def _pointer_class(context: ValidationContext, value: int) -> int | None:
     if pointer is None or pointer.opcode != Op.TypePointer or len(pointer.operands) < 3:
         return None
     return pointer.operands[1]
+
+
+def _access_chain_result(
+    context: ValidationContext, instruction: Instruction
+) -> Iterator[Diagnostic]:
+    if len(instruction.operands) < 3:
+        return
+    result_type = context.def_use.defs.get(instruction.operands[0])
+    if result_type is None or result_type.opcode != Op.TypePointer or len(result_type.operands) < 3:
+        yield Diagnostic(
+            ACCESS_CHAIN_RESULT,
+            f"{instruction.name}'s Result Type must be an OpTypePointer",
+            instruction.origin,
+        )
+        return
+    base_class = _pointer_class(context, instruction.operands[2])
+    if base_class is not None and base_class != result_type.operands[1]:
+        yield Diagnostic(
+            ACCESS_CHAIN_RESULT,
+            f"{instruction.name}'s Result Type points into "
+            f"{enum_name(Class, result_type.operands[1])}, but its Base is in "
+            f"{enum_name(Class, base_class)}",
+            instruction.origin,
+        )
 
 
 def _ptr_access_chain(

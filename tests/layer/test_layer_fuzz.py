@@ -10,6 +10,10 @@ Found causes (``fuzz_mutants/``, mutants of the tool's seeds):
 - ``id_bound_2e30.*``: one bit flipped in the header's id bound (2^30 + the real bound). The
   module reads and validates, but the instrumented module's new ids lie above 2^30 and
   lavapipe crashed on it; the original, with only its bound wrong, runs.
+- ``access_chain_function_type.*`` (run 1, mutant 4453): an OpTypePointer turned into an
+  OpTypeFunction, the Result Type of an OpAccessChain. Lavapipe refuses the original with
+  VK_ERROR_UNKNOWN but crashed in pipeline creation on the instrumented module; gpuav's
+  validator now refuses it (``GPUAV-AccessChain-ResultType``).
 """
 
 from __future__ import annotations

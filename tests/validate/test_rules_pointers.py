@@ -212,3 +212,45 @@ def test_ptr_access_chain_base(
         text = PTR_CHAIN
     text = text.format(capabilities=capabilities, decorations=decorations, storage=storage)
     assert_verdicts(text, FAMILY, ENV, rule, val)
+
+
+ACCESS_CHAIN = """
+OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%float = OpTypeFloat 32
+%uint = OpTypeInt 32 0
+%uint_0 = OpConstant %uint 0
+%v4float = OpTypeVector %float 4
+%ptr_fn_v4float = OpTypePointer Function %v4float
+%ptr_fn_float = OpTypePointer Function %float
+%ptr_private_float = OpTypePointer Private %float
+%fn_float = OpTypeFunction %uint %float
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%texel = OpVariable %ptr_fn_v4float Function
+%x = {chain} {result_type} %texel %uint_0
+OpReturn
+OpFunctionEnd
+"""
+
+
+@pytest.mark.parametrize(
+    ("chain", "result_type", "rule"),
+    [
+        ("OpAccessChain", "%ptr_fn_float", None),
+        ("OpInBoundsAccessChain", "%ptr_fn_float", None),
+        # Fuzz mutant 4453 of run 1 (tests/layer/fuzz_mutants/access_chain_function_type.*):
+        # OpTypePointer turned OpTypeFunction; lavapipe crashed on the instrumented module.
+        ("OpAccessChain", "%fn_float", rules.ACCESS_CHAIN_RESULT),
+        ("OpInBoundsAccessChain", "%float", rules.ACCESS_CHAIN_RESULT),
+        ("OpAccessChain", "%ptr_private_float", rules.ACCESS_CHAIN_RESULT),
+    ],
+    ids=["pointer", "in-bounds-pointer", "function-type", "float", "other-storage-class"],
+)
+def test_access_chain_result_type(chain: str, result_type: str, rule: str | None) -> None:
+    text = ACCESS_CHAIN.format(chain=chain, result_type=result_type)
+    assert_verdicts(text, FAMILY, ENV, rule, rule is None)
