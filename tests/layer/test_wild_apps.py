@@ -205,6 +205,21 @@ def test_deferred_submission_loses_no_record(
         assert "Dispatch Index 4 (vkCmdDispatch)" in message["text"]
 
 
+def test_failing_fence_of_a_deferred_submission_degrades(
+    run_wild: RunWild, layer_folder: Path
+) -> None:
+    """gpuav's own fence for a deferred submission cannot be created (out of memory): the app
+    runs on with one GPUAV-resources-exhausted notice, not an internal error."""
+    run, hashes = run_wild(
+        ["--messenger", "wait-semaphores"], layer_folder, instrumenter=None,
+        extra={"GPUAV_TEST_FAULTS": "vkCreateFence:1"},
+    )  # fmt: skip
+    assert [name for name, _ in hashes] == ["wait-semaphores"]
+    (exhausted,) = run.with_id("GPUAV-resources-exhausted")
+    assert "vkQueueSubmit" in exhausted["text"]
+    assert run.with_id("GPUAV-internal-error") == []
+
+
 def test_extension_draws_are_actions(run_wild: RunWild, layer_folder: Path) -> None:
     """vkCmdDrawMultiEXT and vkCmdDrawMeshTasksEXT (and the other extension draws) get their
     own output block: the fragment shader's record is reported for the right draw, the image

@@ -7,7 +7,9 @@ from __future__ import annotations
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
+from gpuav.errors import ResourceExhausted
 from gpuav.layer import queue_submit
+from gpuav.layer.command_buffers import degrade
 from gpuav.layer.native.dispatch import REGISTRY
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, find, handles_at
@@ -68,6 +70,8 @@ def _submit(
     if result == 0 and state is not None and to_read is not None and (to_read or watched):
         try:
             queue_submit.post_call_record_queue_submit(state, queue, to_read, host_wait)
+        except ResourceExhausted as error:  # gpuav's own fence or wait failed
+            degrade(state, f"{command}: {error}")
         except BaseException as error:
             report_error(command, error, record.instance.state)
     return result

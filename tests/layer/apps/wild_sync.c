@@ -20,19 +20,26 @@ static VkCommandBuffer record(Context *ctx, Compute *c, uint32_t which) {
     return cb;
 }
 
-void wait_before_signal_scenario(Context *ctx, int empty) {
-    Buffer buffers[2];
+/* Two storage buffers (the second holding i * 1), the compute pipelines over them, and a
+ * timeline semaphore at 0. */
+static VkSemaphore make_timeline_compute(Context *ctx, Buffer buffers[2], Compute *c) {
     for (int b = 0; b < 2; ++b) {
         buffers[b] = make_buffer(ctx, REGIONS * LOCAL * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
         for (uint32_t i = 0; i < REGIONS * LOCAL; ++i) ((uint32_t *)buffers[b].mapped)[i] = i * b;
     }
-    Compute c;
-    make_compute(ctx, &c, buffers);
+    make_compute(ctx, c, buffers);
     VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
     type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
     VkSemaphoreCreateInfo semaphore_info = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
     VkSemaphore timeline;
     CHECK(vkCreateSemaphore(ctx->device, &semaphore_info, allocator, &timeline));
+    return timeline;
+}
+
+void wait_before_signal_scenario(Context *ctx, int empty) {
+    Buffer buffers[2];
+    Compute c;
+    VkSemaphore timeline = make_timeline_compute(ctx, buffers, &c);
 
     VkCommandBuffer waiting = record(ctx, &c, 0);
     VkCommandBuffer independent = record(ctx, &c, 1);
@@ -78,17 +85,8 @@ void wait_before_signal_scenario(Context *ctx, int empty) {
  * of those points, or at exit. */
 void wait_semaphores_scenario(Context *ctx, int wait) {
     Buffer buffers[2];
-    for (int b = 0; b < 2; ++b) {
-        buffers[b] = make_buffer(ctx, REGIONS * LOCAL * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-        for (uint32_t i = 0; i < REGIONS * LOCAL; ++i) ((uint32_t *)buffers[b].mapped)[i] = i * b;
-    }
     Compute c;
-    make_compute(ctx, &c, buffers);
-    VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    VkSemaphoreCreateInfo semaphore_info = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
-    VkSemaphore timeline;
-    CHECK(vkCreateSemaphore(ctx->device, &semaphore_info, allocator, &timeline));
+    VkSemaphore timeline = make_timeline_compute(ctx, buffers, &c);
 
     VkCommandBuffer cb = record(ctx, &c, 0);
     uint64_t wait_value = 1, signal_value = 2;
