@@ -133,6 +133,25 @@ def test_running_out_of_output_memory_degrades_without_breaking_the_app(
     assert "output blocks ran out" in message["text"]
 
 
+def test_action_command_gpuav_does_not_hook_runs_on_the_spill_block(
+    run_python_app: RunPython, spirv, layer_folder: Path
+) -> None:
+    """An action command gpuav does not know (vkCmdDispatch left unhooked stands in for a
+    newer extension's) still finds gpuav's set bound, with the spill block that binding the
+    instrumented pipeline put there: the bad dispatch is skipped and reported, not pinned on
+    an action; the app completes."""
+    run = run_python_app(
+        reporting(spirv, "--bad-dispatch", "1"),
+        layer_folder,
+        extra={"GPUAV_TEST_UNHOOKED": "vkCmdDispatch"},
+    )
+    (message,) = run.with_id(OUT_OF_BOUNDS)
+    assert (
+        "Action: unknown action (output blocks ran out, or a command gpuav does not hook)."
+        in (message["text"])
+    )
+
+
 def test_vulkan_1_0_app_gets_1_1_and_is_checked(
     run_python_app: RunPython, spirv, layer_folder: Path
 ) -> None:

@@ -25,10 +25,14 @@ def late_teardown(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_c(tmp_path_factory, "late_teardown.c", shared=True)
 
 
+@pytest.mark.parametrize("mode", ["python-atexit", "python-atexit-first"])
 def test_python_atexit_handler_runs_compute_and_destroys(
-    run_program: RunProgram, spirv: Callable[[str], Path]
+    run_program: RunProgram, spirv: Callable[[str], Path], mode: str
 ) -> None:
-    command = python_program("exit_calls_app.py", str(spirv("region_array.comp")), "python-atexit")
+    """Registered after the first Vulkan call, the handler runs before gpuav's own (which
+    reads back and retires the Python side); registered before it, after: its new command
+    buffer then binds an instrumented pipeline through the C front end alone."""
+    command = python_program("exit_calls_app.py", str(spirv("region_array.comp")), mode)
     alone = run_program(command, layered=False)
     assert alone.outputs["at_exit.bin"] == alone.outputs["compute.bin"]
     layered = run_program(command, layered=True)

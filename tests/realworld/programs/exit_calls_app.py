@@ -1,9 +1,12 @@
 """Vulkan calls at the end of a Python process (issue 13, item 3).
 
-usage: exit_calls_app.py OUTPUT_FOLDER SHADER.spv python-atexit|after-finalize [LIBRARY.so]
+usage: exit_calls_app.py OUTPUT_FOLDER SHADER.spv python-atexit|python-atexit-first|after-finalize
+                         [LIBRARY.so]
 
 python-atexit: an ``atexit`` handler runs a second compute and destroys the device and the
-instance while the interpreter finalizes.
+instance while the interpreter finalizes. python-atexit-first: the same handler, registered
+before the first Vulkan call, so that it runs after any handler the layer registers (its
+command buffers are recorded and submitted once the layer's Python side is gone).
 after-finalize: the instance and device are handed to a C library (``late_teardown.c``) whose
 libc ``atexit`` handler waits for the device and destroys it and the instance after the
 interpreter has finalized, as C++ destructors and ncnn do.
@@ -39,11 +42,15 @@ def hand_over_to_c(app: Any, library_path: str) -> None:
 
 def main() -> None:
     shader, mode = sys.argv[2], sys.argv[3]
+    opened: list[Any] = []
+    if mode == "python-atexit-first":
+        atexit.register(lambda: finish_at_python_exit(opened[0]))
     app = open_app(shader)
+    opened.append(app)
     save("compute", run_compute(app))
     if mode == "python-atexit":
         atexit.register(finish_at_python_exit, app)
-    else:
+    elif mode == "after-finalize":
         hand_over_to_c(app, sys.argv[4])
 
 
