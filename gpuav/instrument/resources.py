@@ -59,6 +59,8 @@ class SetResources:
         builder.name(output, "gpuav_output_block")
         self.output = self._variable(output, block, descriptor_set, OUTPUT_BINDING, "gpuav_output")
         builder.member_decorate(output, 1, Decoration.Offset, UINT_BYTES)
+        # Restrict: no other buffer of the shader is ever bound to our memory (issue 17).
+        builder.decorate(self.output, Decoration.Restrict)
         self.variables = [self.output]
         if with_state:
             fixed = builder.declare(Op.TypeArray, uint, builder.constant_uint(MAX_TRACKED_SETS))
@@ -72,6 +74,11 @@ class SetResources:
             state = builder.type_struct(state_runtime)
             self.state = self._variable(state, block, descriptor_set, STATE_BINDING, "gpuav_state")
             self.variables += [self.bound_sets, self.state]
+            # Only read by the instrumented code: the driver may keep these look-ups apart
+            # from the record writes and hoist them (issue 17).
+            for read_only in (self.bound_sets, self.state):
+                builder.decorate(read_only, Decoration.NonWritable)
+                builder.decorate(read_only, Decoration.Restrict)
 
     def _variable(self, struct: int, block: int, set_: int, binding: int, name: str) -> int:
         builder = self.builder
@@ -140,6 +147,7 @@ class AddressResources:
         for member in range(CONTEXT_DATA_WORDS + 1):
             builder.member_decorate(context, member, Decoration.Offset, member * UINT64_BYTES)
         builder.name(context, "gpuav_context")
+        _decorate_read_only(builder, context, CONTEXT_DATA_WORDS + 1)
         self.context_pointer = builder.type_pointer(self.storage_class, context)
         runtime = builder.type_runtime_array(uint)
         builder.decorate(runtime, Decoration.ArrayStride, UINT_BYTES)
@@ -150,8 +158,10 @@ class AddressResources:
         words = builder.type_runtime_array(uint)
         builder.decorate(words, Decoration.ArrayStride, UINT_BYTES)
         state = builder.type_struct(words)
+        builder.name(state, "gpuav_words_block")
         builder.decorate(state, Decoration.Block)
         builder.member_decorate(state, 0, Decoration.Offset, 0)
+        _decorate_read_only(builder, state, 1)
         self.output_pointer_type = builder.type_pointer(self.storage_class, output)
         self.words_pointer_type = builder.type_pointer(self.storage_class, state)
         self.variables: list[int] = []
@@ -302,6 +312,18 @@ class AddressResources:
 
 
 Resources = SetResources | AddressResources
+
+
+def _decorate_read_only(builder: Builder, struct: int, members: int) -> None:
+    """NonWritable on every member of a block of ours reached only through an address.
+
+    A PhysicalStorageBuffer pointer made by OpConvertUToPtr is no memory object declaration,
+    so neither NonWritable nor Restrict can go on a variable: the members carry it, which lets
+    the driver keep state look-ups apart from the record writes (issue 17). ``struct`` is a
+    struct the pass declared itself, never shared with the application's blocks.
+    """
+    for member in range(members):
+        builder.member_decorate(struct, member, Decoration.NonWritable)
 
 
 def _declare_before(globals_: list[Instruction], type_id: int, user: Instruction) -> None:

@@ -17,7 +17,7 @@ from gpuav.spirv import read
 from gpuav.spirv.disassembler import disassemble
 from tests.instrument.filecheck import filecheck
 from tests.instrument.util import instrumented
-from tests.shaders.glsl import compile_glsl, spirv_val
+from tests.shaders.glsl import TargetEnv, compile_glsl, spirv_val
 from tests.validate.asm import assemble
 
 BLOCK_ARRAY = """
@@ -468,6 +468,69 @@ def test_context_address_after_the_app_push_constants() -> None:
         CHECK: OpLoad %ulong {{%[0-9]+}} Aligned 8
         """,
     )
+    spirv_val(out, "vulkan1.2")
+
+
+RUNTIME_FRAG = """#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(set = 0, binding = 0) uniform sampler2D t[];
+layout(push_constant) uniform P { mat4 m; uint k; } p;
+layout(location = 0) out vec4 color;
+void main() {
+    vec4 sum = vec4(0.0);
+    for (uint i = 0u; i < 64u; ++i) sum += texture(t[p.k + i], vec2(0.5));
+    color = p.m * sum;
+}
+"""
+
+
+@pytest.mark.parametrize("target_env", ["vulkan1.0", "vulkan1.3"])
+def test_read_only_buffers_of_our_set_are_non_writable_and_restrict(target_env: TargetEnv) -> None:
+    """Issue 17: the state look-ups must not be taken as aliased with the record writes."""
+    words = compile_glsl(RUNTIME_FRAG, "frag", target_env=target_env)
+    out = instrument_shader(words, shader_id=1, descriptor_set=3, descriptor_state=True)
+    filecheck(
+        disassemble(out),
+        """
+        CHECK-NOT: OpDecorate %gpuav_output NonWritable
+        CHECK: OpDecorate %gpuav_output Restrict
+        CHECK-NOT: OpDecorate %gpuav_output NonWritable
+        CHECK: OpDecorate %gpuav_bound_sets NonWritable
+        CHECK-NEXT: OpDecorate %gpuav_bound_sets Restrict
+        CHECK: OpDecorate %gpuav_state NonWritable
+        CHECK-NEXT: OpDecorate %gpuav_state Restrict
+        CHECK-NOT: %gpuav_output NonWritable
+        CHECK: %gpuav_bound_sets = OpVariable
+        CHECK: %gpuav_state = OpVariable
+        """,
+    )
+    spirv_val(out, target_env)
+
+
+def test_read_only_blocks_behind_the_context_address_have_non_writable_members() -> None:
+    """No variable to decorate through an address: the members of the blocks carry it."""
+    words = compile_glsl(RUNTIME_FRAG, "frag", target_env="vulkan1.2")
+    out = instrument_shader(
+        words,
+        shader_id=1,
+        descriptor_set=3,
+        descriptor_state=True,
+        context_address=PushConstantAddress(72),
+    )
+    text = disassemble(out)
+    filecheck(
+        text,
+        """
+        CHECK: OpMemberDecorate %gpuav_context 0 NonWritable
+        CHECK-NEXT: OpMemberDecorate %gpuav_context 1 NonWritable
+        CHECK-NEXT: OpMemberDecorate %gpuav_context 2 NonWritable
+        CHECK-NEXT: OpMemberDecorate %gpuav_context 3 NonWritable
+        CHECK: OpMemberDecorate %gpuav_words_block 0 NonWritable
+        CHECK: OpConvertUToPtr %_ptr_PhysicalStorageBuffer_gpuav_words_block
+        """,
+    )
+    non_writable = [line for line in text.splitlines() if "NonWritable" in line]
+    assert len(non_writable) == 5, non_writable  # the output block stays writable
     spirv_val(out, "vulkan1.2")
 
 
