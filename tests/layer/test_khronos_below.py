@@ -254,6 +254,22 @@ def test_wild_app(
         assert any(m["id"] == "GPUAV-shader-object-unchecked" for m in run.messages)
 
 
+def test_pipeline_bound_after_python_is_gone(
+    run_stacked: Runner, spirv: Callable[[str], Path], wild_app: Path,  # noqa: F811
+) -> None:  # fmt: skip
+    """Instrumented pipelines made while the layer's Python side ran, then bound and dispatched
+    once it is gone (as at the end of a process: C++ destructors, atexit handlers): the C
+    front end binds gpuav's set with them, so the Khronos layer beneath finds every set the
+    shaders use bound, and the results are the app's alone. --leak 2: the device outlives the
+    scenario (destroyed then, gpuav's own objects would be reported as leaked, Python being
+    gone)."""
+    argv = [str(wild_app), str(_wild_shaders(spirv)), "--messenger", "--leak", "2", "python-gone"]
+    alone = run_stacked(argv, gpuav=False)
+    run = run_stacked(argv)
+    assert run.findings() == Counter()
+    assert _hashes(run.stdout) == _hashes(alone.stdout)
+
+
 def _hashes(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line and not line.startswith("message ")]
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuav.layer import queue_submit
+from gpuav.layer.descriptor_sets import NO_STATE_WORDS
 from gpuav.layer.native import (
     hooks_commands,
     hooks_debug,
@@ -121,19 +122,30 @@ def _on_error(name: str) -> Callable[[Any, Any, Any], None]:
     return handler
 
 
-def read_back_everything() -> None:
-    """Read and report every pending submission of every device (the process is ending)."""
+def retire() -> None:
+    """The Python side's last act (the process is ending): read back and report every pending
+    submission, and leave each device's spill block with no descriptor state, since from now
+    on layer.c binds it with instrumented pipelines and nothing keeps its bound-set words
+    current (stale ones would make correct accesses look out of bounds)."""
     for record in list(REGISTRY.devices.values()):
         state = record.state
-        if state is not None and state.pending:
-            try:
+        if state is None:
+            continue
+        try:
+            if state.pending:
                 queue_submit.read_back_finished(state, settle_all=True)
-            except BaseException as error:
-                report_error("exit", error, record.instance.state)
+            if state.output is not None:
+                spill = state.output.spill
+                words = spill.chunk.words
+                words[spill.bound_sets_offset : spill.bound_sets_offset + len(NO_STATE_WORDS)] = (
+                    NO_STATE_WORDS
+                )
+        except BaseException as error:
+            report_error("exit", error, record.instance.state)
 
 
 def _at_interpreter_exit() -> None:
-    read_back_everything()
+    retire()
     Native.lib.gpuav_python_gone()
 
 
@@ -148,6 +160,6 @@ def attach(ffi: Any, lib: Any) -> None:
         if result != "void":
             options["error"] = error
         ffi.def_extern(**options)(IMPLEMENTATIONS[name])
-    ffi.def_extern(name="gpuav_py_at_process_exit", onerror=_on_error("exit"))(read_back_everything)
+    ffi.def_extern(name="gpuav_py_retire", onerror=_on_error("exit"))(retire)
     ffi.def_extern(name="gpuav_python_attach", error=0)(lambda: 1)
     atexit.register(_at_interpreter_exit)

@@ -16,7 +16,7 @@ from gpuav.layer.calls import (
     PipelineInfo,
     StageInfo,
 )
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import (
     address,
@@ -354,9 +354,27 @@ def _create_pipelines(
         try:
             handles = handles_at(pipelines_out, count)
             pipelines.post_call_record_create_pipelines(state, bind_point, infos, plans, handles)
+            _remember_spill_bindings(state, handles)
         except BaseException as error:
             report_error(command, error, record.instance.state)
     return result
+
+
+def _remember_spill_bindings(state: DeviceState, handles: list[int]) -> None:
+    """Tell layer.c how to bind the spill block with each instrumented pipeline, for when
+    vkCmdBindPipeline cannot enter Python (the interpreter has gone)."""
+    output = state.output
+    if output is None:
+        return
+    for handle in handles:
+        pipeline = state.pipelines.get(handle)
+        if pipeline is None or not pipeline.instrumented:
+            continue
+        if pipeline.context_stages and state.context_offset is not None:
+            continue  # reaches gpuav's buffers through pushed addresses: no set to bind
+        Native.lib.gpuav_remember_pipeline(
+            state.handle, handle, pipeline.layout, state.set_index, output.spill.descriptor_set
+        )
 
 
 def create_graphics_pipelines(
@@ -433,6 +451,7 @@ def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:
     if record is None:
         return
     if record.state is not None and pipeline:
+        Native.lib.gpuav_forget_pipeline(device, pipeline)
         try:
             pipelines.pre_call_record_destroy_pipeline(record.state, pipeline)
         except BaseException as error:

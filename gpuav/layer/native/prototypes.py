@@ -223,6 +223,12 @@ def c_slots() -> str:
 
 
 _ERROR_INITIALIZATION_FAILED = "GPUAV_VK_ERROR_INITIALIZATION_FAILED"
+# What layer.c does itself when a command went down without Python: keep instrumented
+# pipelines bound with gpuav's set, and forget them when they go.
+_AFTER_PASSING_DOWN = {
+    "vkCmdBindPipeline": "if (enabled) { gpuav_bind_spill_block(a0, a1, a2); }",
+    "vkDestroyPipeline": "gpuav_forget_pipeline(a0, a1);",
+}
 
 
 def _wrapper(name: str) -> str:
@@ -261,6 +267,8 @@ def _wrapper(name: str) -> str:
                     f"{'' if give else 'return; '}}}")  # fmt: skip
         body.append(f"    if (next == NULL) {{ return {failed}; }}".replace("return ;", "return;"))
         body.append(f"    {give}next({arguments});")
+        if name in _AFTER_PASSING_DOWN:
+            body.append(f"    {_AFTER_PASSING_DOWN[name]}")
     body.append("}")
     return "\n".join(body)
 

@@ -122,6 +122,7 @@ void dispatches(VkCommandBuffer cb, VkPipelineLayout layout, uint32_t count, uin
 VkSubmitInfo one(const VkCommandBuffer *command_buffer);
 void wait_before_signal_scenario(Context *ctx, int empty);
 void wait_semaphores_scenario(Context *ctx, int wait);
+void python_gone_scenario(Context *ctx);
 void threads_timeline_scenario(Context *ctx);
 void run_graphics_scenario(Context *ctx, const char *name);
 void run_compute_scenario(Context *ctx, const char *name);

@@ -457,6 +457,8 @@ void run_compute_scenario(Context *ctx, const char *name) {
         wait_semaphores_scenario(ctx, 1);
     else if (!strcmp(name, "submit-and-exit"))
         wait_semaphores_scenario(ctx, 0);
+    else if (!strcmp(name, "python-gone"))
+        python_gone_scenario(ctx);
     else
         run_graphics_scenario(ctx, name);
 }

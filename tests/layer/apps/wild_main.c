@@ -6,7 +6,7 @@
  * --chained-messenger chains a messenger to VkInstanceCreateInfo only.
  * SCENARIO: compute many threads shader-object second-device second-instance dynamic-rendering
  *           wait-before-signal wait-before-signal-empty wait-semaphores submit-and-exit
- *           threads-timeline geometry-tessellation
+ *           python-gone threads-timeline geometry-tessellation
  *           tessellation-indexed multiview library
  *           library-flags2 multi-draw mesh; multi-draw-reporting and mesh-reporting only under
  *           gpuav's test instrumenter (tests/layer/fake_instrument.py)

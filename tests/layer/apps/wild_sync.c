@@ -3,6 +3,9 @@
  * on the same queue has gone in; a layer that waits for the queue inside that second
  * vkQueueSubmit would wait forever. In the -empty variant the first submission is the wait
  * alone (no command buffers); its command buffer is submitted afterwards. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -124,6 +127,42 @@ void wait_semaphores_scenario(Context *ctx, int wait) {
     printf("wait-semaphores %08x\n", fnv1a(hashes, sizeof hashes));
     fflush(stdout);
     if (ctx->leak) return;
+    vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+    vkDestroySemaphore(ctx->device, timeline, allocator);
+    destroy_compute(ctx, &c);
+    free_buffer(ctx, &buffers[0]);
+    free_buffer(ctx, &buffers[1]);
+}
+
+/* The end of a process, as when the layer's interpreter has finalized (C++ destructors, atexit
+ * handlers): pipelines made before, then gpuav's Python side retired through the layer
+ * library's own gpuav_python_retire (what its exit handlers call), then dispatches recorded
+ * and submitted with those pipelines.
+ * Without a layer (or without gpuav's library loaded) it is a plain compute run. */
+static int find_gpuav_library(struct dl_phdr_info *info, size_t size, void *found) {
+    (void)size;
+    if (strstr(info->dlpi_name, "libVkLayer_gpuav_gpu_assisted") != NULL) {
+        *(void **)found = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+        return 1;
+    }
+    return 0;
+}
+
+void python_gone_scenario(Context *ctx) {
+    Buffer buffers[2];
+    Compute c;
+    VkSemaphore timeline = make_timeline_compute(ctx, buffers, &c);
+    void *library = NULL;
+    dl_iterate_phdr(find_gpuav_library, &library);
+    if (library != NULL) {
+        void (*retire)(void) = (void (*)(void))dlsym(library, "gpuav_python_retire");
+        if (retire != NULL) retire();
+    }
+    VkCommandBuffer cb = record(ctx, &c, 0);
+    submit_wait(ctx, cb);
+    uint32_t hashes[2] = {fnv1a(buffers[0].mapped, buffers[0].size),
+                          fnv1a(buffers[1].mapped, buffers[1].size)};
+    printf("python-gone %08x\n", fnv1a(hashes, sizeof hashes));
     vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
     vkDestroySemaphore(ctx->device, timeline, allocator);
     destroy_compute(ctx, &c);
