@@ -223,13 +223,32 @@ def instrument_shader(
     context_address: ContextAddressSource | None = None,
 ) -> list[int]:
     """Instrumented copy of ``words``; the words themselves when nothing needs a check."""
-    result = instrument_module(
+    instrumented = instrument_read_module(
         read(words),
         shader_id=shader_id,
         descriptor_set=descriptor_set,
         descriptor_state=descriptor_state,
         context_address=context_address,
     )
-    if not result.changed:
-        return list(words)
-    return write(result.module)
+    return list(words) if instrumented is None else instrumented
+
+
+def instrument_read_module(
+    module: Module,
+    *,
+    shader_id: int,
+    descriptor_set: int,
+    descriptor_state: bool = False,
+    context_address: ContextAddressSource | None = None,
+) -> list[int] | None:
+    """``instrument_shader`` for a module already read (the layer reads each module once):
+    the instrumented words, or None when nothing needs a check. The pass changes ``module``
+    in place, so the caller gives it up."""
+    result = instrument_module(
+        module,
+        shader_id=shader_id,
+        descriptor_set=descriptor_set,
+        descriptor_state=descriptor_state,
+        context_address=context_address,
+    )
+    return write(result.module) if result.changed else None

@@ -4,18 +4,21 @@ Drivers assume valid SPIR-V. An invalid module that a driver happens to survive 
 surviving once the pass has rewritten it, so before instrumenting, a module must read, must
 be free of errors in gpuav's own validator against the device's environment, and must keep
 its id bound within SPIR-V's universal limit after the pass added its ids. Any other module
-goes to the driver exactly as the app gave it, with one notice saying why.
+goes to the driver exactly as the app gave it, with one notice saying why. A module let in
+is the one read for validation (``shader_code``): the words are read once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gpuav.errors import GpuavError
 from gpuav.layer import shader_validation
+from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState
-from gpuav.spirv.reader import read
-from gpuav.validate.diagnostics import Severity
+from gpuav.spirv.module import Module
+from gpuav.validate.diagnostics import Diagnostic, Severity
 
 # SPIR-V specification, 2.17 "Universal Limits": the largest id bound a module may declare
 # (spirv-val: "The id bound is larger than the max id bound 4194303").
@@ -32,31 +35,58 @@ def header_bound(words: Sequence[int]) -> int:
     return int.from_bytes(int(words[3]).to_bytes(4, "little"), "big")
 
 
-def refusal_before(
+@dataclass(frozen=True)
+class Refused:
+    """Why a module must not be instrumented (the notice's reason)."""
+
+    reason: str
+
+
+def admit(
     device: int, words: Sequence[int], driver_features: frozenset[str] = frozenset()
-) -> str | None:
-    """Why the module must not be instrumented, or None when it may be. ``driver_features``
-    are features the layer enabled for itself: the app did not, but the driver has them, so
-    a module that needs them is valid where it runs (it is validated again with them only
-    when it has errors without)."""
+) -> Module | Refused:
+    """The module read from ``words``, for the pass to change, or why it must not be
+    instrumented. ``driver_features`` are features the layer enabled for itself: the app did
+    not, but the driver has them, so a module that needs them is valid where it runs (it is
+    validated again with them only when it has errors without)."""
     if len(words) < HEADER_WORDS:
-        return "it is shorter than a SPIR-V header"
+        return Refused("it is shorter than a SPIR-V header")
     bound = header_bound(words)
     if bound > MAX_ID_BOUND:
-        return (
+        return Refused(
             f"its id bound {bound} is above SPIR-V's universal limit of {MAX_ID_BOUND} ids "
             "(SPIR-V 2.17)"
         )
-    diagnostics = shader_validation.diagnostics_for(device, words)
-    if diagnostics is None:  # no environment recorded for the device: it must read, at least
-        try:
-            read(words)
-        except GpuavError as error:
-            return f"it cannot be read as SPIR-V ({error})"
-        return None
+    code = ShaderCode(words)
+    # No environment recorded for the device: not judged, but it must read, at least.
+    diagnostics = shader_validation.diagnostics_for(device, code)
+    if diagnostics is not None:
+        refusal = _refusal_for(device, code, diagnostics, driver_features)
+        if refusal is not None:
+            return Refused(refusal)
+    try:
+        return code.take_module()
+    except GpuavError as error:
+        return Refused(f"it cannot be read as SPIR-V ({error})")
+
+
+def refusal_before(
+    device: int, words: Sequence[int], driver_features: frozenset[str] = frozenset()
+) -> str | None:
+    """Why the module must not be instrumented, or None when it may be (``admit``)."""
+    admitted = admit(device, words, driver_features)
+    return admitted.reason if isinstance(admitted, Refused) else None
+
+
+def _refusal_for(
+    device: int,
+    code: ShaderCode,
+    diagnostics: Sequence[Diagnostic],
+    driver_features: frozenset[str],
+) -> str | None:
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     if errors and driver_features:
-        with_driver_features = shader_validation.diagnostics_for(device, words, driver_features)
+        with_driver_features = shader_validation.diagnostics_for(device, code, driver_features)
         errors = [d for d in with_driver_features or () if d.severity is Severity.ERROR]
     unreadable = [d for d in errors if d.rule == shader_validation.INVALID_SPIRV_RULE]
     if unreadable:

@@ -6,7 +6,9 @@ descriptor set is bound at draw time. Pipeline paths the layer does not follow (
 shader objects, libraries, layouts that took our set) therefore get the original shader and
 stay correct, instead of running instrumented code with nothing bound at our set.
 
-``GPUAV_INSTRUMENTER=module:function`` replaces ``gpuav.instrument.api.instrument_shader``
+Each module is read once (issue 19 item 7): gpuav's pass instruments the very module the
+intake let in, which is the one static validation read. ``GPUAV_INSTRUMENTER=module:function``
+replaces the pass with a function of the words, like ``gpuav.instrument.api.instrument_shader``
 (development and tests).
 """
 
@@ -23,13 +25,16 @@ from gpuav.errors import GpuavError
 from gpuav.layer import faults, module_intake, notices
 from gpuav.layer.reporting import internal_error_message
 from gpuav.layer.state import DeviceState, ShaderModuleState
+from gpuav.spirv.module import Module
+
+OVERRIDE = "GPUAV_INSTRUMENTER"
 
 Instrumenter = Callable[..., list[int]]
 
 
 def load_instrumenter() -> Instrumenter:
-    """The instrumentation function, imported when first needed."""
-    override = os.environ.get("GPUAV_INSTRUMENTER")
+    """The instrumentation function of the words, imported when first needed."""
+    override = os.environ.get(OVERRIDE)
     if override:
         module_name, _, function_name = override.partition(":")
         function: Instrumenter = getattr(importlib.import_module(module_name), function_name)
@@ -71,22 +76,24 @@ def instrument_words(
     if instrumenter_accepts("descriptor_state"):
         options.setdefault("descriptor_state", True)
     try:
-        refusal = module_intake.refusal_before(
+        admitted = module_intake.admit(
             device.handle, words, module_intake.layer_enabled_features(device)
         )
     except Exception as error:  # whatever failed, the module cannot be vouched for
-        refusal = f"it could not be checked ({type(error).__name__}: {error})"
-    if refusal is not None:
-        device.reporter.emit(notices.module_passed_unchanged(source, refusal))
+        admitted = module_intake.Refused(
+            f"it could not be checked ({type(error).__name__}: {error})"
+        )
+    if isinstance(admitted, module_intake.Refused):
+        device.reporter.emit(notices.module_passed_unchanged(source, admitted.reason))
         return None
     try:
         faults.check("instrument_shader")
-        instrumented = load_instrumenter()(
-            list(words), shader_id=shader_id, descriptor_set=device.set_index, **options
+        instrumented = _instrumented(
+            admitted, words, shader_id=shader_id, descriptor_set=device.set_index, **options
         )
         # A shader with nothing to check comes back unchanged: it needs no shadow module, and
         # its actions no output block or read-back.
-        if instrumented == words:
+        if instrumented is None:
             return None
         refusal = module_intake.refusal_after(instrumented)
         if refusal is not None:
@@ -99,6 +106,17 @@ def instrument_words(
     except Exception as error:
         device.reporter.emit(internal_error_message("instrument_shader", error))
     return None
+
+
+def _instrumented(module: Module, words: list[int], **keywords: Any) -> list[int] | None:
+    """The instrumented words, or None when nothing needs a check: gpuav's pass changes the
+    module the intake read; an override gets the words."""
+    if os.environ.get(OVERRIDE):
+        instrumented = load_instrumenter()(list(words), **keywords)
+        return None if instrumented == words else instrumented
+    from gpuav.instrument.api import instrument_read_module
+
+    return instrument_read_module(module, **keywords)
 
 
 def pre_call_record_create_shader_module(

@@ -3,20 +3,21 @@
 Each diagnostic of ``gpuav.validate`` becomes one message (id = the rule's VUID) through the
 instance's reporter; the app's shader is passed on unchanged whatever is found. The result is
 cached by the module's words and the device's environment, so creating the same module again
-costs a hash, and ``module_intake`` asking again before instrumenting costs the same.
-``GPUAV_VALIDATE_SHADERS=0`` turns the check off (the intake then only reads the module).
+costs a hash, and ``module_intake`` asking again before instrumenting costs the same. The
+module read for validation is handed on to that instrumentation (``shader_code``): each
+module is read once. ``GPUAV_VALIDATE_SHADERS=0`` turns the check off (the intake then only
+reads the module).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuav.errors import GpuavError
 from gpuav.layer.reporting import LayerMessage, Reporter, internal_error_message
+from gpuav.layer.shader_code import ShaderCode
 from gpuav.validate.context import TARGET_ENVS
 from gpuav.validate.diagnostics import Diagnostic
 
@@ -75,7 +76,9 @@ def pre_call_validate_create_shader_module(
     if environment is None:
         return []
     try:
-        diagnostics = _validate_cached(array("I", words).tobytes(), environment)
+        code = ShaderCode(words)
+        diagnostics = _validate_cached(code, environment)
+        code.hand_on()
     except Exception as error:  # the shader is passed on whatever happens here
         reporter.emit(internal_error_message("shader validation", error))
         return []
@@ -85,17 +88,17 @@ def pre_call_validate_create_shader_module(
 
 
 def diagnostics_for(
-    device: int, words: Sequence[int], added_features: frozenset[str] = frozenset()
+    device: int, code: ShaderCode, added_features: frozenset[str] = frozenset()
 ) -> tuple[Diagnostic, ...] | None:
     """The module's diagnostics for the device (cached), with ``added_features`` enabled too,
     or None when the device's environment is unknown. Raises only what the validator itself
-    cannot turn into a diagnostic."""
+    cannot turn into a diagnostic. A module read here stays with ``code``."""
     environment = _ENVIRONMENTS.get(device)
     if environment is None:
         return None
     if added_features - environment.features:
         environment = replace(environment, features=environment.features | added_features)
-    return _validate_cached(array("I", words).tobytes(), environment)
+    return _validate_cached(code, environment)
 
 
 def message_for(
@@ -115,24 +118,24 @@ def message_for(
 _RESULTS: dict[tuple[bytes, ShaderEnvironment], tuple[Diagnostic, ...]] = {}
 
 
-def _validate_cached(data: bytes, environment: ShaderEnvironment) -> tuple[Diagnostic, ...]:
-    key = (hashlib.blake2b(data, digest_size=16).digest(), environment)
+def _validate_cached(code: ShaderCode, environment: ShaderEnvironment) -> tuple[Diagnostic, ...]:
+    key = (code.digest, environment)
     found = _RESULTS.get(key)
     if found is None:
-        found = _validate(data, environment)
+        found = _validate(code, environment)
         if len(_RESULTS) >= CACHED_RESULTS:
             _RESULTS.clear()
         _RESULTS[key] = found
     return found
 
 
-def _validate(data: bytes, environment: ShaderEnvironment) -> tuple[Diagnostic, ...]:
-    from gpuav.validate.api import validate
+def _validate(code: ShaderCode, environment: ShaderEnvironment) -> tuple[Diagnostic, ...]:
+    from gpuav.validate.api import validate_module
 
     try:
         return tuple(
-            validate(
-                data,
+            validate_module(
+                code.module(),
                 target_env=environment.target_env,
                 features=environment.features,
                 extensions=environment.extensions,

@@ -1,4 +1,5 @@
-"""The validator's one entry point: every rule family over one module, never raising.
+"""The validator's entry point: every rule family over one module (its words, or the module
+already read), never raising.
 
 A family that fails on a module it did not expect becomes a ``GPUAV-validator-internal-error``
 diagnostic instead of an exception, so the layer (on the shader-creation path) and the CLI
@@ -74,9 +75,31 @@ def validate(
     """Diagnostics of every rule family (or of ``families``), module-wide ones first, then in
     instruction order. Raises ``DecodeError`` only when the words are not a SPIR-V module and
     ``ValueError`` for an unknown ``target_env``."""
-    if target_env not in TARGET_ENVS:
-        raise ValueError(f"unknown target environment {target_env!r}; one of {TARGET_ENVS}")
+    _check_target_env(target_env)
     module = words_or_module if isinstance(words_or_module, Module) else read(words_or_module)
+    return validate_module(
+        module,
+        target_env=target_env,
+        features=features,
+        extensions=extensions,
+        limits=limits,
+        families=families,
+    )
+
+
+def validate_module(
+    module: Module,
+    *,
+    target_env: str = "vulkan1.1",
+    features: Iterable[str] = (),
+    extensions: Iterable[str] = (),
+    limits: Mapping[str, int] | None = None,
+    families: Iterable[RuleFamily] | None = None,
+) -> list[Diagnostic]:
+    """``validate`` for a module already read (the layer reads each module once). The module
+    is only read: it is the same, word for word, afterwards, and the diagnostics refer to
+    nothing in it, so a pass may change it once this returns."""
+    _check_target_env(target_env)
     context = ValidationContext(
         module,
         target_env=target_env,
@@ -90,6 +113,11 @@ def validate(
             diagnostics.extend(run_family(family, context))
     diagnostics.sort(key=_position)
     return diagnostics
+
+
+def _check_target_env(target_env: str) -> None:
+    if target_env not in TARGET_ENVS:
+        raise ValueError(f"unknown target environment {target_env!r}; one of {TARGET_ENVS}")
 
 
 @contextlib.contextmanager

@@ -1,0 +1,100 @@
+"""One decode of each module's words on the layer's path (issue 19 item 7, issue 17).
+
+The native layer hands a module's words to the engine twice: to static validation, then to
+instrumentation (at vkCreateShaderModule; for inline stage code, all stages of the call are
+validated before any is instrumented). ``ShaderCode`` makes the bytes, digest and Module of
+one set of words at most once. The validator only reads a Module, so once it has finished
+with one, the Module is handed on (by the digest of its words) to the instrumentation that
+follows on the same thread; the pass changes it in place, so it is taken at most once.
+
+Handed-on modules are kept per thread (threads may create modules at once) and only the
+last few (a pipeline's stages): one that nobody takes (a degraded device, a layout that did
+not take gpuav's set) is dropped when the thread reads others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from array import array
+from collections.abc import Sequence
+
+from gpuav.errors import GpuavError
+from gpuav.spirv.module import Module
+from gpuav.spirv.reader import read
+
+KEPT_PER_THREAD = 6  # the graphics stages of one pipeline
+
+_HANDED_ON = threading.local()
+
+
+class ShaderCode:
+    """A module's words, and what is made from them, each made at most once."""
+
+    __slots__ = ("_data", "_digest", "_error", "_module", "words")
+
+    def __init__(self, words: Sequence[int]) -> None:
+        self.words = words
+        self._data: bytes | None = None
+        self._digest: bytes | None = None
+        self._module: Module | None = None
+        self._error: GpuavError | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The words as bytes; raises OverflowError for a word beyond 32 bits."""
+        if self._data is None:
+            self._data = array("I", self.words).tobytes()
+        return self._data
+
+    @property
+    def digest(self) -> bytes:
+        if self._digest is None:
+            self._digest = hashlib.blake2b(self.data, digest_size=16).digest()
+        return self._digest
+
+    def module(self) -> Module:
+        """The module read from the words, for reading only (it may be handed on to the pass);
+        raises the reader's ``DecodeError`` each time asked when the words do not read."""
+        if self._error is not None:
+            raise self._error
+        if self._module is None:
+            try:
+                self._module = read(self.words)
+            except GpuavError as error:
+                self._error = error
+                raise
+        return self._module
+
+    def hand_on(self) -> None:
+        """Keep the module read here for the instrumentation that follows on this thread;
+        the caller must have finished reading it."""
+        if self._module is None:
+            return
+        kept = _kept_modules()
+        kept.pop(self.digest, None)
+        if len(kept) >= KEPT_PER_THREAD:
+            del kept[next(iter(kept))]
+        kept[self.digest] = self._module
+        self._module = None
+
+    def take_module(self) -> Module:
+        """The module for a pass to change: the one read here, or handed on by this thread for
+        the same words, or read now. Whoever takes it owns it: nothing else refers to it."""
+        module = self._module
+        self._module = None
+        kept = _kept_modules()
+        if module is None and kept:  # nothing is handed on with validation off: no digest
+            module = kept.pop(self.digest, None)
+        if module is None:
+            if self._error is not None:
+                raise self._error
+            module = read(self.words)
+        return module
+
+
+def _kept_modules() -> dict[bytes, Module]:
+    kept: dict[bytes, Module] | None = getattr(_HANDED_ON, "modules", None)
+    if kept is None:
+        kept = _HANDED_ON.modules = {}
+    return kept
