@@ -1,26 +1,26 @@
-/* LD_PRELOAD shim for vkcube: runs $CAPTURE_COMMAND (e.g. an xwd screenshot) just before the
- * app destroys its X window, when its last frame is still on the screen. vkcube with
- * --c N stops after N frames, so the captured image is the same frame on every run.
- * Declares the few xcb types it needs instead of needing libxcb's headers. */
+/* LD_PRELOAD shim for vkcube: runs $CAPTURE_COMMAND (e.g. an xwd screenshot) when the app,
+ * about to tear down, waits for its device to go idle: its last frame has been drawn and
+ * queued for presentation then, while its swapchain still exists (destroying it first could
+ * drop that last present, and the screen would show the frame before). vkcube with --c N
+ * stops after N frames, so the captured image is the same frame on every run. A later wait
+ * (a resize's) captures again over the earlier image. Declares the few Vulkan types it needs
+ * instead of needing the Vulkan headers. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct xcb_connection_t xcb_connection_t;
-typedef struct { unsigned int sequence; } xcb_void_cookie_t;
-typedef uint32_t xcb_window_t;
-typedef xcb_void_cookie_t (*destroy_window_fn)(xcb_connection_t *, xcb_window_t);
+typedef int32_t VkResult;
+typedef struct VkDevice_T *VkDevice;
+typedef VkResult (*device_wait_idle_fn)(VkDevice);
 
-int xcb_flush(xcb_connection_t *connection);
-
-xcb_void_cookie_t xcb_destroy_window(xcb_connection_t *connection, xcb_window_t window) {
+VkResult vkDeviceWaitIdle(VkDevice device) {
+    device_wait_idle_fn next = (device_wait_idle_fn)dlsym(RTLD_NEXT, "vkDeviceWaitIdle");
+    VkResult result = next(device);
     const char *command = getenv("CAPTURE_COMMAND");
-    if (command != NULL) {
-        xcb_flush(connection);
-        if (system(command) != 0) fprintf(stderr, "capture_at_close: '%s' failed\n", command);
+    if (command != NULL && system(command) != 0) {
+        fprintf(stderr, "capture_at_close: '%s' failed\n", command);
     }
-    destroy_window_fn next = (destroy_window_fn)dlsym(RTLD_NEXT, "xcb_destroy_window");
-    return next(connection, window);
+    return result;
 }
