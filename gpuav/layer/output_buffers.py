@@ -22,13 +22,15 @@ instrumented pipelines bind it so the shaders still have somewhere valid to writ
 
 from __future__ import annotations
 
+import mmap
 import threading
 from array import array
 from dataclasses import dataclass
 
+from gpuav.errors import ResourceExhausted
 from gpuav.instrument.descriptor_state import MAX_TRACKED_SETS
 from gpuav.instrument.record import DATA_FIRST_WORD, MAX_RECORD_WORDS, WRITTEN_LENGTH_WORD
-from gpuav.layer import faults
+from gpuav.layer import address_space, faults
 from gpuav.layer.calls import ChunkLayout, DeviceCalls, OutputChunkHandles, PhysicalDeviceFacts
 
 RECORDS_PER_BLOCK = 16
@@ -105,6 +107,8 @@ class OutputBuffers:
     def _add_chunk(self) -> Chunk:
         if self._chunks:
             faults.check("output_chunk")
+            if not address_space.room_for(self._chunk_address_space()):
+                raise ResourceExhausted("no address space left for more output memory")
         layout = ChunkLayout(
             self._blocks_per_chunk,
             self.block_bytes,
@@ -133,6 +137,12 @@ class OutputBuffers:
             )
         )
         return chunk
+
+    def _chunk_address_space(self) -> int:
+        """Address space a chunk takes: its memory, and a page per descriptor set (lavapipe
+        maps each set)."""
+        blocks = self._blocks_per_chunk
+        return blocks * (self.block_bytes + self.bound_sets_bytes) + blocks * mmap.PAGESIZE
 
     def acquire(self) -> Block:
         """A zeroed block; the spill block (and ``exhausted`` set) once memory runs out."""
