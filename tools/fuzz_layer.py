@@ -37,6 +37,7 @@ from fuzz_layer_mutants import Seed, compile_seeds, mutant  # noqa: E402
 
 APP = HERE / "fuzz_layer_app.py"
 LAYER_NAME = "VK_LAYER_GPUAV_gpu_assisted"
+LAYER_DISABLED = "gpuav: layer disabled"
 BATCH_TIMEOUT_S = 600
 SINGLE_TIMEOUT_S = 120
 _CLEARED_PREFIXES = ("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH", "VK_LOADER")
@@ -165,6 +166,9 @@ class Fuzzer:
         except subprocess.TimeoutExpired as expired:
             returncode = -9
             stderr = (expired.stderr or b"").decode(errors="replace") + "\n(timed out)"
+        if with_layer and LAYER_DISABLED in stderr:
+            # Everything then went down the chain untouched: the run fuzzed no gpuav at all.
+            raise RuntimeError(f"the layer could not start its Python side: {stderr[-500:]}")
         return _read_progress(progress, returncode, stderr[-3000:])
 
     def run_range(self, first: int, count: int, result: FuzzResult, log: bool = False) -> None:
