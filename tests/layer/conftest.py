@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from gpuav.layer.native.build import LAYER_NAME, layer_dir
+from tests.apps_common.build import compile_c_program
 
 HERE = Path(__file__).parent
 REPOSITORY = HERE.parent.parent
@@ -153,17 +154,7 @@ def run_python_app(tmp_path: Path) -> RunPython:
 @pytest.fixture(scope="session")
 def c_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The C test app, compiled with gcc against the system's Vulkan headers."""
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.fail("no C compiler (gcc) found")
-    if not Path("/usr/include/vulkan/vulkan.h").exists():
-        pytest.fail("Vulkan headers missing (Debian: libvulkan-dev)")
-    output = tmp_path_factory.mktemp("c_app") / "c_app"
-    subprocess.run(
-        [compiler, "-O1", "-o", str(output), str(APPS / "c_app.c"), "-lvulkan"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return output
+    return compile_c_program(tmp_path_factory.mktemp("c_app") / "c_app", [APPS / "c_app.c"])
 
 
 RunC = Callable[..., AppRun]

@@ -9,7 +9,6 @@ reported against the vkCmdDispatch.
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 from collections import Counter
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import APP_TIMEOUT, APPS, AppRun, app_environment, parse_c_output
 from tests.layer.test_khronos_below import Runner, newer_khronos, run_stacked  # noqa: F401
 
@@ -47,16 +47,7 @@ def expected_hash(*, bad: bool) -> str:
 
 @pytest.fixture(scope="session")
 def dgc_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.fail("no C compiler (gcc) found")
-    output = tmp_path_factory.mktemp("dgc_app") / "dgc_app"
-    subprocess.run(
-        [compiler, "-O1", "-Wall", "-Werror", "-o", str(output), str(APPS / "dgc_app.c"),
-         "-lvulkan"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return output
+    return compile_c_program(tmp_path_factory.mktemp("dgc_app") / "dgc_app", [APPS / "dgc_app.c"])
 
 
 @pytest.fixture

@@ -10,13 +10,13 @@ reserve for the app: one GPUAV-resources-exhausted notice, and the app's data is
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
 
 pytestmark = pytest.mark.vulkan
@@ -26,16 +26,9 @@ HEADROOMS_KIB = [8 << 10, 16 << 10, 32 << 10]
 
 @pytest.fixture(scope="module")
 def pressure_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.fail("no C compiler (gcc) found")
-    output = tmp_path_factory.mktemp("pressure") / "pressure"
-    subprocess.run(
-        [compiler, "-O1", "-Wall", "-Werror", "-o", str(output), str(APPS / "pressure.c"),
-         "-lvulkan"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return output
+    return compile_c_program(
+        tmp_path_factory.mktemp("pressure") / "pressure", [APPS / "pressure.c"]
+    )
 
 
 def _data(completed: subprocess.CompletedProcess[str]) -> str:

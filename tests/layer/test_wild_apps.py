@@ -16,7 +16,6 @@ Scenarios are batched into few app runs to keep the suite fast.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import (
     APP_TIMEOUT,
     APPS,
@@ -50,18 +50,12 @@ RunWild = Callable[..., tuple[AppRun, list[tuple[str, str]]]]
 
 @pytest.fixture(scope="session")
 def wild_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.fail("no C compiler (gcc) found")
-    output = tmp_path_factory.mktemp("wild_app") / "wild_app"
     names = ("wild_main.c", "wild_app.c", "wild_graphics.c", "wild_sync.c")
-    sources = [str(APPS / name) for name in names]
-    subprocess.run(
-        [compiler, "-O1", "-Wall", "-Werror", "-o", str(output), *sources, "-lvulkan",
-         "-lpthread"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return output
+    return compile_c_program(
+        tmp_path_factory.mktemp("wild_app") / "wild_app",
+        [APPS / name for name in names],
+        libraries=("vulkan", "pthread"),
+    )
 
 
 @pytest.fixture

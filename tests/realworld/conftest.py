@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import app_environment, layer_folder, spirv  # noqa: F401  (fixtures)
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -148,20 +148,10 @@ def compile_c(
     tmp_path_factory: pytest.TempPathFactory, source: str, *, shared: bool = False
 ) -> Path:
     """A program of ``programs/`` built with gcc against the system's Vulkan loader."""
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.fail("no C compiler (gcc) found")
-    if not Path("/usr/include/vulkan/vulkan.h").exists():
-        pytest.fail("Vulkan headers missing (Debian: libvulkan-dev)")
     name = Path(source).stem
     output = tmp_path_factory.mktemp(name) / (f"{name}.so" if shared else name)
     shape = ["-shared", "-fPIC"] if shared else []
-    subprocess.run(
-        [compiler, "-O1", "-Wall", "-Werror", *shape, "-o", str(output), str(PROGRAMS / source),
-         "-lvulkan", "-ldl"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return output
+    return compile_c_program(output, [PROGRAMS / source], options=shape, libraries=("vulkan", "dl"))
 
 
 @pytest.fixture(scope="session")

@@ -12,94 +12,16 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        VkResult result_ = (call);                                               \
-        if (result_ != VK_SUCCESS) {                                             \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, result_); \
-            exit(2);                                                             \
-        }                                                                        \
-    } while (0)
+#include "vk_app_common.h"
 
 enum { SIZE = 16, LOCAL = 64 };
 
 static VkDevice device;
 static VkPhysicalDeviceMemoryProperties memory_properties;
 
-static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                     VkDebugUtilsMessageTypeFlagsEXT types,
-                                     const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                     void *user) {
-    (void)types;
-    (void)user;
-    printf("message %d|%s|", (int)severity, data->pMessageIdName ? data->pMessageIdName : "");
-    for (const char *c = data->pMessage; *c; ++c) putchar(*c == '\n' ? ' ' : *c);
-    printf("\n");
-    return VK_FALSE;
-}
-
-static uint32_t fnv1a(const uint8_t *bytes, size_t count) {
-    uint32_t hash = 2166136261u;
-    for (size_t i = 0; i < count; ++i) hash = (hash ^ bytes[i]) * 16777619u;
-    return hash;
-}
-
-static uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags flags) {
-    for (uint32_t i = 0; i < memory_properties.memoryTypeCount; ++i)
-        if ((bits & (1u << i)) && (memory_properties.memoryTypes[i].propertyFlags & flags) == flags)
-            return i;
-    fprintf(stderr, "no memory type\n");
-    exit(2);
-}
-
-static VkShaderModule load_module(const char *path) {
-    FILE *file = fopen(path, "rb");
-    if (!file) {
-        perror(path);
-        exit(2);
-    }
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    uint32_t *code = malloc((size_t)size);
-    if (fread(code, 1, (size_t)size, file) != (size_t)size) exit(2);
-    fclose(file);
-    VkShaderModuleCreateInfo info = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    info.codeSize = (size_t)size;
-    info.pCode = code;
-    VkShaderModule module;
-    CHECK(vkCreateShaderModule(device, &info, NULL, &module));
-    free(code);
-    return module;
-}
-
 static void make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkBuffer *buffer,
                         VkDeviceMemory *memory) {
-    VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    info.size = size;
-    info.usage = usage;
-    CHECK(vkCreateBuffer(device, &info, NULL, buffer));
-    VkMemoryRequirements requirements;
-    vkGetBufferMemoryRequirements(device, *buffer, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(
-        requirements.memoryTypeBits,
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    CHECK(vkAllocateMemory(device, &allocate, NULL, memory));
-    CHECK(vkBindBufferMemory(device, *buffer, *memory, 0));
-}
-
-static void submit_and_wait(VkQueue queue, VkCommandBuffer command_buffer) {
-    VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    CHECK(vkCreateFence(device, &fence_info, NULL, &fence));
-    VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &command_buffer;
-    CHECK(vkQueueSubmit(queue, 1, &submit, fence));
-    CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
-    vkDestroyFence(device, fence, NULL);
+    create_host_buffer(device, &memory_properties, size, usage, NULL, ~0u, NULL, buffer, memory);
 }
 
 static uint32_t run_compute(VkQueue queue, VkCommandPool pool, const char *path,
@@ -112,61 +34,18 @@ static uint32_t run_compute(VkQueue queue, VkCommandPool pool, const char *path,
     CHECK(vkMapMemory(device, memory, 0, size, 0, (void **)&values));
     for (uint32_t i = 0; i < dispatches * LOCAL; ++i) values[i] = i * 7u + 3u;
 
-    VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
-    VkDescriptorSetLayoutCreateInfo set_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 1;
-    set_info.pBindings = &binding;
     VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
-    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 8};
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
-    VkShaderModule module = load_module(path);
-    VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    pipeline_info.stage.module = module;
-    pipeline_info.stage.pName = "main";
-    pipeline_info.layout = layout;
-    VkPipeline pipeline;
-    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+    create_compute_layouts(device, 1, 8, &set_layout, &layout);
+    VkShaderModule module = load_shader_module(device, path);
+    VkPipeline pipeline = create_compute_pipeline(device, layout, module, NULL);
     vkDestroyShaderModule(device, module, NULL); /* before submit, on purpose */
 
-    VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &pool_size;
-    VkDescriptorPool descriptor_pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = descriptor_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
     VkDescriptorBufferInfo buffer_info = {buffer, 0, size};
-    VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    write.dstSet = set;
-    write.descriptorCount = 1;
-    write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    write.pBufferInfo = &buffer_info;
-    vkUpdateDescriptorSets(device, 1, &write, 0, NULL);
+    VkDescriptorPool descriptor_pool;
+    VkDescriptorSet set = create_storage_set(device, set_layout, 1, &buffer_info, &descriptor_pool);
 
-    VkCommandBufferAllocateInfo cb_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cb_info.commandPool = pool;
-    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cb_info.commandBufferCount = 1;
-    VkCommandBuffer command_buffer;
-    CHECK(vkAllocateCommandBuffers(device, &cb_info, &command_buffer));
-    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    CHECK(vkBeginCommandBuffer(command_buffer, &begin));
+    VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
                             NULL);
@@ -176,8 +55,8 @@ static uint32_t run_compute(VkQueue queue, VkCommandPool pool, const char *path,
         vkCmdDispatch(command_buffer, 1, 1, 1);
     }
     CHECK(vkEndCommandBuffer(command_buffer));
-    submit_and_wait(queue, command_buffer);
-    uint32_t hash = fnv1a((const uint8_t *)values, (size_t)size);
+    vkDestroyFence(device, submit_and_wait(device, queue, command_buffer), NULL);
+    uint32_t hash = fnv1a(values, (size_t)size);
 
     vkFreeCommandBuffers(device, pool, 1, &command_buffer);
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
@@ -207,7 +86,7 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     vkGetImageMemoryRequirements(device, image, &requirements);
     VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(requirements.memoryTypeBits, 0);
+    allocate.memoryTypeIndex = memory_type(&memory_properties, requirements.memoryTypeBits, 0);
     VkDeviceMemory image_memory;
     CHECK(vkAllocateMemory(device, &allocate, NULL, &image_memory));
     CHECK(vkBindImageMemory(device, image, image_memory, 0));
@@ -261,7 +140,8 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     layout_info.pPushConstantRanges = &push;
     VkPipelineLayout layout;
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
-    VkShaderModule vert = load_module(vert_path), frag = load_module(frag_path);
+    VkShaderModule vert = load_shader_module(device, vert_path),
+                   frag = load_shader_module(device, frag_path);
     VkPipelineShaderStageCreateInfo shader_stages[2] = {
         {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_VERTEX_BIT,
          vert, "main", NULL},
@@ -311,14 +191,7 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     VkBuffer readback;
     VkDeviceMemory readback_memory;
     make_buffer(SIZE * SIZE * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, &readback, &readback_memory);
-    VkCommandBufferAllocateInfo cb_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cb_info.commandPool = pool;
-    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cb_info.commandBufferCount = 1;
-    VkCommandBuffer command_buffer;
-    CHECK(vkAllocateCommandBuffers(device, &cb_info, &command_buffer));
-    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    CHECK(vkBeginCommandBuffer(command_buffer, &begin));
+    VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
     VkClearValue clear = {{{0.0f, 0.0f, 0.0f, 1.0f}}};
     VkRenderPassBeginInfo pass_begin = {VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
     pass_begin.renderPass = render_pass;
@@ -344,7 +217,7 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
     CHECK(vkEndCommandBuffer(command_buffer));
-    submit_and_wait(queue, command_buffer);
+    vkDestroyFence(device, submit_and_wait(device, queue, command_buffer), NULL);
     uint8_t *pixels;
     CHECK(vkMapMemory(device, readback_memory, 0, SIZE * SIZE * 4, 0, (void **)&pixels));
     uint32_t hash = fnv1a(pixels, SIZE * SIZE * 4);
@@ -380,9 +253,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--messenger")) messenger_wanted = 1;
         else if (!strcmp(argv[i], "--validation-features")) features_wanted = 1;
     }
-    VkApplicationInfo app_info = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app_info.pApplicationName = "gpuav-c-test-app";
-    app_info.apiVersion = VK_API_VERSION_1_1;
     const char *extensions[2];
     uint32_t extension_count = 0;
     if (messenger_wanted) extensions[extension_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
@@ -391,57 +261,30 @@ int main(int argc, char **argv) {
     features.enabledValidationFeatureCount = 1;
     features.pEnabledValidationFeatures = enables;
     if (features_wanted) extensions[extension_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
-    VkInstanceCreateInfo instance_info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    instance_info.pNext = features_wanted ? &features : NULL;
-    instance_info.pApplicationInfo = &app_info;
-    instance_info.enabledExtensionCount = extension_count;
-    instance_info.ppEnabledExtensionNames = extensions;
-    VkInstance instance;
-    CHECK(vkCreateInstance(&instance_info, NULL, &instance));
+    VkInstance instance = create_instance("gpuav-c-test-app", VK_API_VERSION_1_1,
+                                          features_wanted ? &features : NULL, extension_count,
+                                          extensions);
     VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
-    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger = NULL;
-    if (messenger_wanted) {
-        PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
-            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-                instance, "vkCreateDebugUtilsMessengerEXT");
-        destroy_messenger = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-            instance, "vkDestroyDebugUtilsMessengerEXT");
-        VkDebugUtilsMessengerCreateInfoEXT info = {
-            VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-        info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-        info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
-        info.pfnUserCallback = on_message;
-        CHECK(create_messenger(instance, &info, NULL, &messenger));
-    }
-    uint32_t count = 1;
-    VkPhysicalDevice physical;
-    VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
-    if (enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) return 2;
+    if (messenger_wanted)
+        messenger = create_messenger(instance,
+                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceProperties properties;
     vkGetPhysicalDeviceProperties(physical, &properties);
     printf("maxBoundDescriptorSets %u\n", properties.limits.maxBoundDescriptorSets);
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
-    float priority = 1.0f;
-    VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    queue_info.queueCount = 1;
-    queue_info.pQueuePriorities = &priority;
-    VkDeviceCreateInfo device_info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    device_info.queueCreateInfoCount = 1;
-    device_info.pQueueCreateInfos = &queue_info;
-    CHECK(vkCreateDevice(physical, &device_info, NULL, &device));
     VkQueue queue;
-    vkGetDeviceQueue(device, 0, 0, &queue);
-    VkCommandPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    VkCommandPool pool;
-    CHECK(vkCreateCommandPool(device, &pool_info, NULL, &pool));
+    device = create_device(physical, NULL, 0, NULL, &queue);
+    VkCommandPool pool = create_command_pool(device);
 
     printf("compute %08x\n", run_compute(queue, pool, argv[1], dispatches, bad_dispatch));
     printf("pixels %08x\n", run_graphics(queue, pool, argv[2], argv[3], draws, bad_draw));
 
     vkDestroyCommandPool(device, pool, NULL);
     vkDestroyDevice(device, NULL);
-    if (messenger) destroy_messenger(instance, messenger, NULL);
+    if (messenger) destroy_messenger(instance, messenger);
     vkDestroyInstance(instance, NULL);
     return 0;
 }

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
+#include "vk_app_common.h"
+
 /* VK_EXT_device_generated_commands is newer than Debian bookworm's headers (1.3.239):
  * the few declarations used here, as in the Vulkan registry. */
 #ifndef VK_EXT_device_generated_commands
@@ -111,15 +113,6 @@ typedef struct {
 #endif
 #define BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT 0x80000000ULL
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        VkResult result_ = (call);                                                    \
-        if (result_ != VK_SUCCESS) {                                                  \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, result_); \
-            exit(2);                                                                  \
-        }                                                                             \
-    } while (0)
-
 enum { WORDS = 256, LOCAL = 64 };
 
 typedef struct {
@@ -132,32 +125,14 @@ typedef struct {
 static VkDevice device;
 static VkPhysicalDeviceMemoryProperties memory_properties;
 
+/* print_message, each message flushed as it comes: a crash later loses none of them. */
 static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                      VkDebugUtilsMessageTypeFlagsEXT types,
                                      const VkDebugUtilsMessengerCallbackDataEXT *data,
                                      void *user) {
-    (void)types;
-    (void)user;
-    printf("message %d|%s|", (int)severity, data->pMessageIdName ? data->pMessageIdName : "");
-    for (const char *c = data->pMessage; *c; ++c) putchar(*c == '\n' ? ' ' : *c);
-    printf("\n");
+    print_message(severity, types, data, user);
     fflush(stdout);
     return VK_FALSE;
-}
-
-static uint32_t fnv1a(const void *bytes, size_t count) {
-    uint32_t hash = 2166136261u;
-    for (size_t i = 0; i < count; ++i) hash = (hash ^ ((const uint8_t *)bytes)[i]) * 16777619u;
-    return hash;
-}
-
-static uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags flags) {
-    for (uint32_t i = 0; i < memory_properties.memoryTypeCount; ++i)
-        if ((allowed & (1u << i)) &&
-            (memory_properties.memoryTypes[i].propertyFlags & flags) == flags)
-            return i;
-    fprintf(stderr, "no memory type for bits 0x%x\n", allowed);
-    exit(2);
 }
 
 /* A host-visible buffer with a device address; `usage2` (when not 0) replaces `usage` through
@@ -168,22 +143,12 @@ static Buffer make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, uint64_t 
     VkBufferUsageFlags2CreateInfoKHR flags2 = {
         VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR};
     flags2.usage = usage2 | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-    VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, usage2 ? &flags2 : NULL};
-    info.size = size;
-    info.usage = usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-    CHECK(vkCreateBuffer(device, &info, NULL, &result.buffer));
-    VkMemoryRequirements requirements;
-    vkGetBufferMemoryRequirements(device, result.buffer, &requirements);
-    uint32_t allowed = requirements.memoryTypeBits;
-    if (required) allowed &= required->memoryTypeBits;
     VkMemoryAllocateFlagsInfo address_flag = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
     address_flag.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &address_flag};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(
-        allowed, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    CHECK(vkAllocateMemory(device, &allocate, NULL, &result.memory));
-    CHECK(vkBindBufferMemory(device, result.buffer, result.memory, 0));
+    create_host_buffer(device, &memory_properties, size,
+                       usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT, usage2 ? &flags2 : NULL,
+                       required ? required->memoryTypeBits : ~0u, &address_flag, &result.buffer,
+                       &result.memory);
     CHECK(vkMapMemory(device, result.memory, 0, size, 0, &result.mapped));
     memset(result.mapped, 0, size);
     VkBufferDeviceAddressInfo address = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, NULL,
@@ -197,21 +162,6 @@ static void free_buffer(Buffer *buffer) {
     vkFreeMemory(device, buffer->memory, NULL);
 }
 
-static uint32_t *load_code(const char *path, size_t *size) {
-    FILE *file = fopen(path, "rb");
-    if (!file) {
-        perror(path);
-        exit(2);
-    }
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    fseek(file, 0, SEEK_SET);
-    uint32_t *code = malloc(*size);
-    if (fread(code, 1, *size, file) != *size) exit(2);
-    fclose(file);
-    return code;
-}
-
 static int has_extension(VkPhysicalDevice physical, const char *name) {
     uint32_t count = 0;
     CHECK(vkEnumerateDeviceExtensionProperties(physical, NULL, &count, NULL));
@@ -223,7 +173,7 @@ static int has_extension(VkPhysicalDevice physical, const char *name) {
     return found;
 }
 
-static VkQueue create_device(VkPhysicalDevice physical) {
+static VkQueue create_generated_commands_device(VkPhysicalDevice physical) {
     if (!has_extension(physical, "VK_EXT_device_generated_commands")) {
         fprintf(stderr, "VK_EXT_device_generated_commands is not supported\n");
         exit(3);
@@ -248,19 +198,8 @@ static VkQueue create_device(VkPhysicalDevice physical) {
     v12.bufferDeviceAddress = VK_TRUE;
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
     const char *extensions[] = {"VK_EXT_device_generated_commands", "VK_KHR_maintenance5"};
-    float priority = 1.0f;
-    VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    queue_info.queueFamilyIndex = 0;
-    queue_info.queueCount = 1;
-    queue_info.pQueuePriorities = &priority;
-    VkDeviceCreateInfo info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
-    info.queueCreateInfoCount = 1;
-    info.pQueueCreateInfos = &queue_info;
-    info.enabledExtensionCount = 2;
-    info.ppEnabledExtensionNames = extensions;
-    CHECK(vkCreateDevice(physical, &info, NULL, &device));
     VkQueue queue;
-    vkGetDeviceQueue(device, 0, 0, &queue);
+    device = create_device(physical, &features, 2, extensions, &queue);
     return queue;
 }
 
@@ -290,37 +229,21 @@ int main(int argc, char **argv) {
         }
     }
 
-    VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app.pApplicationName = "dgc_app";
-    app.apiVersion = VK_API_VERSION_1_3;
     const char *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-    VkInstanceCreateInfo instance_info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    instance_info.pApplicationInfo = &app;
-    instance_info.enabledExtensionCount = messenger ? 1 : 0;
-    instance_info.ppEnabledExtensionNames = &extension;
-    VkInstance instance;
-    CHECK(vkCreateInstance(&instance_info, NULL, &instance));
+    VkInstance instance =
+        create_instance("dgc_app", VK_API_VERSION_1_3, NULL, messenger ? 1 : 0, &extension);
     VkDebugUtilsMessengerEXT handle = VK_NULL_HANDLE;
-    if (messenger) {
-        VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
-            VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-        messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
-                                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT;
-        messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
-        messenger_info.pfnUserCallback = on_message;
-        PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
-            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-                instance, "vkCreateDebugUtilsMessengerEXT");
-        CHECK(create_messenger(instance, &messenger_info, NULL, &handle));
-    }
-    uint32_t count = 1;
-    VkPhysicalDevice physical;
-    VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
-    if (enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) return 2;
+    if (messenger)
+        handle = create_messenger(instance,
+                                  VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                      VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                                      VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT,
+                                  VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                                      VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+                                  on_message);
+    VkPhysicalDevice physical = first_physical_device(instance);
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
-    VkQueue queue = create_device(physical);
+    VkQueue queue = create_generated_commands_device(physical);
     PFN_vkGetGeneratedCommandsMemoryRequirementsEXT memory_requirements =
         (PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)load(
             "vkGetGeneratedCommandsMemoryRequirementsEXT");
@@ -339,63 +262,19 @@ int main(int argc, char **argv) {
     }
 
     /* compute pipeline of wild.comp: set 0 binding 0 is the array of both buffers */
-    VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2,
-                                            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 1;
-    set_info.pBindings = &binding;
     VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
-    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 8};
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
-    VkShaderModuleCreateInfo module_info = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    uint32_t *code = load_code(argv[1], &module_info.codeSize);
-    module_info.pCode = code;
-    VkShaderModule module;
-    CHECK(vkCreateShaderModule(device, &module_info, NULL, &module));
-    free(code);
+    create_compute_layouts(device, 2, 8, &set_layout, &layout);
+    VkShaderModule module = load_shader_module(device, argv[1]);
     uint32_t constants[2] = {5, 2}; /* MULTIPLIER, COUNT */
     VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
     VkSpecializationInfo specialization = {2, entries, sizeof constants, constants};
-    VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    pipeline_info.stage.module = module;
-    pipeline_info.stage.pName = "main";
-    pipeline_info.stage.pSpecializationInfo = &specialization;
-    pipeline_info.layout = layout;
-    pipeline_info.basePipelineIndex = -1;
-    VkPipeline pipeline;
-    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+    VkPipeline pipeline = create_compute_pipeline(device, layout, module, &specialization);
     vkDestroyShaderModule(device, module, NULL);
-    VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &pool_size;
-    VkDescriptorPool descriptor_pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
-    VkDescriptorSetAllocateInfo set_allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    set_allocate.descriptorPool = descriptor_pool;
-    set_allocate.descriptorSetCount = 1;
-    set_allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &set_allocate, &set));
     VkDescriptorBufferInfo buffer_infos[2] = {{data[0].buffer, 0, VK_WHOLE_SIZE},
                                               {data[1].buffer, 0, VK_WHOLE_SIZE}};
-    VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    write.dstSet = set;
-    write.descriptorCount = 2;
-    write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    write.pBufferInfo = buffer_infos;
-    vkUpdateDescriptorSets(device, 1, &write, 0, NULL);
+    VkDescriptorPool descriptor_pool;
+    VkDescriptorSet set = create_storage_set(device, set_layout, 2, buffer_infos, &descriptor_pool);
 
     /* indirect commands: a single DISPATCH token, the bound pipeline (no execution set) */
     VkIndirectCommandsLayoutTokenEXT token = {
@@ -441,19 +320,9 @@ int main(int argc, char **argv) {
     generated.preprocessSize = preprocess_size;
     generated.maxSequenceCount = 1;
 
-    VkCommandPoolCreateInfo command_pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    command_pool_info.queueFamilyIndex = 0;
-    VkCommandPool command_pool;
-    CHECK(vkCreateCommandPool(device, &command_pool_info, NULL, &command_pool));
-    VkCommandBufferAllocateInfo allocate_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    allocate_info.commandPool = command_pool;
-    allocate_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate_info.commandBufferCount = 1;
-    VkCommandBuffer command_buffer;
-    CHECK(vkAllocateCommandBuffers(device, &allocate_info, &command_buffer));
-    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    CHECK(vkBeginCommandBuffer(command_buffer, &begin));
+    VkCommandPool command_pool = create_command_pool(device);
+    VkCommandBuffer command_buffer =
+        begin_command_buffer(device, command_pool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
                             NULL);
@@ -469,14 +338,7 @@ int main(int argc, char **argv) {
     execute_generated(command_buffer, VK_FALSE, &generated);
     CHECK(vkEndCommandBuffer(command_buffer));
 
-    VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    CHECK(vkCreateFence(device, &fence_info, NULL, &fence));
-    VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &command_buffer;
-    CHECK(vkQueueSubmit(queue, 1, &submit, fence));
-    CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+    VkFence fence = submit_and_wait(device, queue, command_buffer);
     uint32_t words[2 * WORDS];
     memcpy(words, data[0].mapped, WORDS * 4);
     memcpy(words + WORDS, data[1].mapped, WORDS * 4);
@@ -494,12 +356,7 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
     for (int b = 0; b < 2; ++b) free_buffer(&data[b]);
     vkDestroyDevice(device, NULL);
-    if (handle) {
-        PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger =
-            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-                instance, "vkDestroyDebugUtilsMessengerEXT");
-        destroy_messenger(instance, handle, NULL);
-    }
+    if (handle) destroy_messenger(instance, handle);
     vkDestroyInstance(instance, NULL);
     return 0;
 }

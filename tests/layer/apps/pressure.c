@@ -29,16 +29,9 @@
 #include <sys/resource.h>
 #include <vulkan/vulkan.h>
 
-enum { LOCAL = 64, PUSH_BYTES = 8 };
+#include "vk_app_common.h"
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        VkResult result_ = (call);                                                    \
-        if (result_ != VK_SUCCESS) {                                                  \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, result_); \
-            exit(2);                                                                  \
-        }                                                                             \
-    } while (0)
+enum { LOCAL = 64, PUSH_BYTES = 8 };
 
 /* Under the limit a failure is the app's clean out-of-memory path, not a set-up bug. */
 #define UNDER_LIMIT(call)                                      \
@@ -51,18 +44,6 @@ enum { LOCAL = 64, PUSH_BYTES = 8 };
     } while (0)
 
 static char output_buffer[1 << 16]; /* stdout's buffer, so printing allocates nothing */
-
-static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                     VkDebugUtilsMessageTypeFlagsEXT types,
-                                     const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                     void *user) {
-    (void)types;
-    (void)user;
-    printf("message %d|%s|", (int)severity, data->pMessageIdName ? data->pMessageIdName : "");
-    for (const char *c = data->pMessage; *c; ++c) putchar(*c == '\n' ? ' ' : *c);
-    putchar('\n');
-    return VK_FALSE;
-}
 
 /* A field of /proc/self/status in KiB ("VmSize:"). */
 static unsigned long status_kib(const char *field) {
@@ -77,31 +58,11 @@ static unsigned long status_kib(const char *field) {
     return value;
 }
 
-static uint32_t fnv1a(const void *bytes, size_t count) {
-    uint32_t hash = 2166136261u;
-    for (size_t i = 0; i < count; ++i) hash = (hash ^ ((const uint8_t *)bytes)[i]) * 16777619u;
-    return hash;
-}
-
-static uint32_t *read_file(const char *path, size_t *size) {
-    FILE *file = fopen(path, "rb");
-    if (!file) {
-        perror(path);
-        exit(2);
-    }
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    fseek(file, 0, SEEK_SET);
-    uint32_t *code = malloc(*size);
-    if (!code || fread(code, 1, *size, file) != *size) exit(2);
-    fclose(file);
-    return code;
-}
-
 typedef struct {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
+    VkPhysicalDeviceMemoryProperties memory_properties;
     VkDevice device;
     VkQueue queue;
     VkBuffer buffer;
@@ -119,119 +80,41 @@ typedef struct {
 
 static void make_instance(App *app, int messenger) {
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkApplicationInfo application = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    application.apiVersion = VK_API_VERSION_1_3;
-    VkInstanceCreateInfo info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    info.pApplicationInfo = &application;
-    info.enabledExtensionCount = messenger ? 1 : 0;
-    info.ppEnabledExtensionNames = extensions;
-    CHECK(vkCreateInstance(&info, NULL, &app->instance));
+    app->instance = create_instance(NULL, VK_API_VERSION_1_3, NULL, messenger ? 1 : 0, extensions);
     if (!messenger) return;
-    PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
-        vkGetInstanceProcAddr(app->instance, "vkCreateDebugUtilsMessengerEXT");
-    VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
-        VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-    messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-    messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
-    messenger_info.pfnUserCallback = on_message;
-    CHECK(create(app->instance, &messenger_info, NULL, &app->messenger));
+    app->messenger = create_messenger(app->instance,
+                                      VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+                                          VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                          VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                      VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
 }
 
 static void make_device(App *app) {
-    uint32_t count = 1;
-    VkResult result = vkEnumeratePhysicalDevices(app->instance, &count, &app->physical);
-    if (result != VK_SUCCESS && result != VK_INCOMPLETE) exit(2);
-    float priority = 1.0f;
-    VkDeviceQueueCreateInfo queue = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    queue.queueCount = 1;
-    queue.pQueuePriorities = &priority;
-    VkDeviceCreateInfo info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    info.queueCreateInfoCount = 1;
-    info.pQueueCreateInfos = &queue;
-    CHECK(vkCreateDevice(app->physical, &info, NULL, &app->device));
-    vkGetDeviceQueue(app->device, 0, 0, &app->queue);
+    app->physical = first_physical_device(app->instance);
+    vkGetPhysicalDeviceMemoryProperties(app->physical, &app->memory_properties);
+    app->device = create_device(app->physical, NULL, 0, NULL, &app->queue);
 }
 
 static void make_buffer(App *app, VkDeviceSize size) {
-    VkDevice device = app->device;
-    VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    info.size = size;
-    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    CHECK(vkCreateBuffer(device, &info, NULL, &app->buffer));
-    VkMemoryRequirements requirements;
-    vkGetBufferMemoryRequirements(device, app->buffer, &requirements);
-    VkPhysicalDeviceMemoryProperties memory;
-    vkGetPhysicalDeviceMemoryProperties(app->physical, &memory);
-    VkMemoryPropertyFlags flags =
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = UINT32_MAX;
-    for (uint32_t i = 0; i < memory.memoryTypeCount && allocate.memoryTypeIndex == UINT32_MAX; ++i)
-        if ((requirements.memoryTypeBits & (1u << i)) &&
-            (memory.memoryTypes[i].propertyFlags & flags) == flags)
-            allocate.memoryTypeIndex = i;
-    CHECK(vkAllocateMemory(device, &allocate, NULL, &app->memory));
-    CHECK(vkBindBufferMemory(device, app->buffer, app->memory, 0));
-    CHECK(vkMapMemory(device, app->memory, 0, size, 0, (void **)&app->words));
+    create_host_buffer(app->device, &app->memory_properties, size,
+                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL, ~0u, NULL, &app->buffer,
+                       &app->memory);
+    CHECK(vkMapMemory(app->device, app->memory, 0, size, 0, (void **)&app->words));
     for (VkDeviceSize i = 0; i < size / 4; ++i) app->words[i] = (uint32_t)(i * 7 + 3);
 }
 
 static void make_pipeline(App *app, const char *shader) {
     VkDevice device = app->device;
-    VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 1;
-    set_info.pBindings = &binding;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &app->set_layout));
-    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, PUSH_BYTES};
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &app->set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &app->layout));
-    VkShaderModuleCreateInfo module_info = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    uint32_t *code = read_file(shader, &module_info.codeSize);
-    module_info.pCode = code;
-    VkShaderModule module;
-    CHECK(vkCreateShaderModule(device, &module_info, NULL, &module));
-    free(code);
-    VkComputePipelineCreateInfo info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    info.stage.module = module;
-    info.stage.pName = "main";
-    info.layout = app->layout;
-    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &app->pipeline));
+    create_compute_layouts(device, 1, PUSH_BYTES, &app->set_layout, &app->layout);
+    VkShaderModule module = load_shader_module(device, shader);
+    app->pipeline = create_compute_pipeline(device, app->layout, module, NULL);
     vkDestroyShaderModule(device, module, NULL);
-    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &size;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &app->descriptor_pool));
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = app->descriptor_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &app->set_layout;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &app->set));
     VkDescriptorBufferInfo buffer = {app->buffer, 0, VK_WHOLE_SIZE};
-    VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    write.dstSet = app->set;
-    write.descriptorCount = 1;
-    write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    write.pBufferInfo = &buffer;
-    vkUpdateDescriptorSets(device, 1, &write, 0, NULL);
+    app->set = create_storage_set(device, app->set_layout, 1, &buffer, &app->descriptor_pool);
 }
 
 static void make_command_buffers(App *app, uint32_t count) {
-    VkCommandPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    CHECK(vkCreateCommandPool(app->device, &pool_info, NULL, &app->pool));
+    app->pool = create_command_pool(app->device);
     app->command_buffers = calloc(count, sizeof *app->command_buffers);
     if (!app->command_buffers) exit(2);
     VkCommandBufferAllocateInfo info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
@@ -273,12 +156,7 @@ static void destroy(App *app) {
     vkDestroyBuffer(device, app->buffer, NULL);
     vkFreeMemory(device, app->memory, NULL);
     vkDestroyDevice(device, NULL);
-    if (app->messenger) {
-        PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger =
-            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-                app->instance, "vkDestroyDebugUtilsMessengerEXT");
-        destroy_messenger(app->instance, app->messenger, NULL);
-    }
+    if (app->messenger) destroy_messenger(app->instance, app->messenger);
     vkDestroyInstance(app->instance, NULL);
 }
 

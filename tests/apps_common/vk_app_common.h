@@ -1,0 +1,265 @@
+/* What the small C test programs (tests/layer/apps, tests/realworld/programs) do alike: the
+ * instance, messenger and first device, host-visible buffers, shader modules from .spv files,
+ * one compute set and pipeline, one-shot command buffers, and the fnv1a hash of results.
+ * Static inline so that each program compiles alone (-Wall -Werror) using only what it needs;
+ * they know nothing of gpuav. Failures print to stderr and exit 2. */
+#ifndef VK_APP_COMMON_H
+#define VK_APP_COMMON_H
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vulkan/vulkan.h>
+
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        VkResult result_ = (call);                                                         \
+        if (result_ != VK_SUCCESS) {                                                       \
+            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, (int)result_); \
+            exit(2);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+/* One line per message, "message <severity>|<id>|<text>", newlines in the text as spaces:
+ * the tests' parse_c_output reads it. */
+static inline VkBool32 VKAPI_PTR print_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                               VkDebugUtilsMessageTypeFlagsEXT types,
+                                               const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                               void *user) {
+    (void)types;
+    (void)user;
+    printf("message %d|%s|", (int)severity, data->pMessageIdName ? data->pMessageIdName : "");
+    for (const char *c = data->pMessage; *c; ++c) putchar(*c == '\n' ? ' ' : *c);
+    putchar('\n');
+    return VK_FALSE;
+}
+
+static inline uint32_t fnv1a(const void *bytes, size_t count) {
+    uint32_t hash = 2166136261u;
+    for (size_t i = 0; i < count; ++i) hash = (hash ^ ((const uint8_t *)bytes)[i]) * 16777619u;
+    return hash;
+}
+
+/* `name` may be NULL; `next` extends the instance's create info. */
+static inline VkInstance create_instance(const char *name, uint32_t api_version, const void *next,
+                                         uint32_t extension_count,
+                                         const char *const *extensions) {
+    VkApplicationInfo application = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    application.pApplicationName = name;
+    application.apiVersion = api_version;
+    VkInstanceCreateInfo info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, next};
+    info.pApplicationInfo = &application;
+    info.enabledExtensionCount = extension_count;
+    info.ppEnabledExtensionNames = extensions;
+    VkInstance instance;
+    CHECK(vkCreateInstance(&info, NULL, &instance));
+    return instance;
+}
+
+static inline VkDebugUtilsMessengerEXT create_messenger(
+    VkInstance instance, VkDebugUtilsMessageSeverityFlagsEXT severities,
+    VkDebugUtilsMessageTypeFlagsEXT types, PFN_vkDebugUtilsMessengerCallbackEXT callback) {
+    PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
+        vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT");
+    VkDebugUtilsMessengerCreateInfoEXT info = {
+        VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    info.messageSeverity = severities;
+    info.messageType = types;
+    info.pfnUserCallback = callback;
+    VkDebugUtilsMessengerEXT messenger;
+    CHECK(create(instance, &info, NULL, &messenger));
+    return messenger;
+}
+
+static inline void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger) {
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
+        vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT");
+    destroy(instance, messenger, NULL);
+}
+
+/* The first device the loader lists (lavapipe in the tests). */
+static inline VkPhysicalDevice first_physical_device(VkInstance instance) {
+    uint32_t count = 1;
+    VkPhysicalDevice physical;
+    VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
+    if ((enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) || count == 0) {
+        fprintf(stderr, "no Vulkan device\n");
+        exit(2);
+    }
+    return physical;
+}
+
+/* A device with one queue of family 0, returned through `queue`; `next` extends its create info
+ * (features). */
+static inline VkDevice create_device(VkPhysicalDevice physical, const void *next,
+                                     uint32_t extension_count, const char *const *extensions,
+                                     VkQueue *queue) {
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = 0;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    VkDeviceCreateInfo info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, next};
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue_info;
+    info.enabledExtensionCount = extension_count;
+    info.ppEnabledExtensionNames = extensions;
+    VkDevice device;
+    CHECK(vkCreateDevice(physical, &info, NULL, &device));
+    vkGetDeviceQueue(device, 0, 0, queue);
+    return device;
+}
+
+static inline uint32_t memory_type(const VkPhysicalDeviceMemoryProperties *properties,
+                                   uint32_t allowed, VkMemoryPropertyFlags flags) {
+    for (uint32_t i = 0; i < properties->memoryTypeCount; ++i)
+        if ((allowed & (1u << i)) && (properties->memoryTypes[i].propertyFlags & flags) == flags)
+            return i;
+    fprintf(stderr, "no memory type for bits 0x%x\n", allowed);
+    exit(2);
+}
+
+/* A buffer bound to new host-visible, coherent memory of the types in `allowed` (~0u: any);
+ * `next` extends the buffer's create info, `allocate_next` the allocation's. */
+static inline void create_host_buffer(VkDevice device,
+                                      const VkPhysicalDeviceMemoryProperties *properties,
+                                      VkDeviceSize size, VkBufferUsageFlags usage,
+                                      const void *next, uint32_t allowed,
+                                      const void *allocate_next, VkBuffer *buffer,
+                                      VkDeviceMemory *memory) {
+    VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, next};
+    info.size = size;
+    info.usage = usage;
+    CHECK(vkCreateBuffer(device, &info, NULL, buffer));
+    VkMemoryRequirements requirements;
+    vkGetBufferMemoryRequirements(device, *buffer, &requirements);
+    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, allocate_next};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex = memory_type(
+        properties, requirements.memoryTypeBits & allowed,
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    CHECK(vkAllocateMemory(device, &allocate, NULL, memory));
+    CHECK(vkBindBufferMemory(device, *buffer, *memory, 0));
+}
+
+static inline VkShaderModule load_shader_module(VkDevice device, const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        perror(path);
+        exit(2);
+    }
+    fseek(file, 0, SEEK_END);
+    size_t size = (size_t)ftell(file);
+    fseek(file, 0, SEEK_SET);
+    uint32_t *code = malloc(size);
+    if (!code || fread(code, 1, size, file) != size) exit(2);
+    fclose(file);
+    VkShaderModuleCreateInfo info = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    info.codeSize = size;
+    info.pCode = code;
+    VkShaderModule module;
+    CHECK(vkCreateShaderModule(device, &info, NULL, &module));
+    free(code);
+    return module;
+}
+
+/* Set 0 binding 0 is `count` storage buffers of the compute stage; push constants of
+ * `push_bytes` at offset 0. */
+static inline void create_compute_layouts(VkDevice device, uint32_t count, uint32_t push_bytes,
+                                          VkDescriptorSetLayout *set_layout,
+                                          VkPipelineLayout *layout) {
+    VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count,
+                                            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = 1;
+    set_info.pBindings = &binding;
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, set_layout));
+    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, layout));
+}
+
+/* `specialization` may be NULL. */
+static inline VkPipeline create_compute_pipeline(VkDevice device, VkPipelineLayout layout,
+                                                 VkShaderModule module,
+                                                 const VkSpecializationInfo *specialization) {
+    VkComputePipelineCreateInfo info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = module;
+    info.stage.pName = "main";
+    info.stage.pSpecializationInfo = specialization;
+    info.layout = layout;
+    VkPipeline pipeline;
+    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
+    return pipeline;
+}
+
+/* The one set of a new pool, its binding 0 written with the `count` storage `buffers`. */
+static inline VkDescriptorSet create_storage_set(VkDevice device,
+                                                 VkDescriptorSetLayout set_layout, uint32_t count,
+                                                 const VkDescriptorBufferInfo *buffers,
+                                                 VkDescriptorPool *pool) {
+    VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count};
+    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &pool_size;
+    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, pool));
+    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    allocate.descriptorPool = *pool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &set_layout;
+    VkDescriptorSet set;
+    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    write.dstSet = set;
+    write.descriptorCount = count;
+    write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    write.pBufferInfo = buffers;
+    vkUpdateDescriptorSets(device, 1, &write, 0, NULL);
+    return set;
+}
+
+static inline VkCommandPool create_command_pool(VkDevice device) {
+    VkCommandPoolCreateInfo info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    info.queueFamilyIndex = 0;
+    VkCommandPool pool;
+    CHECK(vkCreateCommandPool(device, &info, NULL, &pool));
+    return pool;
+}
+
+/* A primary command buffer of `pool`, begun with `flags`. */
+static inline VkCommandBuffer begin_command_buffer(VkDevice device, VkCommandPool pool,
+                                                   VkCommandBufferUsageFlags flags) {
+    VkCommandBufferAllocateInfo info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = pool;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    VkCommandBuffer command_buffer;
+    CHECK(vkAllocateCommandBuffers(device, &info, &command_buffer));
+    VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = flags;
+    CHECK(vkBeginCommandBuffer(command_buffer, &begin));
+    return command_buffer;
+}
+
+/* The fence it waited for is the caller's to destroy: when (before or after reading the
+ * results) is part of what some programs test. */
+static inline VkFence submit_and_wait(VkDevice device, VkQueue queue,
+                                      VkCommandBuffer command_buffer) {
+    VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    CHECK(vkCreateFence(device, &fence_info, NULL, &fence));
+    VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &command_buffer;
+    CHECK(vkQueueSubmit(queue, 1, &submit, fence));
+    CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+    return fence;
+}
+#endif
