@@ -59,7 +59,6 @@ typedef uintptr_t (*gpuav_PFN_GetProcAddr)(uintptr_t, const char *);
 static uintptr_t gpuav_dispatch_key(uintptr_t handle);
 int gpuav_register_table(uintptr_t handle, uintptr_t get_proc_addr, int is_device, int flags);
 void gpuav_unregister_table(uintptr_t handle);
-void gpuav_python_gone(void);
 int gpuav_remember_pipeline(uintptr_t device, uintptr_t pipeline, uintptr_t layout,
                             uint32_t set_index, uintptr_t descriptor_set);
 void gpuav_forget_pipeline(uintptr_t device, uintptr_t pipeline);

@@ -144,11 +144,6 @@ def retire() -> None:
             report_error("exit", error, record.instance.state)
 
 
-def _at_interpreter_exit() -> None:
-    retire()
-    Native.lib.gpuav_python_gone()
-
-
 def attach(ffi: Any, lib: Any) -> None:
     """Bind every C entry point of the embedded module to its Python implementation."""
     Native.ffi = ffi
@@ -162,4 +157,5 @@ def attach(ffi: Any, lib: Any) -> None:
         ffi.def_extern(**options)(IMPLEMENTATIONS[name])
     ffi.def_extern(name="gpuav_py_retire", onerror=_on_error("exit"))(retire)
     ffi.def_extern(name="gpuav_python_attach", error=0)(lambda: 1)
-    atexit.register(_at_interpreter_exit)
+    # Before the interpreter finalizes; a C host's exit runs the same through layer.c.
+    atexit.register(lib.gpuav_python_retire)

@@ -239,9 +239,8 @@ static int gpuav_python_usable(void) {
            !gpuav_interpreter_finalizing();
 }
 
-/* The Python side flushed its reports and will not be entered again (its atexit handler, or
- * ours below for hosts whose interpreter is never finalized). */
-void gpuav_python_gone(void) {
+/* The Python side has flushed its reports and is not entered again (see gpuav_python_retire). */
+static void gpuav_python_gone(void) {
     __atomic_store_n(&gpuav_py_state, GPUAV_PY_GONE, __ATOMIC_RELEASE);
 }
 
