@@ -149,8 +149,6 @@ class DeviceCalls(Protocol):
     def cmd_host_read_barrier(self, command_buffer: int) -> None:
         """Make shader writes available to host reads (recorded at the end of a primary)."""
 
-    def queue_wait_idle(self, queue: int) -> None: ...
-
     def queue_signal_fence(self, queue: int) -> int:
         """Submit nothing but a new fence on ``queue``; returns the fence."""
 

@@ -18,7 +18,6 @@ from gpuav.layer import faults, notices
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
-    PIPELINE_STAGE_HOST,
     SHADER_STAGE_COMPUTE,
     SHADER_STAGES_GRAPHICS,
 )
@@ -59,7 +58,6 @@ def _reset(state: CommandBufferState) -> None:
     state.bound_words.clear()
     state.bound_handles.clear()
     state.action_count = 0
-    state.waits_for_host_event = False
 
 
 def pre_call_record_free_command_buffers(device: DeviceState, handles: Iterable[int]) -> None:
@@ -226,12 +224,3 @@ def post_call_record_cmd_execute_commands(
         secondary = device.command_buffers.get(handle)
         if secondary is not None:
             state.executed.append(secondary)
-            if secondary.waits_for_host_event:
-                state.waits_for_host_event = True
-
-
-def pre_call_record_cmd_wait_events(state: CommandBufferState, source_stages: int) -> None:
-    """Seed 000: GpuPreCallValidateCmdWaitEvents — warn of a possible deadlock."""
-    if source_stages & PIPELINE_STAGE_HOST:
-        state.waits_for_host_event = True
-        state.device.reporter.emit(notices.wait_events_host_stage(state.handle))

@@ -133,17 +133,6 @@ def resources_exhausted(reason: str) -> LayerMessage:
     )
 
 
-def wait_events_host_stage(command_buffer: int) -> LayerMessage:
-    return _message(
-        "wait-events-host-stage",
-        "warning",
-        f"vkCmdWaitEvents in command buffer 0x{command_buffer:x} waits on "
-        f"VK_PIPELINE_STAGE_HOST_BIT: GPU-assisted validation waits for each submission to "
-        f"finish, which could deadlock if the host sets the event after submitting; "
-        f"its results are read later instead.",
-    )
-
-
 def descriptor_state_full(capacity_words: int) -> LayerMessage:
     return _message(
         "descriptor-state-full",

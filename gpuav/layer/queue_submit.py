@@ -1,13 +1,16 @@
-"""QueueSubmit read-back (seed 000: GpuPostCallQueueSubmit).
+"""QueueSubmit read-back (seed 000: GpuPostCallQueueSubmit), without ever waiting for the GPU.
 
-After the app's submission went down: wait for the queue, then look at each action's block of
-every submitted command buffer and of the secondaries they executed. Only the header word of
-a block is read unless a shader wrote something; written blocks are decoded, reported, and
-zeroed. The host-visibility barrier was recorded at vkEndCommandBuffer, so no extra submission
-is needed. Submissions that wait on a host-set event or on timeline semaphore values are not
-waited for (that could deadlock): they get a fence and are read back at a later hook (the
-app's own waits, the next submit, a reset) once it has signaled. While one is unfinished, later
-submissions are deferred the same way: a queue wait would wait for it too.
+Seed 000 waits for the queue after each submission. gpuav never waits where the app does not:
+a submission with instrumented actions gets a fence of ours (an empty submission after it, so
+it signals once the app's work is done) and is read back when the app itself learns that its
+work finished — its vkWaitForFences, vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle —
+then briefly waiting for our fence, which trails the app's by moments. Every other hook
+(the next submit, semaphore waits and polls) reads what has finished without waiting; a
+command buffer reset or submitted again, the device's destruction and the end of the process
+read the rest. So the app keeps its CPU/GPU overlap, a submission waiting on the host (events,
+timeline values) cannot deadlock the layer, and a shader that never finishes hangs only the
+waits the app makes itself, with their time-outs. Only the header word of a block is read
+unless a shader wrote something; written blocks are decoded, reported, and zeroed.
 """
 
 from __future__ import annotations
@@ -19,9 +22,12 @@ from gpuav.layer import faults
 from gpuav.layer.action_reports import report_action
 from gpuav.layer.state import CommandBufferState, DeviceState, PendingSubmission
 
-# Deferred submissions are read back from whichever thread next submits, waits or resets:
-# two threads at once destroyed one fence twice (a crash) or lost an entry appended meanwhile.
+# Submissions are read back from whichever thread next submits, waits or resets: two threads
+# at once destroyed one fence twice (a crash) or lost an entry appended meanwhile.
 _PENDING_LOCK = threading.RLock()
+
+# Our fence trails a submission the app's own synchronization shows finished by moments.
+SETTLE_TIMEOUT_NS = 1_000_000_000
 
 
 def command_buffers_to_read(
@@ -37,23 +43,11 @@ def command_buffers_to_read(
     return found
 
 
-def waits_on_host(device: DeviceState, handles: Iterable[int], waits_for_timeline: bool) -> bool:
-    """Whether the submission may wait on the host: timeline values (wait-before-signal) or a
-    host-set event, whether or not its command buffers have anything to read."""
-    if waits_for_timeline:
-        return True
-    states = device.command_buffers
-    return any(
-        state is not None and state.waits_for_host_event
-        for state in (states.get(handle) for handle in handles)
-    )
-
-
 def pre_call_record_queue_submit(
     device: DeviceState, command_buffers: Sequence[CommandBufferState]
 ) -> None:
-    """Read an earlier, deferred execution of these command buffers before they run again;
-    bring the descriptor state up to date (issue 8: the state at submit time counts)."""
+    """Read an earlier execution of these command buffers before they run again; bring the
+    descriptor state up to date (the state at submit time counts)."""
     if device.pending and command_buffers:
         read_back_finished(device, settle=command_buffers)
     descriptors = device.descriptors
@@ -65,33 +59,17 @@ def post_call_record_queue_submit(
     device: DeviceState,
     queue: int,
     command_buffers: Sequence[CommandBufferState],
-    waits_for_timeline: bool = False,
+    app_fence: int = 0,
 ) -> None:
-    """Wait (or defer), then read and report; call only when the submit succeeded.
-
-    ``waits_for_timeline``: the submission waits on timeline semaphore values, which the host
-    or a later submission may signal only after vkQueueSubmit returns (wait-before-signal),
-    so waiting here could deadlock just like a host event (``waits_on_host`` says either).
-    """
+    """Track the submission for a later read-back; call only when the submit succeeded."""
     if device.pending:
         read_back_finished(device)
-    if not command_buffers and not waits_for_timeline:
+    if not command_buffers:
         return
     faults.check("queue_submit")
-    # A deferred submission still unfinished may wait on the host (it could sit in this very
-    # queue, ahead of this one): waiting for the queue now could deadlock, so defer this too.
-    # One that may wait on the host is tracked even with nothing to read, for that reason.
-    if (
-        waits_for_timeline
-        or device.pending
-        or any(state.waits_for_host_event for state in command_buffers)
-    ):
-        fence = device.calls.queue_signal_fence(queue)
-        with _PENDING_LOCK:
-            device.pending.append(PendingSubmission(fence, list(command_buffers)))
-        return
-    device.calls.queue_wait_idle(queue)
-    read_back(device, command_buffers)
+    fence = device.calls.queue_signal_fence(queue)
+    with _PENDING_LOCK:
+        device.pending.append(PendingSubmission(fence, list(command_buffers), queue, app_fence))
 
 
 def read_back(device: DeviceState, command_buffers: Sequence[CommandBufferState]) -> None:
@@ -114,45 +92,38 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
             report_action(device, state, action, words)
 
 
-# A command buffer being reset, or a device being destroyed, has finished by the app's own
-# synchronization; our fence (signaled after it) may trail by a moment, so wait a little.
-SETTLE_TIMEOUT_NS = 1_000_000_000
-
-
 def read_back_finished(
     device: DeviceState,
     settle: Collection[CommandBufferState] = (),
+    app_fences: Collection[int] = (),
+    queue: int | None = None,
+    settle_every: bool = False,
     settle_all: bool = False,
 ) -> None:
-    """Read deferred submissions whose fence has signaled.
+    """Read the submissions that have finished.
 
-    ``settle``: command buffers the app is about to reset or submit again, so by its own
-    synchronization their earlier execution is over; their submissions are waited for
-    (briefly) and read before the blocks are reused. ``settle_all``: the device is going
-    away; every submission is waited for.
+    What the app's own synchronization shows finished is waited for (briefly) and read:
+    submissions of the command buffers in ``settle`` (about to be reset or submitted again),
+    those submitted with one of ``app_fences``, those of ``queue``, or every one
+    (``settle_every``). ``settle_all``: the device or the process is going away; every
+    submission is waited for, and dropped if it does not finish.
     """
     with _PENDING_LOCK:
-        _read_back_finished(device, settle, settle_all)
-
-
-def _read_back_finished(
-    device: DeviceState, settle: Collection[CommandBufferState], settle_all: bool
-) -> None:
-    still_pending: list[PendingSubmission] = []
-    for pending in device.pending:
-        wait = settle_all or any(state in settle for state in pending.command_buffers)
-        timeout = SETTLE_TIMEOUT_NS if wait else 0
-        if device.calls.fence_signaled(pending.fence, timeout):
-            device.calls.destroy_fence(pending.fence)
-            read_back(device, pending.command_buffers)
-        elif settle_all:
-            device.calls.destroy_fence(pending.fence)
-        else:
-            still_pending.append(pending)
-    device.pending[:] = still_pending
-
-
-def post_call_record_wait(device: DeviceState) -> None:
-    """After the app waited for a fence or a queue: read what has finished."""
-    if device.pending:
-        read_back_finished(device)
+        still_pending: list[PendingSubmission] = []
+        for pending in device.pending:
+            shown_done = (
+                settle_all
+                or settle_every
+                or pending.queue == queue
+                or (pending.app_fence != 0 and pending.app_fence in app_fences)
+                or any(state in settle for state in pending.command_buffers)
+            )
+            timeout = SETTLE_TIMEOUT_NS if shown_done else 0
+            if device.calls.fence_signaled(pending.fence, timeout):
+                device.calls.destroy_fence(pending.fence)
+                read_back(device, pending.command_buffers)
+            elif settle_all:
+                device.calls.destroy_fence(pending.fence)
+            else:
+                still_pending.append(pending)
+        device.pending[:] = still_pending

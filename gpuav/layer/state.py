@@ -104,7 +104,6 @@ class CommandBufferState:
     # The output chunks the actions' blocks lie in: read-back looks at each once before
     # looking at every action's block.
     chunks: set[Chunk] = field(default_factory=set)
-    waits_for_host_event: bool = False
     # Per bind point: region offset of the set bound at each index, and the set handles
     # (replaced, never changed in place, so that actions can share them).
     bound_words: dict[int, array[int]] = field(default_factory=dict)
@@ -117,10 +116,13 @@ class CommandBufferState:
 
 @dataclass
 class PendingSubmission:
-    """A submission read back later because waiting now could deadlock (host events)."""
+    """A submission not read back yet: ``fence`` is ours, signalled after its work;
+    ``app_fence`` the app's own (0: none)."""
 
     fence: int
     command_buffers: list[CommandBufferState]
+    queue: int
+    app_fence: int = 0
 
 
 @dataclass

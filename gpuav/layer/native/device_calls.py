@@ -371,9 +371,6 @@ class NativeDeviceCalls:
 
     # -- queues and fences ----------------------------------------------------------------------
 
-    def queue_wait_idle(self, queue: int) -> None:
-        self._call("vkQueueWaitIdle", queue)
-
     def queue_signal_fence(self, queue: int) -> int:
         info = vkffi.new("VkFenceCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO

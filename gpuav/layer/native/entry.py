@@ -99,8 +99,6 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkCmdDispatchIndirect": hooks_commands.cmd_dispatch_indirect,
     "vkCmdDispatchBase": hooks_commands.cmd_dispatch_base,
     "vkCmdExecuteCommands": hooks_commands.cmd_execute_commands,
-    "vkCmdWaitEvents": hooks_commands.cmd_wait_events,
-    "vkCmdWaitEvents2": hooks_commands.cmd_wait_events2,
     "vkQueueSubmit": hooks_queue.queue_submit_hook,
     "vkQueueSubmit2": hooks_queue.queue_submit2_hook,
     "vkQueueWaitIdle": hooks_queue.queue_wait_idle_hook,

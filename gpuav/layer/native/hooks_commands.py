@@ -264,54 +264,6 @@ def cmd_execute_commands(command_buffer: int, count: int, command_buffers: int) 
             report_error("vkCmdExecuteCommands", error, record.instance.state)
 
 
-def cmd_wait_events(
-    command_buffer: int, event_count: int, events: int, source_stages: int,
-    destination_stages: int, memory_count: int, memory: int, buffer_count: int,
-    buffers: int, image_count: int, images: int,
-) -> None:  # fmt: skip
-    record, state = _lookup(command_buffer)
-    if record is None:
-        return
-    if state is not None:
-        try:
-            engine.pre_call_record_cmd_wait_events(state, source_stages)
-        except BaseException as error:
-            report_error("vkCmdWaitEvents", error, record.instance.state)
-    record.next.vkCmdWaitEvents(
-        command_buffer, event_count, events, source_stages, destination_stages,
-        memory_count, memory, buffer_count, buffers, image_count, images,
-    )  # fmt: skip
-
-
-def _dependency_source_stages(event_count: int, dependency_infos: int) -> int:
-    infos = vkffi.cast("VkDependencyInfo *", dependency_infos)
-    stages = 0
-    for i in range(event_count):
-        info = infos[i]
-        for j in range(info.memoryBarrierCount):
-            stages |= int(info.pMemoryBarriers[j].srcStageMask)
-        for j in range(info.bufferMemoryBarrierCount):
-            stages |= int(info.pBufferMemoryBarriers[j].srcStageMask)
-        for j in range(info.imageMemoryBarrierCount):
-            stages |= int(info.pImageMemoryBarriers[j].srcStageMask)
-    return stages
-
-
-def cmd_wait_events2(
-    command_buffer: int, event_count: int, events: int, dependency_infos: int
-) -> None:
-    record, state = _lookup(command_buffer)
-    if record is None:
-        return
-    if state is not None:
-        try:
-            stages = _dependency_source_stages(event_count, dependency_infos)
-            engine.pre_call_record_cmd_wait_events(state, stages)
-        except BaseException as error:
-            report_error("vkCmdWaitEvents2", error, record.instance.state)
-    record.next.vkCmdWaitEvents2(command_buffer, event_count, events, dependency_infos)
-
-
 def cmd_execute_generated_commands_nv(command_buffer: int, preprocessed: int, info: int) -> None:
     bind_point = int(at(info, "VkGeneratedCommandsInfoNV").pipelineBindPoint)
     table = _action(command_buffer, bind_point, "vkCmdExecuteGeneratedCommandsNV")
