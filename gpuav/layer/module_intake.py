@@ -2,8 +2,9 @@
 
 Drivers assume valid SPIR-V. An invalid module that a driver happens to survive may stop
 surviving once the pass has rewritten it, so before instrumenting, a module must read, must
-be free of errors in gpuav's own validator against the device's environment, and must keep
-its id bound within SPIR-V's universal limit after the pass added its ids. Any other module
+be free of errors in gpuav's own validator against the device's environment, must have no
+loop that can never be left, and must keep its id bound within SPIR-V's universal limit after
+the pass added its ids. Any other module
 goes to the driver exactly as the app gave it, with one notice saying why. A module let in
 is the one read for validation (``shader_code``): the words are read once.
 """
@@ -17,6 +18,7 @@ from gpuav.errors import GpuavError
 from gpuav.layer import shader_validation
 from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState
+from gpuav.spirv.analysis.endless_loops import endless_loops
 from gpuav.spirv.module import Module
 from gpuav.validate.diagnostics import Diagnostic, Severity
 
@@ -65,9 +67,16 @@ def admit(
         if refusal is not None:
             return Refused(refusal)
     try:
-        return code.take_module()
+        module = code.take_module()
     except GpuavError as error:
         return Refused(f"it cannot be read as SPIR-V ({error})")
+    endless = endless_loops(module)
+    if endless:
+        return Refused(
+            f"the loop at block %{endless[0]} can never be left; a driver may drop such a loop, "
+            "but the checks gpuav puts in it would make it run forever"
+        )
+    return module
 
 
 def refusal_before(

@@ -14,6 +14,10 @@ Found causes (``fuzz_mutants/``, mutants of the tool's seeds):
   OpTypeFunction, the Result Type of an OpAccessChain. Lavapipe refuses the original with
   VK_ERROR_UNKNOWN but crashed in pipeline creation on the instrumented module; gpuav's
   validator now refuses it (``GPUAV-AccessChain-ResultType``).
+- ``endless_loop.*`` (run 1, mutant 7263): a loop header's branch retargeted past the exit
+  test, so the loop can never be left. Lavapipe drops the loop (it has no side effect); with
+  gpuav's checks in it, it ran forever and the layer's wait for the queue hung. The intake now
+  refuses modules with such a loop (``gpuav.spirv.analysis.endless_loops``).
 """
 
 from __future__ import annotations
