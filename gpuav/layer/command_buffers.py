@@ -142,6 +142,12 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
     _bind_block(state, bind_point, pipeline, block, state.action_count, command)
 
 
+def pushed_context_offset(device: DeviceState, pipeline: PipelineState) -> int | None:
+    """Where the pipeline's pushed device address of gpuav's buffers goes, when it reaches
+    them that way (its layout has no room for gpuav's set); None when it binds gpuav's set."""
+    return device.context_offset if pipeline.context_stages else None
+
+
 def _bind_block(
     state: CommandBufferState,
     bind_point: int,
@@ -152,12 +158,13 @@ def _bind_block(
 ) -> None:
     """Bind (or push) an output block for the pipeline and remember the action it serves."""
     device = state.device
-    if pipeline.context_stages and device.context_offset is not None:
+    context_offset = pushed_context_offset(device, pipeline)
+    if context_offset is not None:
         device.calls.cmd_push_context(
             state.handle,
             pipeline.layout,
             pipeline.context_stages,
-            device.context_offset,
+            context_offset,
             block.context_address,
         )
     else:

@@ -16,6 +16,7 @@ from gpuav.layer.calls import (
     PipelineInfo,
     StageInfo,
 )
+from gpuav.layer.command_buffers import pushed_context_offset
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import (
@@ -370,8 +371,8 @@ def _remember_spill_bindings(state: DeviceState, handles: list[int]) -> None:
         pipeline = state.pipelines.get(handle)
         if pipeline is None or not pipeline.instrumented:
             continue
-        if pipeline.context_stages and state.context_offset is not None:
-            continue  # reaches gpuav's buffers through pushed addresses: no set to bind
+        if pushed_context_offset(state, pipeline) is not None:
+            continue  # no set to bind
         Native.lib.gpuav_remember_pipeline(
             state.handle, handle, pipeline.layout, state.set_index, output.spill.descriptor_set
         )
