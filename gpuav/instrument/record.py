@@ -6,7 +6,10 @@ both from the constants here, so the two cannot drift apart.
 Buffer: ``struct { uint DataWrittenLength; uint Data[]; }``. A record in ``Data`` is
 ``[size, shader id, instruction index, stage, stage word 0, stage word 1, error code,
 validation words...]``; the bounds error carries (descriptor index, array length), the
-uninitialized-descriptor error carries (descriptor index).
+uninitialized-descriptor error carries (descriptor index), the buffer-range error carries
+(descriptor index, set and binding, byte offset, access size, bound range, flags): the byte
+span ``[offset, offset + size)`` of a load, store or atomic that does not lie inside the
+``range`` bytes bound to the descriptor.
 """
 
 from __future__ import annotations
@@ -67,13 +70,27 @@ def unpack_compute_yz(word: int) -> tuple[int, int]:
 class ErrorCode(IntEnum):
     INDEX_OUT_OF_BOUNDS = 0
     DESCRIPTOR_UNINITIALIZED = 1
+    BUFFER_OUT_OF_BOUNDS = 2
 
 
 # Words that follow the error code, per error.
 VALIDATION_WORDS: dict[ErrorCode, int] = {
     ErrorCode.INDEX_OUT_OF_BOUNDS: 2,
     ErrorCode.DESCRIPTOR_UNINITIALIZED: 1,
+    ErrorCode.BUFFER_OUT_OF_BOUNDS: 6,
 }
+
+# The buffer-range error's words after the descriptor index.
+RANGE_SET_BINDING = DESCRIPTOR_INDEX + 1  # set << 24 | binding
+RANGE_OFFSET = DESCRIPTOR_INDEX + 2  # the span's first byte, 32-bit wrapped
+RANGE_SIZE = DESCRIPTOR_INDEX + 3
+RANGE_BOUND = DESCRIPTOR_INDEX + 4  # bytes bound to the descriptor
+RANGE_FLAGS = DESCRIPTOR_INDEX + 5
+SET_SHIFT = 24
+BINDING_MASK = (1 << SET_SHIFT) - 1
+# RANGE_FLAGS bits: an index was negative; the offset did not fit in 32 bits.
+FLAG_NEGATIVE = 1
+FLAG_WRAPPED = 2
 
 
 def record_size(code: ErrorCode) -> int:
@@ -94,6 +111,8 @@ class ErrorRecord:
     error_code: ErrorCode
     descriptor_index: int
     array_length: int | None = None
+    # The words after the descriptor index of errors other than INDEX_OUT_OF_BOUNDS.
+    details: tuple[int, ...] = ()
 
     def encode(self) -> list[int]:
         words = [
@@ -108,4 +127,6 @@ class ErrorRecord:
         ]
         if self.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS:
             words.append(self.array_length if self.array_length is not None else 0)
+        else:
+            words.extend(self.details)
         return words

@@ -139,4 +139,5 @@ def _record(item: list[int], position: int, diagnostics: list[str]) -> ErrorReco
         error_code=code,
         descriptor_index=item[layout.DESCRIPTOR_INDEX],
         array_length=item[layout.ARRAY_LENGTH] if has_length else None,
+        details=() if has_length else tuple(item[layout.DESCRIPTOR_INDEX + 1 :]),
     )

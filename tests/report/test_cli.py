@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpuav.cli import main
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
+from gpuav.instrument.record import MAX_RECORD_WORDS, ErrorCode, ErrorRecord, Stage
 from gpuav.spirv.grammar import Op
 from tests.report import stage_shaders
 from tests.report.helpers import float_bits, instruction_indices
@@ -104,7 +104,7 @@ def test_empty_and_corrupt_buffers(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["decode", str(corrupt), "--shader", str(shader)]) == 0
     assert capsys.readouterr().out == (
         "gpuav: [GPUAV-corrupt-output] corrupt record at Data[0]: size 2 is not between 8 and "
-        "9; stopped reading\n"
+        f"{MAX_RECORD_WORDS}; stopped reading\n"
     )
 
 

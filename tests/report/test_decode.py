@@ -72,11 +72,12 @@ def test_corrupt_sizes_stop_reading_with_a_diagnostic() -> None:
     too_small = decode_output_buffer([20, *good, 3, 0, 0, 0, *[0] * 8])
     assert too_small.records == (BOUNDS,)
     assert too_small.diagnostics == (
-        "corrupt record at Data[9]: size 3 is not between 8 and 9; stopped reading",
+        "corrupt record at Data[9]: size 3 is not between 8 and "
+        f"{layout.MAX_RECORD_WORDS}; stopped reading",
     )
     too_large = decode_output_buffer([9, 1000, *good[1:]])
     assert too_large.records == ()
-    assert "size 1000 is not between 8 and 9" in too_large.diagnostics[0]
+    assert f"size 1000 is not between 8 and {layout.MAX_RECORD_WORDS}" in too_large.diagnostics[0]
     truncated = decode_output_buffer([6, *good[:6]])
     assert truncated.diagnostics == (
         "corrupt record at Data[0]: size 9 runs past the end of Data (6 words); stopped reading",
