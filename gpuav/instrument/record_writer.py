@@ -9,6 +9,9 @@ Word positions and sizes come from ``gpuav.instrument.record``; where the buffer
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from gpuav.instrument import record
 from gpuav.instrument.record import ErrorCode
 from gpuav.instrument.resources import Resources
@@ -35,14 +38,13 @@ class RecordWriter:
 
     def _define(self) -> int:
         builder = self.builder
-        resources = self.resources
         uint = builder.type_int(32, False)
         bool_ = builder.type_bool()
         function, (instruction_index, error_code, descriptor_index, array_length) = (
             builder.new_function(builder.type_void(), [uint, uint, uint, uint])
         )
         builder.name(function.id, "gpuav_write_record")
-        resources.begin()
+        self.resources.begin()
         is_bounds = builder.op(
             Op.IEqual, bool_, error_code, builder.constant_uint(ErrorCode.INDEX_OUT_OF_BOUNDS)
         )
@@ -53,6 +55,40 @@ class RecordWriter:
             builder.constant_uint(record.record_size(ErrorCode.INDEX_OUT_OF_BOUNDS)),
             builder.constant_uint(record.record_size(ErrorCode.DESCRIPTOR_UNINITIALIZED)),
         )
+        claimed = self._claimed(instruction_index, error_code, size, descriptor_index)
+        with claimed as start, builder.if_then(is_bounds):
+            self._store(start, record.ARRAY_LENGTH, array_length)
+        builder.op_void(Op.Return)
+        return function.id
+
+    def define_writer(self, code: ErrorCode, name: str) -> int:
+        """``void name(uint instruction_index, uint descriptor_index, uint words...)``: the
+        record of ``code``, whose validation words are the parameters in record order."""
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        count = record.VALIDATION_WORDS[code]
+        function, (instruction_index, *words) = builder.new_function(
+            builder.type_void(), [uint] * (1 + count)
+        )
+        builder.name(function.id, name)
+        self.resources.begin()
+        size = builder.constant_uint(record.record_size(code))
+        with self._claimed(instruction_index, builder.constant_uint(code), size, words[0]) as at:
+            for offset, value in enumerate(words[1:], record.DESCRIPTOR_INDEX + 1):
+                self._store(at, offset, value)
+        builder.op_void(Op.Return)
+        return function.id
+
+    @contextmanager
+    def _claimed(
+        self, instruction_index: int, error_code: int, size: int, descriptor_index: int
+    ) -> Iterator[int]:
+        """Claim ``size`` words with an atomic add and, inside the ``with``, write the common
+        words when the whole record fits; the body writes the rest at the yielded start."""
+        builder = self.builder
+        resources = self.resources
+        uint = builder.type_int(32, False)
+        bool_ = builder.type_bool()
         info = builder.op(Op.Load, builder.type_vector(uint, 3), self.stage_info)
         stage, word0, word1 = (builder.op(Op.CompositeExtract, uint, info, k) for k in range(3))
         start = builder.op(
@@ -84,10 +120,7 @@ class RecordWriter:
         with builder.if_then(fits):
             for offset, value in words.items():
                 self._store(start, offset, value)
-            with builder.if_then(is_bounds):
-                self._store(start, record.ARRAY_LENGTH, array_length)
-        builder.op_void(Op.Return)
-        return function.id
+            yield start
 
     def _define_check_bounds(self) -> int:
         """``bool gpuav_check_bounds(uint instruction_index, uint index, uint length, bool
