@@ -11,13 +11,17 @@ original shader.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from gpuav.instrument.accesses import DescriptorAccess, Findings
+from gpuav.instrument.buffer_ranges import RangeGuarder
+from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
 from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
 from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.find_accesses import DESCRIPTOR_CLASSES, find_accesses
-from gpuav.instrument.helpers import build_helpers
+from gpuav.instrument.helpers import Helpers, build_helpers
 from gpuav.instrument.merges import MergedOperands
+from gpuav.instrument.printf import PrintfSite, instrument_printf
 from gpuav.instrument.resources import list_in_interfaces
 from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, check_supported
@@ -27,7 +31,7 @@ from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
-from gpuav.spirv.grammar import AddressingModel, Capability, Op
+from gpuav.spirv.grammar import AddressingModel, Capability, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Function, Module
 
@@ -50,10 +54,13 @@ class InstrumentResult:
 
     module: Module
     findings: Findings = field(default_factory=Findings)
+    buffer_findings: BufferFindings = field(default_factory=BufferFindings)
+    helpers: Helpers | None = None  # when the checks put helpers in the module
+    printf_sites: list[PrintfSite] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
-        return bool(self.findings.accesses)
+        return bool(self.findings.accesses or self.buffer_findings.accesses or self.printf_sites)
 
     @property
     def static_findings(self) -> list[DescriptorAccess]:
@@ -67,21 +74,36 @@ def instrument_module(
     descriptor_set: int,
     descriptor_state: bool = False,
     context_address: ContextAddressSource | None = None,
+    printf: bool = False,
+    checks: bool = True,
 ) -> InstrumentResult:
     """Run the descriptor-bounds pass on ``module`` in place.
 
     ``descriptor_state``: also check runtime arrays against, and every checked descriptor for
     being written in, the state the layer keeps (issue 8). ``context_address``: reach our
-    buffers through device addresses instead of a descriptor set.
+    buffers through device addresses instead of a descriptor set. ``printf``: replace
+    debugPrintfEXT with printf records (``gpuav.instrument.printf``); ``checks``: False leaves
+    out every check (printf only).
     """
     try:
-        return _instrument(
-            module,
-            shader_id=shader_id,
-            descriptor_set=descriptor_set,
-            descriptor_state=descriptor_state,
-            context_address=context_address,
-        )
+        result = InstrumentResult(module)
+        if checks:
+            result = _instrument(
+                module,
+                shader_id=shader_id,
+                descriptor_set=descriptor_set,
+                descriptor_state=descriptor_state,
+                context_address=context_address,
+            )
+        if printf:
+            result.printf_sites = instrument_printf(
+                module,
+                shader_id=shader_id,
+                descriptor_set=descriptor_set,
+                context_address=context_address,
+                helpers=result.helpers,
+            )
+        return result
     except (
         LookupError,
         ValueError,
@@ -110,14 +132,17 @@ def _instrument(
     if any(m.operands[0] in _PHYSICAL for m in module.memory_model):
         raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument physical addressing")
     roots = _descriptor_variables(module)
-    if not roots:
+    if not roots and not (descriptor_state and _has_buffer_variables(module)):
         return InstrumentResult(module)
     def_use = ShaderIndex(module, roots)
     types = Types(def_use.defs)
     decorations = Decorations(module)
     findings = find_accesses(module, def_use, types, decorations, include_runtime=descriptor_state)
-    result = InstrumentResult(module, findings)
-    if not findings.accesses:
+    buffer_findings = (
+        find_buffer_accesses(module, types, decorations) if descriptor_state else BufferFindings()
+    )
+    result = InstrumentResult(module, findings, buffer_findings)
+    if not result.changed:
         return result
     for entry_point in module.entry_points:
         check_supported(entry_point)
@@ -135,6 +160,7 @@ def _instrument(
         ),
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
+    _guard_buffer_ranges(builder, def_use, types, helpers, buffer_findings)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
     MergedOperands(guarder).prepare(findings.accesses)
     for access in _last_first(findings.accesses, def_use):
@@ -142,10 +168,45 @@ def _instrument(
     remove_unused_links(module, findings, def_use)
     if helpers.descriptor_length is not None and not guarder.called_descriptor_length:
         _drop_function(module, helpers.descriptor_length)
+    if not buffer_findings.accesses:
+        unused_helpers = (
+            helpers.buffer_range,
+            helpers.check_buffer_range,
+            helpers.write_range_record,
+        )
+        for unused in unused_helpers:
+            if unused is not None:
+                _drop_function(module, unused)
     for function, entry_point in entry_functions:
         stage_words.fill(entry_point, function)
     list_in_interfaces(builder, [*helpers.variables, helpers.stage_info])
+    result.helpers = helpers
     return result
+
+
+def _guard_buffer_ranges(
+    builder: Builder, def_use: DefUse, types: Types, helpers: Helpers, findings: BufferFindings
+) -> None:
+    if helpers.buffer_range is None or helpers.check_buffer_range is None:
+        return
+    guarder = RangeGuarder(
+        builder, def_use, types, helpers.buffer_range, helpers.check_buffer_range
+    )
+    guarded = []
+    for access in _last_first(findings.accesses, def_use):
+        if guarder.guard(access):
+            guarded.append(access)
+        else:
+            findings.unchecked.append((access.consumer.origin, "a result with no null value"))
+    findings.accesses = guarded
+
+
+def _has_buffer_variables(module: Module) -> bool:
+    return any(
+        variable.opcode == Op.Variable
+        and variable.operands[2] in (StorageClass.Uniform, StorageClass.StorageBuffer)
+        for variable in module.globals
+    )
 
 
 def _drop_function(module: Module, function_id: int) -> None:
@@ -189,7 +250,15 @@ def _entry_functions(module: Module) -> list[tuple[Function, Instruction]]:
     return [(functions[function_id], entry) for function_id, entry in chosen.items()]
 
 
-def _last_first(accesses: list[DescriptorAccess], def_use: DefUse) -> list[DescriptorAccess]:
+class _Consumed(Protocol):
+    @property
+    def consumer(self) -> Instruction: ...
+
+
+_Access = TypeVar("_Access", bound=_Consumed)
+
+
+def _last_first(accesses: list[_Access], def_use: DefUse) -> list[_Access]:
     """Later consumers of a block first, so that splitting a block never moves an earlier one."""
     order: dict[int, tuple[int, int, int]] = {}
     blocks: dict[int, tuple[int, int]] = {}
@@ -221,6 +290,8 @@ def instrument_shader(
     descriptor_set: int,
     descriptor_state: bool = False,
     context_address: ContextAddressSource | None = None,
+    printf: bool = False,
+    checks: bool = True,
 ) -> list[int]:
     """Instrumented copy of ``words``; the words themselves when nothing needs a check."""
     instrumented = instrument_read_module(
@@ -229,6 +300,8 @@ def instrument_shader(
         descriptor_set=descriptor_set,
         descriptor_state=descriptor_state,
         context_address=context_address,
+        printf=printf,
+        checks=checks,
     )
     return list(words) if instrumented is None else instrumented
 
@@ -240,6 +313,8 @@ def instrument_read_module(
     descriptor_set: int,
     descriptor_state: bool = False,
     context_address: ContextAddressSource | None = None,
+    printf: bool = False,
+    checks: bool = True,
 ) -> list[int] | None:
     """``instrument_shader`` for a module already read (the layer reads each module once):
     the instrumented words, or None when nothing needs a check. The pass changes ``module``
@@ -250,5 +325,7 @@ def instrument_read_module(
         descriptor_set=descriptor_set,
         descriptor_state=descriptor_state,
         context_address=context_address,
+        printf=printf,
+        checks=checks,
     )
     return write(result.module) if result.changed else None

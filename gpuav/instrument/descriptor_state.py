@@ -10,13 +10,10 @@ every tracked descriptor set has a *region* of 32-bit words in one device buffer
     region[2 + 2b]       binding b's actual array size: its descriptorCount, or for a
                          variable-count binding the count the set was allocated with; 0 for a
                          binding number the layout does not have
-    region[table + i]    1 when descriptor i of binding b may be accessed, else 0: written
-                         (by an update, copy, template or push) for a PARTIALLY_BOUND binding;
-                         always 1 otherwise, since an unwritten descriptor there is an API
-                         error the shader cannot see
-
-The words are what they are at submit time (UPDATE_AFTER_BIND: updates between recording and
-submission count).
+    region[table + i]    0 when descriptor i of binding b may not be accessed: unwritten
+                         (by an update, copy, template or push) in a PARTIALLY_BOUND binding;
+                         else 1, or for a uniform or storage buffer descriptor whose bound
+                         range the layer knows, range_word(bytes)
 
 Our descriptor set at the reserved index holds, per action (draw or dispatch):
 
@@ -48,6 +45,10 @@ MAX_TRACKED_SETS = 32
 NO_STATE = 0xFFFF_FFFF
 
 BINDING_COUNT_WORD = 0
+ACCESSIBLE = 1
+# What gpuav_buffer_range returns for a descriptor whose range the state does not give.
+RANGE_UNKNOWN = 0xFFFF_FFFF
+RANGE_BASE = 2
 
 # Index of each 64-bit address in the context, in uint64 units.
 ADDRESS_OUTPUT = 0
@@ -71,6 +72,17 @@ def binding_table_word(binding: int) -> int:
 def binding_size_word(binding: int) -> int:
     """Word (in the region) holding ``binding``'s actual array size."""
     return 2 + 2 * binding
+
+
+def range_word(range_bytes: int) -> int:
+    """The descriptor word of a buffer descriptor bound to ``range_bytes`` bytes (never 0 or
+    ACCESSIBLE); a range of 4 GiB or more is as good as unbounded."""
+    return RANGE_BASE + min(max(range_bytes, 0), RANGE_UNKNOWN - RANGE_BASE)
+
+
+def range_from_word(word: int) -> int | None:
+    """The bytes a buffer descriptor's word says are bound; None when it says nothing."""
+    return word - RANGE_BASE if RANGE_BASE <= word < RANGE_UNKNOWN else None
 
 
 def region_words(binding_sizes: dict[int, int]) -> list[int]:

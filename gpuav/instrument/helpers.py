@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from gpuav.instrument.buffer_ranges import define_range_check
 from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.instrument.resources import AddressResources, SetResources
@@ -39,6 +40,9 @@ class Helpers:
     stage_info: int
     variables: tuple[int, ...]  # our buffers' variables (for SPIR-V 1.4 interface lists)
     descriptor_length: int | None = None  # with descriptor state
+    buffer_range: int | None = None  # with descriptor state
+    check_buffer_range: int | None = None  # with descriptor state
+    write_range_record: int | None = None  # with descriptor state
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -78,13 +82,19 @@ def _define(
     descriptor_state: bool,
 ) -> Helpers:
     writer = RecordWriter(builder, resources, shader_id=shader_id, stage_info=stage_info)
-    state = StateReader(builder, resources, writer) if descriptor_state else None
+    if not descriptor_state:
+        return Helpers(writer.check_bounds, None, stage_info, tuple(resources.variables))
+    state = StateReader(builder, resources, writer)
+    check_range, write_range = define_range_check(builder, writer)
     return Helpers(
         writer.check_bounds,
-        None if state is None else state.check_descriptor,
+        state.check_descriptor,
         stage_info,
         tuple(resources.variables),
-        None if state is None else state.descriptor_length,
+        state.descriptor_length,
+        state.buffer_range,
+        check_range,
+        write_range,
     )
 
 
@@ -163,6 +173,9 @@ class _Template:
             ids[helpers.stage_info],
             tuple(ids[v] for v in helpers.variables),
             None if length is None or not runtime_arrays else ids[length],
+            None if helpers.buffer_range is None else ids[helpers.buffer_range],
+            None if helpers.check_buffer_range is None else ids[helpers.check_buffer_range],
+            None if helpers.write_range_record is None else ids[helpers.write_range_record],
         )
 
     @staticmethod

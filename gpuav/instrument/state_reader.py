@@ -11,6 +11,10 @@ the check itself read out of bounds. Layout: ``gpuav.instrument.descriptor_state
 
 ``uint gpuav_descriptor_length(uint set, uint binding, uint static_length)`` returns the same
 length: the guarded access of a runtime array takes its index modulo it (descriptor_bounds).
+
+``uint gpuav_buffer_range(uint set, uint binding, uint index)`` returns the bytes bound to a
+uniform or storage buffer descriptor, RANGE_UNKNOWN where the state does not say (no state,
+an index outside the binding, an unwritten descriptor): the buffer-range checks then pass.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from gpuav.instrument.descriptor_state import (
     BINDING_COUNT_WORD,
     MAX_TRACKED_SETS,
     NO_STATE,
+    RANGE_BASE,
+    RANGE_UNKNOWN,
     binding_size_word,
     binding_table_word,
 )
@@ -45,6 +51,7 @@ class StateReader:
         self.state_word = self._define_state_word()
         self.check_descriptor = self._define_check_descriptor()
         self.descriptor_length = self._define_descriptor_length()
+        self.buffer_range = self._define_buffer_range()
 
     def _define_state_word(self) -> int:
         builder = self.builder
@@ -100,6 +107,35 @@ class StateReader:
         actual = builder.op(Op.Select, uint, has, size, builder.constant_uint(0))
         length = builder.op(Op.Select, uint, known, actual, static_length)
         return region, known, has, scaled, length
+
+    def _define_buffer_range(self) -> int:
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function, (set_index, binding, index) = builder.new_function(uint, [uint] * 3)
+        builder.name(function.id, "gpuav_buffer_range")
+        self.resources.begin()
+        unknown = builder.constant_uint(RANGE_UNKNOWN)
+        region, known, has, scaled, length = self._length(set_index, binding, unknown)
+        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
+        word = self._word(region, table, index)
+        stated = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.LogicalAnd, bool_, known, has),
+            builder.op(Op.ULessThan, bool_, index, length),
+        )
+        # Words below RANGE_BASE say nothing about a range; RANGE_UNKNOWN itself is no
+        # range_word either.
+        ranged = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.UGreaterThanEqual, bool_, word, builder.constant_uint(RANGE_BASE)),
+            builder.op(Op.INotEqual, bool_, word, unknown),
+        )
+        usable = builder.op(Op.LogicalAnd, bool_, stated, ranged)
+        bound = builder.op(Op.ISub, uint, word, builder.constant_uint(RANGE_BASE))
+        builder.op_void(Op.ReturnValue, builder.op(Op.Select, uint, usable, bound, unknown))
+        return function.id
 
     def _define_check_descriptor(self) -> int:
         builder = self.builder

@@ -54,6 +54,11 @@ def decode_record(words: list[int]) -> ErrorRecord:
         array_length=(
             words[record.ARRAY_LENGTH] if code is ErrorCode.INDEX_OUT_OF_BOUNDS else None
         ),
+        details=(
+            ()
+            if code is ErrorCode.INDEX_OUT_OF_BOUNDS
+            else tuple(words[record.DESCRIPTOR_INDEX + 1 :])
+        ),
     )
 
 

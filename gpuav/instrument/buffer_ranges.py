@@ -1,0 +1,316 @@
+"""The rewrite phase of the buffer-range checks: each access found by ``buffer_spans`` runs
+only when every byte it touches lies inside the range bound to its descriptor.
+
+    range  = gpuav_buffer_range(set, binding, descriptor index)
+             (once per function, in its first block, when the descriptor index is constant)
+    offset = constant + index * stride + ...      32-bit, with flags for a negative index and
+                                                  a sum that wrapped (UMulExtended, IAddCarry)
+    ok     = gpuav_check_buffer_range(instruction, descriptor index, set << 24 | binding,
+                                      offset, size, range, flags)   (writes the record)
+    if ok:   the access
+    %result = OpPhi %type %access_result %ok_block %null %head_block
+
+A load that fails gives zero, a store or atomic that fails does nothing; a correct program
+computes what it did before. Where the layer does not know the range (RANGE_UNKNOWN) the
+check passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuav.instrument import record
+from gpuav.instrument.buffer_spans import BufferAccess, BufferSpan
+from gpuav.instrument.consumers import NULLABLE_RESULTS
+from gpuav.instrument.descriptor_state import RANGE_UNKNOWN
+from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record_writer import RecordWriter
+from gpuav.spirv.analysis.def_use import DefUse
+from gpuav.spirv.analysis.types import Types
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import RESULT_INDEX, Op
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Block, Function
+
+NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
+
+
+def define_range_check(builder: Builder, writer: RecordWriter) -> tuple[int, int]:
+    """``bool gpuav_check_buffer_range(uint instruction_index, uint descriptor_index, uint
+    set_binding, uint offset, uint size, uint range, uint flags)``: whether the span fits
+    (or the range is unknown), writing the buffer-range record when it does not. Returns
+    its id and that of the record writer it calls."""
+    write = writer.define_writer(ErrorCode.BUFFER_OUT_OF_BOUNDS, "gpuav_write_range_record")
+    uint = builder.type_int(32, False)
+    bool_ = builder.type_bool()
+    function, parameters = builder.new_function(bool_, [uint] * 7)
+    instruction_index, descriptor_index, set_binding, offset, size, bound, flags = parameters
+    builder.name(function.id, "gpuav_check_buffer_range")
+    unknown = builder.op(Op.IEqual, bool_, bound, builder.constant_uint(RANGE_UNKNOWN))
+    clean = builder.op(Op.IEqual, bool_, flags, builder.constant_uint(0))
+    starts_inside = builder.op(Op.ULessThanEqual, bool_, offset, bound)
+    room = builder.op(Op.ISub, uint, bound, offset)
+    ends_inside = builder.op(Op.ULessThanEqual, bool_, size, room)
+    fits = builder.op(
+        Op.LogicalAnd, bool_, clean, builder.op(Op.LogicalAnd, bool_, starts_inside, ends_inside)
+    )
+    ok = builder.op(Op.LogicalOr, bool_, unknown, fits)
+    with builder.if_then(builder.op(Op.LogicalNot, bool_, ok)):
+        builder.op(
+            Op.FunctionCall,
+            builder.type_void(),
+            write,
+            instruction_index,
+            descriptor_index,
+            set_binding,
+            offset,
+            size,
+            bound,
+            flags,
+        )
+    builder.op_void(Op.ReturnValue, ok)
+    return function.id, write
+
+
+@dataclass
+class RangeGuarder:
+    """Guards one access at a time; accesses of one block must come last first."""
+
+    builder: Builder
+    def_use: DefUse
+    types: Types
+    buffer_range: int  # gpuav_buffer_range
+    check_range: int  # gpuav_check_buffer_range
+    # (function id, variable, flat descriptor index) -> the range read in the function's
+    # first block
+    _hoisted: dict[tuple[int, int, int], int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.uint = self.builder.type_int(32, False)
+        self.bool_ = self.builder.type_bool()
+        self._pair: int | None = None
+
+    def guard(self, access: BufferAccess) -> bool:
+        """Guard ``access``; False when its result has no null value to stand in for it."""
+        consumer = access.consumer
+        result_type = consumer.type_id
+        has_value = consumer.result_id is not None and result_type is not None
+        if has_value and self.types.opcode(result_type or 0) not in NULLABLE_RESULTS:
+            return False
+        place = self.def_use.place(consumer)
+        if place is None:
+            raise RuntimeError(f"{consumer!r} is not in a block")
+        function, block = place
+        checks = []
+        for span in access.spans:
+            bound = self._range(span, function, block, consumer)
+            checks.append((span, bound))
+        position = next(k for k, i in enumerate(block.instructions) if i is consumer)
+        del block.instructions[position]
+        builder = self.builder
+        builder.position_at_start(block, function)
+        builder.index = position
+        index = consumer.origin if consumer.origin is not None else NO_INSTRUCTION_INDEX
+        ok: int | None = None
+        for span, bound in checks:
+            bound = bound if bound is not None else self._range_here(span)
+            passed = self._check(index, span, bound)
+            ok = passed if ok is None else builder.op(Op.LogicalAnd, self.bool_, ok, passed)
+        assert ok is not None
+        result = consumer.result_id if has_value else None
+        renamed = builder.module.new_id() if result is not None else None
+        with builder.if_then(ok) as valid:
+            if result is not None and renamed is not None:
+                consumer.operands[RESULT_INDEX[consumer.opcode]] = renamed
+                builder.copy_decorations(result, renamed)
+            builder.emit(consumer)
+        if result is not None and renamed is not None and result_type is not None:
+            builder.phi(
+                result_type,
+                (renamed, valid.exit_label),
+                (builder.constant_null(result_type), valid.head_label),
+                result=result,
+            )
+        return True
+
+    # -- the range -------------------------------------------------------------------------
+
+    def _range(
+        self, span: BufferSpan, function: Function, block: Block, consumer: Instruction
+    ) -> int | None:
+        """The range read once in the function's first block, for a constant descriptor
+        index; None when the index changes (read at the access)."""
+        flat = self._constant_flat(span)
+        if flat is None:
+            return None
+        key = (function.id, span.variable, flat)
+        if key not in self._hoisted:
+            entry = function.blocks[0]
+            builder = self.builder
+            after = 0
+            for at, instruction in enumerate(entry.instructions):
+                if instruction.opcode == Op.Variable:
+                    after = at + 1
+            builder.position_at_start(entry, function)
+            builder.index = after
+            self._hoisted[key] = builder.op(
+                Op.FunctionCall,
+                self.uint,
+                self.buffer_range,
+                builder.constant_uint(span.descriptor_set),
+                builder.constant_uint(span.binding),
+                builder.constant_uint(flat),
+            )
+        return self._hoisted[key]
+
+    def _constant_flat(self, span: BufferSpan) -> int | None:
+        flat = 0
+        for index, length in zip(span.descriptor_indices, span.descriptor_lengths, strict=True):
+            value = self.types.constant_value(index)
+            size = None if length is None else self.types.constant_value(length)
+            if value is None or value < 0 or (size is None and flat):
+                return None
+            flat = flat * (size or 0) + value
+        return flat
+
+    def _range_here(self, span: BufferSpan) -> int:
+        builder = self.builder
+        flat = builder.constant_uint(0)
+        for depth, (index, length) in enumerate(
+            zip(span.descriptor_indices, span.descriptor_lengths, strict=True)
+        ):
+            as_uint = self._as_uint(index)[0]
+            if depth == 0:
+                flat = as_uint
+                continue
+            if length is None:
+                raise RuntimeError("a runtime array inside a descriptor array")
+            scaled = builder.op(Op.IMul, self.uint, flat, self._as_uint(length)[0])
+            flat = builder.op(Op.IAdd, self.uint, scaled, as_uint)
+        return builder.op(
+            Op.FunctionCall,
+            self.uint,
+            self.buffer_range,
+            builder.constant_uint(span.descriptor_set),
+            builder.constant_uint(span.binding),
+            flat,
+        )
+
+    # -- the span --------------------------------------------------------------------------
+
+    def _check(self, instruction_index: int, span: BufferSpan, bound: int) -> int:
+        builder = self.builder
+        offset, flags = self._offset(span)
+        descriptor = builder.constant_uint(0)
+        if span.descriptor_indices:
+            flat = self._constant_flat(span)
+            descriptor = builder.constant_uint(flat) if flat is not None else self._flat_here(span)
+        set_binding = span.descriptor_set << record.SET_SHIFT | span.binding
+        return builder.op(
+            Op.FunctionCall,
+            self.bool_,
+            self.check_range,
+            builder.constant_uint(instruction_index),
+            descriptor,
+            builder.constant_uint(set_binding & 0xFFFF_FFFF),
+            offset,
+            builder.constant_uint(span.size & 0xFFFF_FFFF),
+            bound,
+            flags,
+        )
+
+    def _flat_here(self, span: BufferSpan) -> int:
+        builder = self.builder
+        flat = self._as_uint(span.descriptor_indices[0])[0]
+        for index, length in zip(
+            span.descriptor_indices[1:], span.descriptor_lengths[1:], strict=True
+        ):
+            if length is None:
+                raise RuntimeError("a runtime array inside a descriptor array")
+            scaled = builder.op(Op.IMul, self.uint, flat, self._as_uint(length)[0])
+            flat = builder.op(Op.IAdd, self.uint, scaled, self._as_uint(index)[0])
+        return flat
+
+    def _offset(self, span: BufferSpan) -> tuple[int, int]:
+        """(the span's first byte, 32-bit wrapped; its flags word), emitted in place."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        offset = builder.constant_uint(span.constant & 0xFFFF_FFFF)
+        negative: list[int] = []
+        wrapped: list[int] = []
+        if span.constant > 0xFFFF_FFFF or span.size > 0xFFFF_FFFF:
+            wrapped.append(builder.constant_bool(True))
+        for term in span.terms:
+            index, is_negative, high_bits = self._as_uint(term.index)
+            if is_negative is not None:
+                negative.append(is_negative)
+            if high_bits is not None:
+                wrapped.append(high_bits)
+            product = index
+            if term.stride != 1:
+                pair = builder.op(
+                    Op.UMulExtended, self._pair_type(), index, builder.constant_uint(term.stride)
+                )
+                product = builder.op(Op.CompositeExtract, uint, pair, 0)
+                high = builder.op(Op.CompositeExtract, uint, pair, 1)
+                wrapped.append(builder.op(Op.INotEqual, bool_, high, builder.constant_uint(0)))
+            summed = builder.op(Op.IAddCarry, self._pair_type(), offset, product)
+            offset = builder.op(Op.CompositeExtract, uint, summed, 0)
+            carry = builder.op(Op.CompositeExtract, uint, summed, 1)
+            wrapped.append(builder.op(Op.INotEqual, bool_, carry, builder.constant_uint(0)))
+        flags = builder.constant_uint(0)
+        for condition, bit in ((negative, record.FLAG_NEGATIVE), (wrapped, record.FLAG_WRAPPED)):
+            if not condition:
+                continue
+            any_ = condition[0]
+            for more in condition[1:]:
+                any_ = builder.op(Op.LogicalOr, bool_, any_, more)
+            set_bit = builder.op(
+                Op.Select, uint, any_, builder.constant_uint(bit), builder.constant_uint(0)
+            )
+            flags = builder.op(Op.BitwiseOr, uint, flags, set_bit)
+        return offset, flags
+
+    def _pair_type(self) -> int:
+        if self._pair is None:
+            self._pair = self.builder.type_struct(self.uint, self.uint)
+        return self._pair
+
+    def _as_uint(self, value: int) -> tuple[int, int | None, int | None]:
+        """(``value`` as a 32-bit uint, whether it is negative, whether bits above 32 are
+        set): the last two None when they cannot be true."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        constant = self.types.constant_value(value)
+        if constant is not None:
+            negative = builder.constant_bool(True) if constant < 0 else None
+            return builder.constant_uint(constant & 0xFFFF_FFFF), negative, None
+        type_id = self.types.type_of(value)
+        if type_id is None or self.types.opcode(type_id) != Op.TypeInt:
+            raise RuntimeError(f"%{value} is not an integer")
+        width = self.types.width(type_id)
+        signed = self.types.is_signed(type_id)
+        high: int | None = None
+        if width == 64:
+            wide = builder.type_int(64, False)
+            shifted = builder.op(
+                Op.ShiftRightLogical, wide, value, builder.constant_uint(32, width=64)
+            )
+            top = builder.op(Op.UConvert, uint, shifted)
+            high = builder.op(Op.INotEqual, bool_, top, builder.constant_uint(0))
+            as_uint = builder.op(Op.UConvert, uint, value)
+        elif width < 32:
+            converted = builder.op(
+                Op.SConvert if signed else Op.UConvert, builder.type_int(32, signed), value
+            )
+            as_uint = converted if not signed else builder.op(Op.Bitcast, uint, converted)
+        else:
+            as_uint = value if type_id == uint else builder.op(Op.Bitcast, uint, value)
+        negative = None
+        if signed and width == 64:
+            zero = builder.constant(type_id, 0, 0)
+            negative = builder.op(Op.SLessThan, bool_, value, zero)
+        elif signed:
+            as_int = builder.op(Op.Bitcast, builder.type_int(32, True), as_uint)
+            negative = builder.op(Op.SLessThan, bool_, as_int, builder.constant_int(0))
+        return as_uint, negative, high
