@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuav.layer import debug_labels, recording_site
 from gpuav.layer.calls import (
     OBJECT_TYPE_COMMAND_BUFFER,
     OBJECT_TYPE_PIPELINE,
@@ -43,6 +44,8 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         pipeline_name=device.name_of(pipeline.handle),
         shaders=shaders,
         binding_sizes=binding_sizes,
+        recorded_at=None if spilled else recording_site.site_of(action.recorded_at),
+        labels=() if spilled else debug_labels.labels_at(state, action.labels),
     )
 
 

@@ -4,6 +4,10 @@
 loaded (``VK_ADD_LAYER_PATH`` + ``VK_INSTANCE_LAYERS``) and GPU-AV on, collects the
 messages through the layer's message log, prints them, and exits with the program's status;
 with ``--fail-on-error`` a program that succeeded still fails when errors were reported.
+``--json`` writes the report of ``gpuav/report/report_schema.json`` (version 1).
+
+Exit status: the program's own when it failed (128 + N when signal N ended it); else 3 with
+--fail-on-error when gpuav reported an error; 2 when gpuav could not start the program; else 0.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuav.errors import SetupError
+from gpuav.report.json_report import build_report
 
 LAYER_NAME = "VK_LAYER_GPUAV_gpu_assisted"
 EXIT_SETUP_FAILED = 2
@@ -37,7 +42,9 @@ def add_layer_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("--json", type=Path, help="write the messages here as JSON")
+    run.add_argument(
+        "--json", type=Path, help="write the report here (JSON, gpuav/report/report_schema.json)"
+    )
     run.add_argument(
         "--fail-on-error",
         action="store_true",
@@ -111,10 +118,10 @@ def _run(args: argparse.Namespace) -> int:
         messages = read_message_log(log)
     for message in messages:
         print(f"gpuav: [{message['message_id']}] {message['text']}", file=sys.stderr)
-    errors = sum(1 for message in messages if message.get("severity") == "error")
+    status = status if status >= 0 else 128 - status
+    report = build_report(messages, status)
     if args.json is not None:
-        report = {"exit_status": status, "errors": errors, "messages": messages}
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if status == 0 and errors and args.fail_on_error:
+    if status == 0 and report["errors"] and args.fail_on_error:
         return EXIT_ERRORS_FOUND
-    return status if status >= 0 else 128 - status
+    return status

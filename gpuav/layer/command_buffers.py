@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterable
 
 from gpuav.instrument.descriptor_state import NO_STATE
-from gpuav.layer import faults, notices
+from gpuav.layer import faults, notices, recording_site
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -58,6 +58,7 @@ def _reset(state: CommandBufferState) -> None:
     state.bound_words.clear()
     state.bound_handles.clear()
     state.action_count = 0
+    state.labels = None
 
 
 def pre_call_record_free_command_buffers(device: DeviceState, handles: Iterable[int]) -> None:
@@ -83,6 +84,7 @@ def pre_call_record_begin_command_buffer(state: CommandBufferState) -> None:
     """Beginning a recorded command buffer resets it implicitly."""
     if state.action_count or state.executed or state.bound or state.bound_handles:
         _reset(state)
+    state.labels = None
 
 
 def pre_call_record_reset_command_buffer(state: CommandBufferState) -> None:
@@ -179,8 +181,17 @@ def _bind_block(
     offset = block.bound_sets_offset
     block.chunk.words[offset : offset + len(words)] = words
     state.chunks.add(block.chunk)
+    labels = state.labels
     state.actions.append(
-        Action(number, command, pipeline, block, state.bound_handles.get(bind_point, ()))
+        Action(
+            number,
+            command,
+            pipeline,
+            block,
+            state.bound_handles.get(bind_point, ()),
+            recording_site.capture(),
+            None if labels is None else labels.at_action,
+        )
     )
 
 

@@ -150,6 +150,9 @@ class Reporter:
                 {"type": ref.object_type, "handle": ref.handle, "name": ref.name} for ref in objects
             ],
         }
+        fields = getattr(message, "fields", None)  # a shader error's facts, as data
+        if fields:
+            entry["fields"] = fields
         try:
             with open(self.message_log, "a", encoding="utf-8") as log:
                 log.write(json.dumps(entry) + "\n")

@@ -14,11 +14,13 @@ from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gpuav.layer.recording_site import RecordedAt
 from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
 
 if TYPE_CHECKING:
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
+    from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
     from gpuav.layer.descriptor_sets import DescriptorTracker
     from gpuav.layer.output_buffers import Block, Chunk, OutputBuffers
 
@@ -89,6 +91,8 @@ class Action:
     pipeline: PipelineState
     block: Block
     bound_sets: tuple[int, ...] = ()  # the app's set handles by index (0: none), issue 8
+    recorded_at: RecordedAt | None = None  # the Python app's line (recording_site)
+    labels: ActionLabels | None = None  # debug-utils regions open in its command buffer
 
 
 @dataclass(slots=True)
@@ -108,6 +112,7 @@ class CommandBufferState:
     # (replaced, never changed in place, so that actions can share them).
     bound_words: dict[int, array[int]] = field(default_factory=dict)
     bound_handles: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
 
     def has_output(self) -> bool:
         """Whether a submit of this command buffer needs a read-back."""
@@ -149,6 +154,8 @@ class DeviceState:
     descriptors: DescriptorTracker | None = None
     # Byte offset of the pushed context address (buffer device addresses on), else None.
     context_offset: int | None = None
+    # Debug-utils labels open on each queue (None until the app uses labels, see debug_labels).
+    queue_labels: dict[int, tuple[str, ...]] | None = None
 
     @property
     def reporter(self) -> Reporter:

@@ -7,6 +7,7 @@ names are the app's ``vkSetDebugUtilsObjectNameEXT`` names, or None.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -20,6 +21,19 @@ class ShaderContext:
     shader_module_name: str | None
     pipeline: int
     words: tuple[int, ...]  # the original (uninstrumented) SPIR-V
+
+
+@dataclass(frozen=True)
+class RecordingSite:
+    """The Python source line that recorded an action (only for programs written in Python)."""
+
+    file: str
+    line: int
+    function: str
+
+    def describe(self) -> str:
+        """``train.py:42 in step()``."""
+        return f"{os.path.basename(self.file)}:{self.line} in {self.function}()"
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,8 @@ class ActionContext:
     # (for variable-count bindings, the count allocated): messages about uninitialized
     # descriptors quote it.
     binding_sizes: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    recorded_at: RecordingSite | None = None
+    labels: tuple[str, ...] = ()  # debug-utils label regions open at the action, outermost first
 
     def shader(self, shader_id: int) -> ShaderContext | None:
         """The shader a record names, or None for an unknown id (corrupt record)."""

@@ -12,13 +12,15 @@ Records of one action that differ only in the invocation are one message with a 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, unpack_compute_yz
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.descriptor_lookup import DescriptorVariable
+from gpuav.report.message_fields import message_fields
 from gpuav.report.shader_info import ShaderInfo, SourceLocation, shader_info
 
 INDENT = "  "
@@ -40,6 +42,7 @@ class Message:
     count: int = 1  # records folded into this message
     location: SourceLocation | None = None
     descriptor: DescriptorVariable | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)  # message_fields: for JSON
 
 
 MESSAGE_IDS = {
@@ -172,6 +175,10 @@ def compose_message(
         cmd = _object("Command buffer", context.command_buffer_name, context.command_buffer)
         action = f"{cmd}. {action}"
     details.append(action)
+    if context.recorded_at is not None:
+        details.append(f"Recorded at {context.recorded_at.describe()}.")
+    if context.labels:
+        details.append(f"Labels: {' > '.join(context.labels)}.")
     if context.pipeline or shader is None:
         pipeline = _object("Pipeline", context.pipeline_name, context.pipeline)
         details.append(f"{pipeline}. {_shader_lines(shader, record)}")
@@ -184,8 +191,16 @@ def compose_message(
         details.append(f"(and {more} more invocation{'s' if more > 1 else ''} with this error)")
     first = f"{error_text(record, descriptor, context)} {_where(location, info, index)}"
     text = "\n".join([first, *(INDENT + line for line in details)])
+    fields = message_fields(record, count, context, shader, location, descriptor)
     return Message(
-        MESSAGE_IDS[record.error_code], Severity.ERROR, text, record, count, location, descriptor
+        MESSAGE_IDS[record.error_code],
+        Severity.ERROR,
+        text,
+        record,
+        count,
+        location,
+        descriptor,
+        fields,
     )
 
 

@@ -21,6 +21,7 @@ Index of 6 used to index descriptor array of length 6. At shade_particles.comp l
   12: color_of[particle] = textureLod(materials[material], vec2(0.5), 0.0);
   Descriptor: materials, set 0, binding 0.
   Command buffer (ParticleCommands)(0x_). Dispatch Index 1 (vkCmdDispatch).
+  Recorded at app.py:183 in Demo.shade_particles.record().
   Pipeline (ShadeParticles)(0x_). Shader Module (shade_particles.comp)(0x_).
   Shader Instruction Index = 95.
   Stage = Compute. Global invocation ID (x, y, z) = (11, 0, 0)."""
@@ -30,6 +31,7 @@ Index of 6 used to index descriptor array of length 6. At textured_face.frag lin
   11: uFragColor = light * texture(tex[tex_ind], texcoord.xy);
   Descriptor: tex, set 0, binding 0.
   Command buffer (CubeDrawCommandBuf)(0x_). Draw Index 1 (vkCmdDraw).
+  Recorded at app.py:251 in Demo.draw_face.record().
   Pipeline (CubeFace)(0x_). Shader Module (textured_face.frag)(0x_).
   Shader Instruction Index = 65.
   Stage = Fragment. Fragment coord (x,y) = (1.5, 0.5).
@@ -46,7 +48,7 @@ def test_demo_under_gpuav_reports_both_bugs_with_their_source_lines(tmp_path: Pa
     # Without gpuav these reads crash or return garbage; under it they are skipped (null).
     assert "particle 11 -> (0.0, 0.0, 0.0, 0.0)" in result.stdout
     messages = json.loads(report.read_text())["messages"]
-    found = [(m["message_id"], HANDLE.sub("0x_", m["text"])) for m in messages]
+    found = [(m["id"], HANDLE.sub("0x_", m["text"])) for m in messages]
     assert [m["severity"] for m in messages] == ["warning", "error", "error", "warning"]
     assert found == [
         # The particle shader also indexes its samplers with a per-particle value and no

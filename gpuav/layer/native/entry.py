@@ -26,6 +26,7 @@ from gpuav.layer.native import (
     hooks_descriptors,
     hooks_extension_draws,
     hooks_instance,
+    hooks_labels,
     hooks_pipelines,
     hooks_queue,
     prototypes,
@@ -109,6 +110,10 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkGetSemaphoreCounterValue": hooks_queue.get_semaphore_counter_value_hook,
     "vkCmdExecuteGeneratedCommandsNV": hooks_commands.cmd_execute_generated_commands_nv,
     "vkCmdExecuteGeneratedCommandsEXT": hooks_commands.cmd_execute_generated_commands_ext,
+    "vkCmdBeginDebugUtilsLabelEXT": hooks_labels.cmd_begin_debug_utils_label,
+    "vkCmdEndDebugUtilsLabelEXT": hooks_labels.cmd_end_debug_utils_label,
+    "vkQueueBeginDebugUtilsLabelEXT": hooks_labels.queue_begin_debug_utils_label,
+    "vkQueueEndDebugUtilsLabelEXT": hooks_labels.queue_end_debug_utils_label,
 }
 
 

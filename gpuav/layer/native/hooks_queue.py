@@ -10,7 +10,7 @@ from typing import Any
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.errors import ResourceExhausted
-from gpuav.layer import queue_submit
+from gpuav.layer import debug_labels, queue_submit
 from gpuav.layer.command_buffers import degrade
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
 from gpuav.layer.native.errors import report_error
@@ -53,6 +53,11 @@ def _submit(
             report_error(command, error, record.instance.state)
             to_read = None
     result = int(getattr(record.next, command)(queue, count, submits, fence))
+    if result == 0 and state is not None and state.queue_labels is not None:
+        try:
+            debug_labels.post_call_record_queue_submit(state, queue, read_handles(count, submits))
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
     if result == 0 and state is not None and to_read is not None and (to_read or state.pending):
         try:
             queue_submit.post_call_record_queue_submit(state, queue, to_read, fence)

@@ -85,6 +85,10 @@ HOOKED: tuple[str, ...] = (
     "vkGetSemaphoreCounterValue",
     "vkCmdExecuteGeneratedCommandsNV",
     "vkCmdExecuteGeneratedCommandsEXT",
+    "vkCmdBeginDebugUtilsLabelEXT",
+    "vkCmdEndDebugUtilsLabelEXT",
+    "vkQueueBeginDebugUtilsLabelEXT",
+    "vkQueueEndDebugUtilsLabelEXT",
 )
 
 # Instance-level commands among HOOKED (the rest are device-level).
