@@ -71,6 +71,9 @@ class ErrorCode(IntEnum):
     INDEX_OUT_OF_BOUNDS = 0
     DESCRIPTOR_UNINITIALIZED = 1
     BUFFER_OUT_OF_BOUNDS = 2
+    # Not an error: a debugPrintfEXT line (gpuav.instrument.printf), of variable length. Far
+    # from the error codes, which grow from 0.
+    DEBUG_PRINTF = 0x100
 
 
 # Words that follow the error code, per error.
@@ -78,7 +81,15 @@ VALIDATION_WORDS: dict[ErrorCode, int] = {
     ErrorCode.INDEX_OUT_OF_BOUNDS: 2,
     ErrorCode.DESCRIPTOR_UNINITIALIZED: 1,
     ErrorCode.BUFFER_OUT_OF_BOUNDS: 6,
+    ErrorCode.DEBUG_PRINTF: 1,  # at least: the format string's OpString id; arguments follow
 }
+
+# A printf record: the format string's id (of the original module) where the descriptor index
+# of an error is, then each argument's words (gpuav.instrument.printf_arguments).
+PRINTF_FORMAT_STRING = DESCRIPTOR_INDEX
+MAX_PRINTF_RECORD_WORDS = 256
+# The last word of Data counts the printf lines that did not fit; no record is written there.
+RESERVED_TAIL_WORDS = 1
 
 # The buffer-range error's words after the descriptor index.
 RANGE_SET_BINDING = DESCRIPTOR_INDEX + 1  # set << 24 | binding
@@ -97,7 +108,9 @@ def record_size(code: ErrorCode) -> int:
     return COMMON_WORDS + VALIDATION_WORDS[code]
 
 
-MAX_RECORD_WORDS = max(record_size(code) for code in ErrorCode)
+MAX_RECORD_WORDS = max(
+    record_size(code) for code in ErrorCode if code is not ErrorCode.DEBUG_PRINTF
+)
 
 
 @dataclass(frozen=True)
@@ -129,4 +142,6 @@ class ErrorRecord:
             words.append(self.array_length if self.array_length is not None else 0)
         else:
             words.extend(self.details)
+        if self.error_code is ErrorCode.DEBUG_PRINTF:
+            words[RECORD_SIZE] = len(words)
         return words

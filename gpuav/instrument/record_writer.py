@@ -99,7 +99,16 @@ class RecordWriter:
             builder.constant_uint(0),
             size,
         )
-        capacity = resources.capacity()
+        # The last word of Data counts lost printf lines (record.RESERVED_TAIL_WORDS).
+        whole = resources.capacity()
+        tail = builder.constant_uint(record.RESERVED_TAIL_WORDS)
+        capacity = builder.op(
+            Op.Select,
+            uint,
+            builder.op(Op.UGreaterThanEqual, bool_, whole, tail),
+            builder.op(Op.ISub, uint, whole, tail),
+            builder.constant_uint(0),
+        )
         room = builder.op(Op.ISub, uint, capacity, start)
         fits = builder.op(
             Op.LogicalAnd,

@@ -74,10 +74,12 @@ def report_action(
         decode_output_buffer,
         overflow_text,
     )
+    from gpuav.instrument.record import RESERVED_TAIL_WORDS
+    from gpuav.layer.printf_delivery import deliver_printf
     from gpuav.report.messages import compose_messages
 
     context = action_context(device, state, action)
-    decoded = decode_output_buffer(words)
+    decoded = decode_output_buffer(words, RESERVED_TAIL_WORDS)
     records = list(decoded.records)
     objects = _objects(context, {record.shader_id for record in records})
     try:
@@ -87,11 +89,12 @@ def report_action(
         messages = []
     for message in messages:
         device.reporter.emit(message, objects)
+    deliver_printf(device, context, decoded, objects)
     block = (
         f"Output block of {context.command} #{context.action_number} in command buffer "
         f"0x{context.command_buffer:x}"
     )
-    if decoded.dropped_words:
+    if decoded.dropped_words and not decoded.printf_dropped:  # else said by deliver_printf
         device.reporter.emit(
             LayerMessage(OUTPUT_FULL_ID, "warning", f"{block}: {overflow_text(decoded)}."), objects
         )

@@ -136,6 +136,7 @@ def post_call_record_create_device(
             device.set_layout,
             state_buffer=state.handles.buffer,
             state_address=state.handles.device_address,
+            printf_bytes=instance.settings.printf_buffer_size if instance.settings.printf else 0,
             **kwargs,
         )
         if addresses:

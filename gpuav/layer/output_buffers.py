@@ -29,7 +29,12 @@ from dataclasses import dataclass
 
 from gpuav.errors import ResourceExhausted
 from gpuav.instrument.descriptor_state import MAX_TRACKED_SETS
-from gpuav.instrument.record import DATA_FIRST_WORD, MAX_RECORD_WORDS, WRITTEN_LENGTH_WORD
+from gpuav.instrument.record import (
+    DATA_FIRST_WORD,
+    MAX_RECORD_WORDS,
+    RESERVED_TAIL_WORDS,
+    WRITTEN_LENGTH_WORD,
+)
 from gpuav.layer import address_space, faults
 from gpuav.layer.calls import ChunkLayout, DeviceCalls, OutputChunkHandles, PhysicalDeviceFacts
 
@@ -41,11 +46,15 @@ def round_up(value: int, alignment: int) -> int:
     return (value + alignment - 1) // alignment * alignment
 
 
-def block_size_bytes(facts: PhysicalDeviceFacts, records: int = RECORDS_PER_BLOCK) -> int:
-    """Bytes per block: the header word plus room for ``records`` of the largest record, rounded
-    to the storage-buffer offset alignment (VUID-VkWriteDescriptorSet-descriptorType-00328)."""
+def block_size_bytes(
+    facts: PhysicalDeviceFacts, records: int = RECORDS_PER_BLOCK, printf_bytes: int = 0
+) -> int:
+    """Bytes per block: the header word plus room for ``records`` of the largest record, the
+    printf buffer and the count of printf lines lost (``RESERVED_TAIL_WORDS``), rounded to the
+    storage-buffer offset alignment (VUID-VkWriteDescriptorSet-descriptorType-00328)."""
     alignment = max(16, facts.min_storage_buffer_offset_alignment)
-    wanted = round_up((DATA_FIRST_WORD + records * MAX_RECORD_WORDS) * 4, alignment)
+    words = DATA_FIRST_WORD + records * MAX_RECORD_WORDS + RESERVED_TAIL_WORDS
+    wanted = round_up(words * 4 + printf_bytes, alignment)
     limit = facts.max_storage_buffer_range // alignment * alignment
     return max(alignment, min(wanted, limit))
 
@@ -82,13 +91,15 @@ class OutputBuffers:
         blocks_per_chunk: int = DEFAULT_BLOCKS_PER_CHUNK,
         state_buffer: int = 0,
         state_address: int = 0,
+        printf_bytes: int = 0,
     ) -> None:
         self._calls = calls
         self._facts = facts
         self._set_layout = set_layout
         self._state_buffer = state_buffer
         self._state_address = state_address
-        self.block_bytes = block_size_bytes(facts)
+        self.block_bytes = block_size_bytes(facts, printf_bytes=printf_bytes)
+        self.printf_bytes = printf_bytes
         self.bound_sets_bytes = bound_sets_size_bytes(facts)
         self.block_words = self.block_bytes // 4
         self.data_words = self.block_words - DATA_FIRST_WORD

@@ -11,6 +11,13 @@ GPU-AV is off by default (seed 000, "Options"). It is turned on by any of:
 
 ``GPUAV_ENABLE=0`` turns it off whatever else asks for it. ``GPUAV_MESSAGE_LOG`` names a file
 that receives every message as a JSON line (what ``gpuav run`` reads).
+
+Shader printf (``debugPrintfEXT``) is on with GPU-AV unless ``GPUAV_PRINTF=0`` (file key
+``printf_enable``; ``VK_VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF_EXT`` asks for it too).
+``GPUAV_PRINTF_ONLY=1`` (``printf_only``) keeps printf and turns the checks off;
+``GPUAV_PRINTF_TO_STDOUT=1`` (``printf_to_stdout``) prints the lines on stdout instead of
+sending them to the messengers; ``GPUAV_PRINTF_BUFFER_SIZE`` (``printf_buffer_size``) is the
+bytes of printf records each draw or dispatch can hold.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ SETTINGS_FILE_NAME = "vk_layer_settings.txt"
 # VkValidationFeatureEnableEXT values (VK_EXT_validation_features).
 VALIDATION_FEATURE_ENABLE_GPU_ASSISTED = 0
 VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT = 1
+VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF = 3
+DEFAULT_PRINTF_BUFFER_SIZE = 4096
+MAX_PRINTF_BUFFER_SIZE = 1 << 24
 
 _TRUE = {"1", "true", "yes", "on", "all"}
 _FALSE = {"0", "false", "no", "off", "none"}
@@ -36,6 +46,10 @@ class Settings:
     enabled: bool = False
     reserve_binding_slot: bool = False
     message_log: str | None = None
+    printf: bool = True
+    checks: bool = True  # off with printf only
+    printf_to_stdout: bool = False
+    printf_buffer_size: int = DEFAULT_PRINTF_BUFFER_SIZE  # bytes per action
 
 
 def find_settings_file(environ: Mapping[str, str], cwd: Path) -> Path | None:
@@ -115,6 +129,35 @@ def resolve_settings(
     if _flag(environ.get("GPUAV_RESERVE_BINDING_SLOT")):
         reserve = True
     message_log = environ.get("GPUAV_MESSAGE_LOG") or file_values.get("message_log") or None
+    printf_only = _setting(environ, file_values, "printf_only") is True
+    printf = _setting(environ, file_values, "printf_enable", "GPUAV_PRINTF") is not False
+    if VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF in enables or printf_only:
+        printf = True
     return Settings(
-        enabled=enabled, reserve_binding_slot=enabled and reserve, message_log=message_log
+        enabled=enabled,
+        reserve_binding_slot=enabled and reserve,
+        message_log=message_log,
+        printf=printf,
+        checks=not printf_only,
+        printf_to_stdout=_setting(environ, file_values, "printf_to_stdout") is True,
+        printf_buffer_size=_buffer_size(
+            environ.get("GPUAV_PRINTF_BUFFER_SIZE") or file_values.get("printf_buffer_size")
+        ),
     )
+
+
+def _setting(
+    environ: Mapping[str, str], file_values: Mapping[str, str], key: str, variable: str = ""
+) -> bool | None:
+    """A flag from ``GPUAV_<KEY>`` (or ``variable``), else the settings file, else None."""
+    from_environment = _flag(environ.get(variable or f"GPUAV_{key.upper()}"))
+    return from_environment if from_environment is not None else _flag(file_values.get(key))
+
+
+def _buffer_size(value: str | None) -> int:
+    """Bytes, whole words, at least one record's worth; the default when unreadable."""
+    try:
+        size = int(value, 0) if value else DEFAULT_PRINTF_BUFFER_SIZE
+    except ValueError:
+        return DEFAULT_PRINTF_BUFFER_SIZE
+    return min(max(size, 64), MAX_PRINTF_BUFFER_SIZE) // 4 * 4

@@ -75,6 +75,11 @@ def instrument_words(
         return None
     if instrumenter_accepts("descriptor_state"):
         options.setdefault("descriptor_state", True)
+    settings = device.instance.settings
+    if settings.printf and instrumenter_accepts("printf"):
+        options.setdefault("printf", True)  # debugPrintfEXT becomes printf records
+    if not settings.checks and instrumenter_accepts("checks"):
+        options.setdefault("checks", False)  # printf only
     try:
         admitted = module_intake.admit(
             device.handle, words, module_intake.layer_enabled_features(device)

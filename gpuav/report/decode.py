@@ -33,6 +33,9 @@ class DecodedBuffer:
     diagnostics: tuple[str, ...]
     written_length: int
     dropped_words: int = 0
+    # debugPrintfEXT lines, in the order written (never folded), and how many did not fit.
+    printf_records: tuple[ErrorRecord, ...] = ()
+    printf_dropped: int = 0
 
     @property
     def dropped_records(self) -> int:
@@ -69,13 +72,16 @@ def decode_output_bytes(data: bytes | bytearray | memoryview) -> DecodedBuffer:
     return decoded
 
 
-def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
-    """Records from ``{DataWrittenLength; Data[]}``; problems become diagnostics."""
+def decode_output_buffer(words: Sequence[int], reserved_tail: int = 0) -> DecodedBuffer:
+    """Records from ``{DataWrittenLength; Data[]}``; problems become diagnostics.
+    ``reserved_tail``: the last words of Data hold no records (the layer's blocks keep
+    ``record.RESERVED_TAIL_WORDS``, the count of printf lines that did not fit)."""
     if not words:
         return DecodedBuffer((), ("empty output buffer (no DataWrittenLength word)",), 0)
     written = int(words[layout.WRITTEN_LENGTH_WORD]) & WORD_MASK
     first = layout.DATA_FIRST_WORD
-    data_length = len(words) - first
+    data_length = max(len(words) - first - reserved_tail, 0)
+    printf_dropped = int(words[-1]) & WORD_MASK if reserved_tail and data_length else 0
     records: list[ErrorRecord] = []
     diagnostics: list[str] = []
     position = 0
@@ -84,10 +90,11 @@ def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
         size = int(words[first + position]) & WORD_MASK
         if size == 0:
             break
-        if not MIN_RECORD_WORDS <= size <= layout.MAX_RECORD_WORDS:
+        largest = _largest(words, first + position, data_length - position)
+        if not MIN_RECORD_WORDS <= size <= largest:
             diagnostics.append(
                 f"corrupt record at Data[{position}]: size {size} is not between "
-                f"{MIN_RECORD_WORDS} and {layout.MAX_RECORD_WORDS}; stopped reading"
+                f"{MIN_RECORD_WORDS} and {largest}; stopped reading"
             )
             break
         if position + size > data_length:
@@ -107,7 +114,23 @@ def decode_output_buffer(words: Sequence[int]) -> DecodedBuffer:
             f"DataWrittenLength is {written} but records fill {position} words of Data"
         )
     dropped = written - position if written > data_length else 0
-    return DecodedBuffer(tuple(records), tuple(diagnostics), written, dropped)
+    printf = ErrorCode.DEBUG_PRINTF
+    return DecodedBuffer(
+        tuple(r for r in records if r.error_code is not printf),
+        tuple(diagnostics),
+        written,
+        dropped,
+        tuple(r for r in records if r.error_code is printf),
+        printf_dropped,
+    )
+
+
+def _largest(words: Sequence[int], start: int, left: int) -> int:
+    """The largest size the record at ``start`` may have: a printf record's is larger."""
+    code = int(words[start + layout.ERROR_CODE]) & WORD_MASK if left > layout.ERROR_CODE else None
+    if code == ErrorCode.DEBUG_PRINTF:
+        return layout.MAX_PRINTF_RECORD_WORDS
+    return layout.MAX_RECORD_WORDS
 
 
 def _record(item: list[int], position: int, diagnostics: list[str]) -> ErrorRecord | None:
@@ -124,7 +147,8 @@ def _record(item: list[int], position: int, diagnostics: list[str]) -> ErrorReco
             f"record at Data[{position}] has unknown error code {item[layout.ERROR_CODE]}"
         )
         return None
-    if len(item) != layout.record_size(code):
+    variable = code is ErrorCode.DEBUG_PRINTF and len(item) > layout.record_size(code)
+    if len(item) != layout.record_size(code) and not variable:
         diagnostics.append(
             f"record at Data[{position}] has {len(item)} words; error {code.name} has "
             f"{layout.record_size(code)}"

@@ -128,7 +128,9 @@ def _string(spec: Conversion, argument: Argument) -> str:
     if argument.text is not None:
         value = argument.text
     else:  # a number given to %s: what C cannot do; show the number
-        value = ", ".join(str(_integer(argument, bits, signed=True)) for bits in argument.components)
+        value = ", ".join(
+            str(_integer(argument, bits, signed=True)) for bits in argument.components
+        )
     return value if spec.precision is None else value[: spec.precision]
 
 
