@@ -33,7 +33,7 @@ SHADER = REPOSITORY / "tests" / "layer" / "shaders" / "region.comp"
 LAYER_FILE = str(Path(recording_site.__file__).with_name("hooks_stand_in.py"))
 BINDING_FILE = "/venv/lib/python3.11/site-packages/vulkan/_vulkan.py"
 WITHOUT_CAPTURE = (
-    "import gpuav.layer.recording_site as site; site.capture = lambda: None; "
+    "import gpuav.layer.recording_site as site; site.capture = lambda skip=0: None; "
     "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 )
 
@@ -47,7 +47,7 @@ def _function(source: str, filename: str, name: str, scope: dict[str, Any]) -> A
 def stack_to(target: Callable[[], object]) -> Callable[[], object]:
     """app -> binding -> three layer frames -> target, as a draw reaches the layer's hook."""
     scope: dict[str, Any] = {"target": target}
-    _function("def hook():\n    return target()\n", LAYER_FILE, "hook", scope)
+    _function("def hook():\n    return target(skip=2)\n", LAYER_FILE, "hook", scope)
     _function("def action():\n    return hook()\n", LAYER_FILE, "action", scope)
     _function("def draw():\n    return action()\n", LAYER_FILE, "draw", scope)
     _function("def vkCmdDraw():\n    return draw()\n", BINDING_FILE, "vkCmdDraw", scope)
@@ -80,7 +80,7 @@ def main() -> int:
     options = parser.parse_args()
 
     walk = nanoseconds_per_call(stack_to(recording_site.capture), options.calls, options.runs)
-    empty = nanoseconds_per_call(stack_to(lambda: None), options.calls, options.runs)
+    empty = nanoseconds_per_call(stack_to(lambda skip=0: None), options.calls, options.runs)
     site = recording_site.site_of(stack_to(recording_site.capture)())
     print(f"capture() under 5 frames: {walk - empty:.0f} ns more than an empty call "
           f"({walk:.0f} vs {empty:.0f} ns for the whole stack); site {site}")  # fmt: skip

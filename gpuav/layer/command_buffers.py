@@ -189,7 +189,9 @@ def _bind_block(
             pipeline,
             block,
             state.bound_handles.get(bind_point, ()),
-            recording_site.capture(),
+            # Past this function and pre_call_record_action; the spill block's records are
+            # never pinned on one action, so it needs no site.
+            recording_site.capture(skip=2) if number else None,
             None if labels is None else labels.at_action,
         )
     )

@@ -9,7 +9,8 @@ console script of an installed package), the innermost installed frame outside t
 bindings stands in. A C program has no frame above the hook but gpuav's: no site.
 
 Each file is classified once; recording an action costs a frame walk of a few dict look-ups
-and keeps the code object and line (names are read only when a message is written).
+and keeps the code object and instruction offset (line and names are read only when a message
+is written).
 """
 
 from __future__ import annotations
@@ -63,9 +64,16 @@ def classify(filename: str) -> int:
 _kinds: dict[str, int] = {}
 
 
-def capture() -> RecordedAt | None:
-    """The app's frame that led to the current hook, as (code, line); None without one."""
-    frame = sys._getframe(1)
+def capture(skip: int = 0) -> RecordedAt | None:
+    """The app's frame that led to the current hook, as (code, instruction offset); None
+    without one. The offset, not the line: finding a line walks the code's line table.
+
+    ``skip``: frames above the caller known to be gpuav's, jumped over without making a frame
+    object for each."""
+    try:
+        frame = sys._getframe(1 + skip)
+    except ValueError:  # a shorter stack than the caller knows of
+        return None
     fallback: RecordedAt | None = None
     kinds = _kinds
     while frame is not None:
@@ -74,9 +82,9 @@ def capture() -> RecordedAt | None:
         if kind is None:
             kind = kinds[code.co_filename] = classify(code.co_filename)
         if kind == _APP:
-            return code, frame.f_lineno
+            return code, frame.f_lasti
         if kind == _INSTALLED and fallback is None:
-            fallback = code, frame.f_lineno
+            fallback = code, frame.f_lasti
         frame = frame.f_back  # type: ignore[assignment]
     return fallback
 
@@ -84,5 +92,9 @@ def capture() -> RecordedAt | None:
 def site_of(recorded_at: RecordedAt | None) -> RecordingSite | None:
     if recorded_at is None:
         return None
-    code, line = recorded_at
+    code, offset = recorded_at
+    line = next(
+        (number for start, end, number in code.co_lines() if start <= offset < end and number),
+        code.co_firstlineno,
+    )
     return RecordingSite(code.co_filename, line, code.co_qualname.replace(".<locals>", ""))
