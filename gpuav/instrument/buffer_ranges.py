@@ -5,7 +5,7 @@ only when every byte it touches lies inside the range bound to its descriptor.
              (once per function, in its first block, when the descriptor index is constant)
     offset = constant + index * stride + ...      32-bit, with flags for a negative index and
                                                   a sum that wrapped (UMulExtended, IAddCarry)
-    ok     = gpuav_check_buffer_range(instruction, descriptor index, set << 24 | binding,
+    ok     = gpuav_check_buffer_range(instruction, descriptor index, set << 24 | storage | binding,
                                       offset, size, range, flags)   (writes the record)
     if ok:   the access
     %result = OpPhi %type %access_result %ok_block %null %head_block
@@ -206,6 +206,8 @@ class RangeGuarder:
             flat = self._constant_flat(span)
             descriptor = builder.constant_uint(flat) if flat is not None else self._flat_here(span)
         set_binding = span.descriptor_set << record.SET_SHIFT | span.binding
+        if span.storage:
+            set_binding |= record.STORAGE_BIT
         return builder.op(
             Op.FunctionCall,
             self.bool_,

@@ -92,13 +92,14 @@ MAX_PRINTF_RECORD_WORDS = 256
 RESERVED_TAIL_WORDS = 1
 
 # The buffer-range error's words after the descriptor index.
-RANGE_SET_BINDING = DESCRIPTOR_INDEX + 1  # set << 24 | binding
+RANGE_SET_BINDING = DESCRIPTOR_INDEX + 1  # set << 24 | STORAGE_BIT (storage buffer) | binding
 RANGE_OFFSET = DESCRIPTOR_INDEX + 2  # the span's first byte, 32-bit wrapped
 RANGE_SIZE = DESCRIPTOR_INDEX + 3
 RANGE_BOUND = DESCRIPTOR_INDEX + 4  # bytes bound to the descriptor
 RANGE_FLAGS = DESCRIPTOR_INDEX + 5
 SET_SHIFT = 24
-BINDING_MASK = (1 << SET_SHIFT) - 1
+STORAGE_BIT = 1 << 23
+BINDING_MASK = STORAGE_BIT - 1
 # RANGE_FLAGS bits: an index was negative; the offset did not fit in 32 bits.
 FLAG_NEGATIVE = 1
 FLAG_WRAPPED = 2

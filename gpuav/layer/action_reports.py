@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from gpuav.layer import debug_labels, recording_site
 from gpuav.layer.calls import (
     OBJECT_TYPE_COMMAND_BUFFER,
@@ -10,6 +12,7 @@ from gpuav.layer.calls import (
 )
 from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_message
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
+from gpuav.report.buffer_range_text import BufferDescriptor
 from gpuav.report.context import ActionContext, ShaderContext
 
 SPILLED_COMMAND = "unknown action (output blocks ran out, or a command gpuav does not hook)"
@@ -44,9 +47,38 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         pipeline_name=device.name_of(pipeline.handle),
         shaders=shaders,
         binding_sizes=binding_sizes,
+        buffer_descriptor=_buffer_lookup(device, action.bound_sets),
+        robust_buffer_access=device.robust_buffer_access,
         recorded_at=None if spilled else recording_site.site_of(action.recorded_at),
         labels=() if spilled else debug_labels.labels_at(state, action.labels),
     )
+
+
+def _buffer_lookup(
+    device: DeviceState, bound_sets: Sequence[int]
+) -> Callable[[int, int, int], BufferDescriptor | None]:
+    """What the tracker knows (at read-back) of a buffer descriptor of the action's sets."""
+
+    def lookup(descriptor_set: int, binding: int, index: int) -> BufferDescriptor | None:
+        tracker = device.descriptors
+        if tracker is None:
+            return None
+        found = tracker.bound_buffer(bound_sets, descriptor_set, binding, index)
+        if found is None:
+            return None
+        descriptor_type, bound = found
+        if bound is None:
+            return BufferDescriptor(descriptor_type, 0, None, 0, 0, None)
+        return BufferDescriptor(
+            descriptor_type,
+            bound.buffer,
+            device.name_of(bound.buffer),
+            bound.offset,
+            bound.range,
+            tracker.buffers.size_of(bound.buffer),
+        )
+
+    return lookup
 
 
 def _objects(context: ActionContext, shader_ids: set[int]) -> list[ObjectRef]:

@@ -2,9 +2,11 @@
 
 The layer half of ``gpuav.instrument.descriptor_state``: set layouts (sizes and binding
 flags), sets (pool, variable count, region), and which descriptors were written, from
-vkUpdateDescriptorSets writes and copies and from update templates. Only PARTIALLY_BOUND
-bindings track writes (elsewhere the contract says every descriptor is accessible), so apps
-without such bindings pay for nothing but the hook. Changes land in the set's host words and
+vkUpdateDescriptorSets writes and copies and from update templates. PARTIALLY_BOUND bindings
+track which descriptors were written (elsewhere the contract says every descriptor is
+accessible); uniform and storage buffer bindings track the range each descriptor binds
+(``range_word``), for the shaders' buffer-range checks, and the buffer it names, for the
+messages. Apps with neither pay for nothing but the hook. Changes land in the set's host words and
 reach the device at the next submit (``StateBuffer.flush``), which is what UPDATE_AFTER_BIND
 needs: the state at submit time counts.
 
@@ -15,21 +17,29 @@ each index; every action copies it beside its output block (``command_buffers``)
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from gpuav.instrument.descriptor_state import (
+    ACCESSIBLE,
     MAX_TRACKED_SETS,
     NO_STATE,
     binding_size_word,
     binding_table_word,
+    range_word,
 )
+from gpuav.layer.buffers import BoundBuffer, BufferTable
 from gpuav.layer.state_buffer import Region, StateBuffer
 
 # VkDescriptorBindingFlagBits
 BINDING_PARTIALLY_BOUND = 0x4
 BINDING_VARIABLE_DESCRIPTOR_COUNT = 0x8
 DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK = 1000138000
+DESCRIPTOR_TYPE_UNIFORM_BUFFER = 6
+DESCRIPTOR_TYPE_STORAGE_BUFFER = 7
+DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC = 8
+DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC = 9
+BUFFER_DESCRIPTOR_TYPES = frozenset(range(DESCRIPTOR_TYPE_UNIFORM_BUFFER, 10))
 DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET = 0
 
 NO_STATE_WORDS = array("I", [NO_STATE] * MAX_TRACKED_SETS)
@@ -49,13 +59,18 @@ class SetLayoutState:
     sizes: dict[int, int]
     partially_bound: frozenset[int]
     variable_binding: int | None
+    types: dict[int, int] = field(default_factory=dict)  # binding -> VkDescriptorType
+    buffer_bindings: frozenset[int] = frozenset()
+    tracked: frozenset[int] = frozenset()  # bindings whose descriptor words follow writes
 
     @classmethod
     def from_bindings(cls, handle: int, bindings: Iterable[LayoutBinding]) -> SetLayoutState:
         sizes: dict[int, int] = {}
         partial: set[int] = set()
+        types: dict[int, int] = {}
         variable = None
         for item in bindings:
+            types[item.binding] = item.descriptor_type
             # An inline uniform block's count is its size in bytes; it is one descriptor.
             is_inline = item.descriptor_type == DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK
             sizes[item.binding] = min(item.count, 1) if is_inline else item.count
@@ -63,7 +78,11 @@ class SetLayoutState:
                 partial.add(item.binding)
             if item.flags & BINDING_VARIABLE_DESCRIPTOR_COUNT:
                 variable = item.binding
-        return cls(handle, sizes, frozenset(partial), variable)
+        buffers = frozenset(b for b, kind in types.items() if kind in BUFFER_DESCRIPTOR_TYPES)
+        partially_bound = frozenset(partial)
+        return cls(
+            handle, sizes, partially_bound, variable, types, buffers, partially_bound | buffers
+        )
 
     def region_words(self, variable_count: int) -> array[int]:
         """The region of a new set: sizes, tables of 1, except PARTIALLY_BOUND ones at 0."""
@@ -87,6 +106,8 @@ class DescriptorSetState:
     pool: int
     layout: SetLayoutState
     region: Region
+    # (binding, element) -> the buffer a buffer descriptor was last written with
+    buffers: dict[tuple[int, int], BoundBuffer] = field(default_factory=dict)
 
     def elements(self, binding: int, element: int, count: int) -> Iterator[tuple[int, int, int]]:
         """(binding, first element, count) runs of a ``count``-descriptor update, rolling over
@@ -113,6 +134,9 @@ class TemplateEntry:
     binding: int
     element: int
     count: int
+    descriptor_type: int = 0
+    offset: int = 0  # of the first VkDescriptorBufferInfo (etc.) in the template's data
+    stride: int = 0
 
 
 @dataclass
@@ -120,13 +144,14 @@ class DescriptorTracker:
     """Everything a device tracks about the app's descriptor sets."""
 
     state: StateBuffer
+    buffers: BufferTable = field(default_factory=BufferTable)
     layouts: dict[int, SetLayoutState] = field(default_factory=dict)
     sets: dict[int, DescriptorSetState] = field(default_factory=dict)
     pools: dict[int, set[int]] = field(default_factory=dict)
     templates: dict[int, tuple[TemplateEntry, ...]] = field(default_factory=dict)
     push_regions: dict[int, Region] = field(default_factory=dict)  # by set layout
     push_templates: dict[int, int] = field(default_factory=dict)  # template -> bind point
-    partial_sets: int = 0  # live sets whose layout has a PARTIALLY_BOUND binding
+    tracked_sets: int = 0  # live sets whose layout has a binding that tracks writes
 
     # -- layouts, pools, sets ---------------------------------------------------------------
 
@@ -170,8 +195,8 @@ class DescriptorTracker:
             untracked += region.offset == NO_STATE
             self.sets[handle] = DescriptorSetState(handle, pool, layout, region)
             members.add(handle)
-            if layout.partially_bound:
-                self.partial_sets += 1
+            if layout.tracked:
+                self.tracked_sets += 1
         return untracked
 
     def free_sets(self, handles: Iterable[int]) -> None:
@@ -180,8 +205,8 @@ class DescriptorTracker:
             if tracked is not None:
                 self.state.release(tracked.region)
                 self.pools.get(tracked.pool, set()).discard(handle)
-                if tracked.layout.partially_bound:
-                    self.partial_sets -= 1
+                if tracked.layout.tracked:
+                    self.tracked_sets -= 1
 
     def reset_pool(self, pool: int) -> None:
         self.free_sets(list(self.pools.get(pool, ())))
@@ -199,25 +224,49 @@ class DescriptorTracker:
     @property
     def tracks_writes(self) -> bool:
         """Whether any update can change a region (hooks skip reading updates otherwise)."""
-        return self.partial_sets > 0
+        return self.tracked_sets > 0
 
     def _mark_written(
-        self, target: DescriptorSetState, binding: int, element: int, count: int
+        self,
+        target: DescriptorSetState,
+        binding: int,
+        element: int,
+        count: int,
+        buffers: Sequence[BoundBuffer] | None,
     ) -> None:
-        partial = target.layout.partially_bound
+        layout = target.layout
+        tracked = layout.tracked
+        buffer_bindings = layout.buffer_bindings
         words = target.region.words
+        position = 0
         for run_binding, first, run in target.elements(binding, element, count):
-            if run_binding not in partial:
+            given = buffers[position : position + run] if buffers is not None else None
+            position += run
+            if run_binding not in tracked:
                 continue
             start = target.table(run_binding) + first
-            words[start : start + run] = array("I", [1]) * run
+            if run_binding in buffer_bindings and given is not None:
+                for offset, bound in enumerate(given):
+                    target.buffers[(run_binding, first + offset)] = bound
+                    known = self.buffers.effective_range(bound)
+                    words[start + offset] = ACCESSIBLE if known is None else range_word(known)
+            else:
+                words[start : start + run] = array("I", [ACCESSIBLE]) * run
             self.state.mark(target.region, start, start + run)
 
-    def write(self, set_handle: int, binding: int, element: int, count: int) -> None:
-        """A VkWriteDescriptorSet (or a template entry) wrote these descriptors."""
+    def write(
+        self,
+        set_handle: int,
+        binding: int,
+        element: int,
+        count: int,
+        buffers: Sequence[BoundBuffer] | None = None,
+    ) -> None:
+        """A VkWriteDescriptorSet (or a template entry) wrote these descriptors; ``buffers``:
+        what a buffer descriptor write gave, one per descriptor."""
         target = self.sets.get(set_handle)
-        if target is not None and target.layout.partially_bound:
-            self._mark_written(target, binding, element, count)
+        if target is not None and target.layout.tracked:
+            self._mark_written(target, binding, element, count, buffers)
 
     def copy(
         self,
@@ -231,26 +280,34 @@ class DescriptorTracker:
     ) -> None:
         """A VkCopyDescriptorSet: the targets are written where the sources were."""
         target = self.sets.get(target_handle)
-        if target is None or not target.layout.partially_bound:
+        if target is None or not target.layout.tracked:
             return
         source = self.sets.get(source_handle)
-        if source is None or not source.layout.partially_bound:
-            self._mark_written(target, target_binding, target_element, count)
+        if source is None or not source.layout.tracked:
+            self._mark_written(target, target_binding, target_element, count, None)
             return
-        flags = [
-            source.region.words[source.table(binding) + first + offset]
+        copied = [
+            (
+                source.region.words[source.table(binding) + first + offset],
+                source.buffers.get((binding, first + offset)),
+            )
             for binding, first, run in source.elements(source_binding, source_element, count)
             for offset in range(run)
         ]
         position = 0
         words = target.region.words
-        for binding, first, run in target.elements(target_binding, target_element, len(flags)):
-            values = flags[position : position + run]
+        for binding, first, run in target.elements(target_binding, target_element, len(copied)):
+            values = copied[position : position + run]
             position += run
-            if binding not in target.layout.partially_bound:
+            if binding not in target.layout.tracked:
                 continue
             start = target.table(binding) + first
-            words[start : start + run] = array("I", values)
+            words[start : start + run] = array("I", [word for word, _ in values])
+            for offset, (_, bound) in enumerate(values):
+                if bound is None:
+                    target.buffers.pop((binding, first + offset), None)
+                else:
+                    target.buffers[(binding, first + offset)] = bound
             self.state.mark(target.region, start, start + run)
 
     def create_template(
@@ -269,9 +326,30 @@ class DescriptorTracker:
         self.templates.pop(handle, None)
         self.push_templates.pop(handle, None)
 
-    def write_with_template(self, set_handle: int, template: int) -> None:
+    def write_with_template(
+        self,
+        set_handle: int,
+        template: int,
+        read_buffers: Callable[[TemplateEntry], Sequence[BoundBuffer]] | None = None,
+    ) -> None:
+        """``read_buffers`` reads a buffer entry's descriptor infos from the app's data."""
         for entry in self.templates.get(template, ()):
-            self.write(set_handle, entry.binding, entry.element, entry.count)
+            buffers = None
+            if read_buffers is not None and entry.descriptor_type in BUFFER_DESCRIPTOR_TYPES:
+                buffers = read_buffers(entry)
+            self.write(set_handle, entry.binding, entry.element, entry.count, buffers)
+
+    def bound_buffer(
+        self, handles: Sequence[int], set_index: int, binding: int, element: int
+    ) -> tuple[int, BoundBuffer | None] | None:
+        """(descriptor type, buffer written there) of a descriptor of the sets bound for an
+        action, None when the layer does not track that set or binding."""
+        if not 0 <= set_index < len(handles):
+            return None
+        tracked = self.sets.get(handles[set_index])
+        if tracked is None or binding not in tracked.layout.types:
+            return None
+        return tracked.layout.types[binding], tracked.buffers.get((binding, element))
 
     def binding_sizes(self, handles: Sequence[int]) -> dict[tuple[int, int], int]:
         """(set index, binding) -> actual array size of the sets bound for an action."""

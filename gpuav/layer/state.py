@@ -152,6 +152,8 @@ class DeviceState:
     object_names: dict[int, str] = field(default_factory=dict)
     pending: list[PendingSubmission] = field(default_factory=list)
     descriptors: DescriptorTracker | None = None
+    # The app enabled robustBufferAccess or robustBufferAccess2.
+    robust_buffer_access: bool = False
     # Byte offset of the pushed context address (buffer device addresses on), else None.
     context_offset: int | None = None
     # Debug-utils labels open on each queue (None until the app uses labels, see debug_labels).

@@ -8,8 +8,10 @@ names are the app's ``vkSetDebugUtilsObjectNameEXT`` names, or None.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+from gpuav.report.buffer_range_text import BufferDescriptor
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,10 @@ class RecordingSite:
         return f"{os.path.basename(self.file)}:{self.line} in {self.function}()"
 
 
+def _no_descriptor(descriptor_set: int, binding: int, index: int) -> BufferDescriptor | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ActionContext:
     """A draw or dispatch: where it was recorded and what it ran."""
@@ -51,6 +57,12 @@ class ActionContext:
     # (for variable-count bindings, the count allocated): messages about uninitialized
     # descriptors quote it.
     binding_sizes: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    # The buffer descriptor at (set, binding, index) of the action's bound sets, where the
+    # layer tracks it (buffer-range messages name the buffer).
+    buffer_descriptor: Callable[[int, int, int], BufferDescriptor | None] = _no_descriptor
+    # robustBufferAccess or robustBufferAccess2 on: out-of-range buffer accesses are defined
+    # behaviour, reported as warnings.
+    robust_buffer_access: bool = False
     recorded_at: RecordingSite | None = None
     labels: tuple[str, ...] = ()  # debug-utils label regions open at the action, outermost first
 

@@ -18,10 +18,13 @@ from enum import Enum
 from typing import Any
 
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, unpack_compute_yz
+from gpuav.report.buffer_range_text import RangeFacts, descriptor_line, range_text
+from gpuav.report.buffer_range_text import message_id as buffer_message_id
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.descriptor_lookup import DescriptorVariable
 from gpuav.report.message_fields import message_fields
 from gpuav.report.shader_info import ShaderInfo, SourceLocation, shader_info
+from gpuav.spirv.grammar import OPCODE_NAMES, Op
 
 INDENT = "  "
 
@@ -49,6 +52,7 @@ MESSAGE_IDS = {
     ErrorCode.INDEX_OUT_OF_BOUNDS: "GPUAV-descriptor-index-out-of-bounds",
     ErrorCode.DESCRIPTOR_UNINITIALIZED: "GPUAV-descriptor-uninitialized",
 }
+_ACCESS_WORDS = {Op.Load: "read", Op.Store: "write", Op.CopyMemory: "copy"}
 STAGE_NAMES = {
     Stage.VERTEX: "Vertex",
     Stage.TESSELLATION_CONTROL: "Tessellation Control",
@@ -85,6 +89,15 @@ def stage_text(record: ErrorRecord) -> str:
         y, z = unpack_compute_yz(second)
         words = f"Global invocation ID (x, y, z) = ({first}, {y}, {z})."
     return f"Stage = {STAGE_NAMES[stage]}. {words}"
+
+
+def _access_word(info: ShaderInfo | None, index: int) -> str:
+    if info is None or not 0 <= index < len(info.instructions):
+        return "access"
+    opcode = info.instructions[index].opcode
+    return _ACCESS_WORDS.get(
+        opcode, "atomic" if OPCODE_NAMES.get(opcode, "").startswith("OpAtomic") else "access"
+    )
 
 
 def error_text(
@@ -189,12 +202,30 @@ def compose_message(
     if count > 1:
         more = count - 1
         details.append(f"(and {more} more invocation{'s' if more > 1 else ''} with this error)")
-    first = f"{error_text(record, descriptor, context)} {_where(location, info, index)}"
+    message_id = MESSAGE_IDS.get(record.error_code, "")
+    severity = Severity.ERROR
+    if record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS:
+        facts = RangeFacts.of(record)
+        bound = context.buffer_descriptor(facts.descriptor_set, facts.binding, facts.index)
+        message_id = buffer_message_id(context.command, facts.storage)
+        severity = Severity.WARNING if context.robust_buffer_access else Severity.ERROR
+        problem = range_text(facts, _access_word(info, index))
+        buffer_line = descriptor_line(bound)
+        if buffer_line is not None:
+            details.insert(len(details) - 1, buffer_line)
+        if context.robust_buffer_access:
+            details.append(
+                "Robust buffer access is on, so the access is defined (a read gives zero or "
+                "in-range data, a write may be discarded), but it is almost always a bug."
+            )
+    else:
+        problem = error_text(record, descriptor, context)
+    first = f"{problem} {_where(location, info, index)}"
     text = "\n".join([first, *(INDENT + line for line in details)])
     fields = message_fields(record, count, context, shader, location, descriptor)
     return Message(
-        MESSAGE_IDS[record.error_code],
-        Severity.ERROR,
+        message_id,
+        severity,
         text,
         record,
         count,

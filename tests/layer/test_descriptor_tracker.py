@@ -9,7 +9,8 @@ from array import array
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuav.instrument.descriptor_state import NO_STATE, region_words
+from gpuav.instrument.descriptor_state import NO_STATE, range_from_word, region_words
+from gpuav.layer.buffers import WHOLE_SIZE, BoundBuffer
 from gpuav.layer.calls import StateBufferHandles
 from gpuav.layer.descriptor_sets import (
     BINDING_PARTIALLY_BOUND,
@@ -20,6 +21,7 @@ from gpuav.layer.descriptor_sets import (
 )
 from gpuav.layer.state_buffer import StateBuffer
 
+COMBINED_IMAGE_SAMPLER = 1
 STORAGE_BUFFER = 7
 PARTIAL = BINDING_PARTIALLY_BOUND
 VARIABLE = BINDING_VARIABLE_DESCRIPTOR_COUNT
@@ -120,9 +122,9 @@ def test_freed_regions_are_reused_and_a_full_buffer_gives_no_state() -> None:
     assert descriptors.region_of(999) == NO_STATE
 
 
-def test_updates_are_ignored_without_partially_bound_sets() -> None:
+def test_updates_are_ignored_without_partially_bound_or_buffer_bindings() -> None:
     descriptors = tracker()
-    descriptors.create_layout(10, [LayoutBinding(0, STORAGE_BUFFER, 3)])
+    descriptors.create_layout(10, [LayoutBinding(0, COMBINED_IMAGE_SAMPLER, 3)])
     descriptors.allocate_sets(5, [10], [100], [])
     assert not descriptors.tracks_writes
     descriptors.state.flush()
@@ -141,3 +143,34 @@ def test_pushed_descriptors_share_one_all_accessible_region_per_layout() -> None
     assert descriptors.push_region(11) == NO_STATE
     descriptors.destroy_layout(10)
     assert descriptors.push_regions == {}
+
+
+def test_buffer_descriptors_carry_their_bound_range() -> None:
+    descriptors = tracker()
+    descriptors.buffers.create(0xB1, size=256, usage=0)
+    descriptors.create_layout(10, [LayoutBinding(0, STORAGE_BUFFER, 3)])
+    descriptors.allocate_sets(5, [10], [100], [])
+    assert descriptors.tracks_writes
+    unseen = BoundBuffer(0xB2, 0, WHOLE_SIZE)  # a buffer created before the layer saw it
+    descriptors.write(
+        100,
+        0,
+        0,
+        3,
+        [BoundBuffer(0xB1, 64, WHOLE_SIZE), BoundBuffer(0xB1, 16, 1000), unseen],
+    )
+    descriptors.state.flush()
+    table = mapped(descriptors, 100)[3:6]
+    assert [range_from_word(word) for word in table] == [192, 240, None]
+    assert descriptors.bound_buffer([100], 0, 0, 1) == (
+        STORAGE_BUFFER,
+        BoundBuffer(0xB1, 16, 1000),
+    )
+    descriptors.allocate_sets(5, [10], [101], [])
+    descriptors.copy(100, 0, 0, 101, 0, 1, 2)
+    descriptors.state.flush()
+    assert mapped(descriptors, 101)[3:6] == [1, table[0], table[1]]
+    assert descriptors.bound_buffer([0, 101], 1, 0, 2) == (
+        STORAGE_BUFFER,
+        BoundBuffer(0xB1, 16, 1000),
+    )

@@ -40,6 +40,7 @@ def fragment_words(debug: DebugMode) -> tuple[int, ...]:
             error_code=st.sampled_from(ErrorCode),
             descriptor_index=WORD,
             array_length=st.none() | WORD,
+            details=st.just(()) | st.tuples(WORD, WORD, WORD, WORD, WORD),
         ),
         max_size=10,
     ),
@@ -58,7 +59,13 @@ def test_any_record_gets_a_message(debug: DebugMode, records: list[ErrorRecord])
     assert sum(message.count for message in messages) == len(records)
     for message in messages:
         assert message.text.count("\n") >= 4
-        assert message.message_id.startswith("GPUAV-descriptor-")
+        expected = (
+            "VUID-vkCmdDraw-"
+            if message.record is not None
+            and message.record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS
+            else "GPUAV-descriptor-"
+        )
+        assert message.message_id.startswith(expected)
 
 
 @pytest.mark.parametrize("shader", corpus_shaders(), ids=lambda shader: shader.name)

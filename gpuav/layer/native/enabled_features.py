@@ -35,6 +35,20 @@ def shader_environment(
         string_at(address(info.ppEnabledExtensionNames[index]))
         for index in range(info.enabledExtensionCount)
     )
+    features = set(enabled_feature_names(create_info))
+    if api_version >= API_VERSION_1_1:
+        features |= _supported_properties(physical_device, api_version, next_functions)
+    return ShaderEnvironment(
+        target_env_for(api_version),
+        frozenset(features),
+        extensions,
+        _limits(physical_device, next_functions),
+    )
+
+
+def enabled_feature_names(create_info: int) -> frozenset[str]:
+    """The VkBool32 feature members the app set in its VkDeviceCreateInfo."""
+    info = at(create_info, "VkDeviceCreateInfo")
     features: set[str] = set()
     if info.pEnabledFeatures != vkffi.NULL:
         features |= _true_members(info.pEnabledFeatures, "VkPhysicalDeviceFeatures")
@@ -45,14 +59,7 @@ def shader_environment(
             features |= _true_members(at(node, name).features, "VkPhysicalDeviceFeatures")
         elif name.startswith("VkPhysicalDevice") and "Features" in name:
             features |= _true_members(at(node, name), name)
-    if api_version >= API_VERSION_1_1:
-        features |= _supported_properties(physical_device, api_version, next_functions)
-    return ShaderEnvironment(
-        target_env_for(api_version),
-        frozenset(features),
-        extensions,
-        _limits(physical_device, next_functions),
-    )
+    return frozenset(features)
 
 
 _INTEGER_TYPES = frozenset({"uint32_t", "int32_t", "uint64_t", "size_t"})

@@ -21,6 +21,7 @@ from typing import Any
 from gpuav.layer import queue_submit
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS
 from gpuav.layer.native import (
+    hooks_buffers,
     hooks_commands,
     hooks_debug,
     hooks_descriptors,
@@ -114,6 +115,8 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkCmdEndDebugUtilsLabelEXT": hooks_labels.cmd_end_debug_utils_label,
     "vkQueueBeginDebugUtilsLabelEXT": hooks_labels.queue_begin_debug_utils_label,
     "vkQueueEndDebugUtilsLabelEXT": hooks_labels.queue_end_debug_utils_label,
+    "vkCreateBuffer": hooks_buffers.create_buffer,
+    "vkDestroyBuffer": hooks_buffers.destroy_buffer,
 }
 
 

@@ -1,20 +1,29 @@
 """Descriptor set entry points (issue 8): translate the app's structures for
 ``gpuav.layer.descriptor_sets`` and call down. Updates are read only while some live set has
-a PARTIALLY_BOUND binding, the only kind whose written state the shader checks."""
+a binding whose state the shader checks: PARTIALLY_BOUND ones, uniform and storage buffers."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import command_buffers, notices
+from gpuav.layer.buffers import BoundBuffer
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
     SHADER_STAGE_COMPUTE,
     SHADER_STAGES_GRAPHICS,
 )
-from gpuav.layer.descriptor_sets import DescriptorTracker, LayoutBinding, TemplateEntry
+from gpuav.layer.descriptor_sets import (
+    BUFFER_DESCRIPTOR_TYPES,
+    DescriptorTracker,
+    LayoutBinding,
+    TemplateEntry,
+)
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, find, handles_at
@@ -170,12 +179,34 @@ def _record_writes(tracker: DescriptorTracker, count: int, writes: int) -> None:
     items = vkffi.cast("VkWriteDescriptorSet *", writes)
     for index in range(count):
         write = items[index]
+        descriptors = int(write.descriptorCount)
+        buffers = None
+        if int(write.descriptorType) in BUFFER_DESCRIPTOR_TYPES and write.pBufferInfo:
+            infos = write.pBufferInfo
+            buffers = [_bound(infos[k]) for k in range(descriptors)]
         tracker.write(
             address(write.dstSet),
             int(write.dstBinding),
             int(write.dstArrayElement),
-            int(write.descriptorCount),
+            descriptors,
+            buffers,
         )
+
+
+def _bound(info: Any) -> BoundBuffer:
+    return BoundBuffer(address(info.buffer), int(info.offset), int(info.range))
+
+
+def _template_buffers(data: int) -> Callable[[TemplateEntry], list[BoundBuffer]]:
+    """Reads a template entry's VkDescriptorBufferInfo structures from the app's data."""
+
+    def read(entry: TemplateEntry) -> list[BoundBuffer]:
+        return [
+            _bound(at(data + entry.offset + k * entry.stride, "VkDescriptorBufferInfo"))
+            for k in range(entry.count)
+        ]
+
+    return read
 
 
 def update_descriptor_sets(
@@ -221,11 +252,16 @@ def create_descriptor_update_template(
             info = at(create_info, "VkDescriptorUpdateTemplateCreateInfo")
             entries = [
                 TemplateEntry(
-                    int(info.pDescriptorUpdateEntries[i].dstBinding),
-                    int(info.pDescriptorUpdateEntries[i].dstArrayElement),
-                    int(info.pDescriptorUpdateEntries[i].descriptorCount),
+                    int(item.dstBinding),
+                    int(item.dstArrayElement),
+                    int(item.descriptorCount),
+                    int(item.descriptorType),
+                    int(item.offset),
+                    int(item.stride),
                 )
-                for i in range(info.descriptorUpdateEntryCount)
+                for item in (
+                    info.pDescriptorUpdateEntries[i] for i in range(info.descriptorUpdateEntryCount)
+                )
             ]
             tracker.create_template(
                 handles_at(template_out, 1)[0],
@@ -258,7 +294,7 @@ def update_descriptor_set_with_template(
     tracker = _tracker(record)
     if tracker is not None and tracker.tracks_writes:
         try:
-            tracker.write_with_template(descriptor_set, template)
+            tracker.write_with_template(descriptor_set, template, _template_buffers(data))
         except BaseException as error:
             _report(record, "vkUpdateDescriptorSetWithTemplate", error)
 

@@ -44,6 +44,8 @@ from gpuav.layer.settings import Settings, resolve_settings
 
 LAYER_LINK_INFO = 0
 ERROR_INITIALIZATION_FAILED = -3
+# With either on, an out-of-range buffer access is defined behaviour: reported as a warning.
+ROBUST_BUFFER_FEATURES = frozenset({"robustBufferAccess", "robustBufferAccess2"})
 
 
 def _take_link(create_info: int, structure_type: int, link_type: str) -> Any:
@@ -394,6 +396,11 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
         report_error("vkCreateDevice", error, instance.state)
     if record.state is not None and record.state.enabled:
         register_table(device, device_gpa, True, True)
+        try:
+            features = enabled_features.enabled_feature_names(create_info)
+            record.state.robust_buffer_access = not features.isdisjoint(ROBUST_BUFFER_FEATURES)
+        except BaseException as error:
+            report_error("vkCreateDevice (robustness)", error, instance.state)
     else:  # layer.c passes everything of this device through
         REGISTRY.devices.pop(dispatch_key(device), None)
     _record_shader_environment(device, create_info, physical_device, instance, facts)

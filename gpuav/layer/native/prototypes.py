@@ -89,6 +89,8 @@ HOOKED: tuple[str, ...] = (
     "vkCmdEndDebugUtilsLabelEXT",
     "vkQueueBeginDebugUtilsLabelEXT",
     "vkQueueEndDebugUtilsLabelEXT",
+    "vkCreateBuffer",
+    "vkDestroyBuffer",
 )
 
 # Instance-level commands among HOOKED (the rest are device-level).

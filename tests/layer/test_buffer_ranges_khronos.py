@@ -1,0 +1,187 @@
+"""Buffer ranges behind uniform and storage buffer descriptors, side by side with the Khronos
+layer 1.4.309's GPU-AV: each scenario (after the Khronos layer's own GPU-AV tests of buffer
+ranges: runtime arrays, sub-ranges, dynamic offsets, uniform blocks, atomics, struct strides,
+negative indices) runs ``apps/buffer_range_app.c`` under gpuav and under the Khronos layer.
+Whatever the Khronos layer reports, gpuav reports under the same VUID, with the exact bytes;
+where both are silent, the program's results are those of a run without layer. The Khronos
+layer misses out-of-range atomics (``khronos_finds=False``); gpuav reports them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.apps_common.build import compile_c_program
+from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
+from tests.shaders.glsl import compile_glsl
+
+pytestmark = pytest.mark.vulkan
+
+HEADER = """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 1) buffer Out { uint o[16]; } o;
+layout(push_constant) uniform P { int index; } p;
+"""
+SHADERS = {
+    "read": "layout(set = 0, binding = 0) buffer Data { uint v[]; } data;\n"
+    "void main() {\n    o.o[0] = data.v[p.index];\n}\n",
+    "write": "layout(set = 0, binding = 0) buffer Data { uint v[]; } data;\n"
+    "void main() {\n    data.v[p.index] = 7u;\n    o.o[0] = 1u;\n}\n",
+    "atomic": "layout(set = 0, binding = 0) buffer Data { uint v[]; } data;\n"
+    "void main() {\n    o.o[0] = atomicAdd(data.v[p.index], 1u);\n}\n",
+    "uniform": "layout(set = 0, binding = 0) uniform Data { uvec4 v[8]; } data;\n"
+    "void main() {\n    o.o[0] = data.v[p.index].y;\n}\n",
+    "struct": "struct Particle { vec4 position; vec4 velocity; };\n"
+    "layout(set = 0, binding = 0) buffer Data { Particle particles[]; } data;\n"
+    "void main() {\n    o.o[0] = floatBitsToUint(data.particles[p.index].velocity.z);\n}\n",
+}
+
+
+def access_line(shader: str) -> int:
+    """The source line of main's first statement (the access)."""
+    lines = (HEADER + SHADERS[shader]).splitlines()
+    return lines.index("void main() {") + 2
+
+
+@dataclass(frozen=True)
+class Scenario:
+    shader: str
+    descriptor_type: str
+    size: int
+    offset: int
+    range: int  # 0: VK_WHOLE_SIZE
+    dynamic: int
+    index: int
+    # gpuav's first line: the access, its first byte and size, the range; None: silent
+    expected: str | None
+    khronos_finds: bool = True  # False where the Khronos layer 1.4.309 misses the error
+
+    def arguments(self) -> list[str]:
+        values = (self.size, self.offset, self.range, self.dynamic, self.index)
+        return [self.descriptor_type, *(str(value) for value in values), "particles"]
+
+
+SCENARIOS = {
+    "one_past_the_end": Scenario(
+        "read", "storage", 64, 0, 0, 0, 16, "read: 4 bytes at offset 64 .* 64 bytes bound"
+    ),
+    "last_word": Scenario("read", "storage", 64, 0, 0, 0, 15, None),
+    "far_out": Scenario(
+        "read", "storage", 64, 0, 0, 0, 100_000, "read: 4 bytes at offset 400000 .* 64 bytes"
+    ),
+    "negative": Scenario(
+        "read", "storage", 64, 0, 0, 0, -1, "read: 4 bytes at offset -4 \\(a negative index\\)"
+    ),
+    "sub_range_write": Scenario(
+        "write", "storage", 512, 256, 64, 0, 16, "write: 4 bytes at offset 64 .* 64 bytes bound"
+    ),
+    "sub_range_inside": Scenario("write", "storage", 512, 256, 64, 0, 15, None),
+    "whole_size_from_offset": Scenario(
+        "read", "storage", 512, 256, 0, 0, 64, "read: 4 bytes at offset 256 .* 256 bytes"
+    ),
+    "dynamic_offset": Scenario(
+        "read", "storage_dynamic", 512, 0, 64, 256, 16, "read: 4 bytes at offset 64 .* 64 bytes"
+    ),
+    "dynamic_inside": Scenario("read", "storage_dynamic", 512, 0, 64, 256, 15, None),
+    "atomic": Scenario(
+        "atomic",
+        "storage",
+        64,
+        0,
+        0,
+        0,
+        16,
+        "atomic: 4 bytes at offset 64 .* 64 bytes bound",
+        khronos_finds=False,
+    ),
+    "uniform_block": Scenario(
+        "uniform", "uniform", 256, 0, 64, 0, 4, "uniform buffer read: 4 bytes at offset 68"
+    ),
+    "uniform_inside": Scenario("uniform", "uniform", 256, 0, 64, 0, 3, None),
+    "struct_stride": Scenario(
+        "struct", "storage", 256, 0, 88, 0, 2, "read: 4 bytes at offset 88 .* 88 bytes bound"
+    ),
+    "struct_inside": Scenario("struct", "storage", 256, 0, 96, 0, 2, None),
+}
+KHRONOS_IDS = {"storage": "storageBuffers-06936", "uniform": "uniformBuffers-06935"}
+
+
+@pytest.fixture(scope="module")
+def buffer_range_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("buffer_range_app")
+    return compile_c_program(folder / "buffer_range_app", [APPS / "buffer_range_app.c"])
+
+
+@pytest.fixture(scope="module")
+def shader_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    folder = tmp_path_factory.mktemp("buffer_range_shaders")
+
+    def compile_(name: str) -> Path:
+        path = folder / f"{name}.spv"
+        if not path.exists():
+            words = compile_glsl(HEADER + SHADERS[name], "comp", debug="g")
+            path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
+        return path
+
+    return compile_
+
+
+def _errors(stdout: str) -> list[dict[str, str]]:
+    messages = parse_c_output(stdout)["messages"]
+    return [m for m in messages if m["severity"] >= 0x1000 and m["id"].startswith("VUID-")]
+
+
+def _results(stdout: str) -> tuple[str, str]:
+    parsed = parse_c_output(stdout)
+    return parsed["result"], parsed["data"]
+
+
+def _run(command: list[str], environment: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run(
+        command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=APP_TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_gpuav_reports_what_khronos_reports_with_the_bytes(
+    name: str,
+    buffer_range_app: Path,
+    shader_file: Callable[[str], Path],
+    layer_folder: Path,
+    newer_khronos: NewerKhronos,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    scenario = SCENARIOS[name]
+    argv = [str(buffer_range_app), str(shader_file(scenario.shader)), *scenario.arguments()]
+    khronos_environment = app_environment(None, instrumenter=None)
+    khronos_environment.update(
+        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
+        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
+        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
+    )
+    khronos = _errors(_run(newer_khronos.command(argv), khronos_environment, tmp_path))
+    gpuav_out = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    gpuav = _errors(gpuav_out)
+    kind = "uniform" if scenario.descriptor_type.startswith("uniform") else "storage"
+    vuid = f"VUID-vkCmdDispatch-{KHRONOS_IDS[kind]}"
+    if scenario.expected is None:
+        assert khronos == []
+        assert gpuav == []
+        plain = _run(argv, app_environment(None), tmp_path)
+        assert _results(gpuav_out) == _results(plain)
+        return
+    assert [m["id"] for m in khronos] == ([vuid] if scenario.khronos_finds else []), khronos
+    assert [m["id"] for m in gpuav] == [vuid], gpuav
+    text = gpuav[0]["text"]
+    assert re.search(scenario.expected, text), text
+    assert f"line {access_line(scenario.shader)}" in text
+    assert "Buffer 'particles'" in text
