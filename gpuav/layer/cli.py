@@ -50,6 +50,11 @@ def add_layer_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         action="store_true",
         help=f"exit with {EXIT_ERRORS_FOUND} when the program succeeded but errors were found",
     )
+    run.add_argument(
+        "--printf-only",
+        action="store_true",
+        help="shader debugPrintfEXT only: the checks off (GPUAV_PRINTF_ONLY=1)",
+    )
     run.add_argument("program", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     run.set_defaults(run=_run)
 
@@ -111,7 +116,10 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="gpuav-run-") as scratch:
         log = Path(scratch) / "messages.jsonl"
         try:
-            status = subprocess.call(program, env=layer_environment(folder, log))
+            environment = layer_environment(folder, log)
+            if args.printf_only:
+                environment["GPUAV_PRINTF_ONLY"] = "1"
+            status = subprocess.call(program, env=environment)
         except OSError as error:
             print(f"gpuav run: cannot run {program[0]}: {error}", file=sys.stderr)
             return EXIT_SETUP_FAILED

@@ -169,18 +169,21 @@ def compose_printf_line(
         source = f"SPIR-V instruction {index}"
     where = f"{action_text(context)}, {invocation_text(record)}, {source}"
     shown = printed.rstrip("\n")
+    # The keys and shapes of gpuav run --json's message facts (report_schema.json).
+    buffer = context.command_buffer
     fields = {
-        "printf": printed,
-        "stage": record.stage.name.lower(),
-        "stage_words": list(record.stage_words),
-        "action": context.action_number,
-        "command": context.command,
-        "command_buffer": context.command_buffer,
-        "shader_id": record.shader_id,
-        "instruction_index": index,
+        "action": {
+            "command": context.command,
+            "index": context.action_number if context.action_number > 0 else None,
+            "command_buffer": {"handle": buffer, "name": context.command_buffer_name}
+            if buffer
+            else None,
+        },
+        "shader": {"id": record.shader_id, "instruction_index": index},
+        "invocation": {"stage": record.stage.name.lower().replace("_", "-")},
         "source": None
         if location is None
-        else {"file": location.file, "line": location.line, "column": location.column},
+        else {"file": location.file, "line": location.line, "column": location.column or None},
     }
     return PrintfLine(f"{where}{SEPARATOR}{shown}", printed, record, fields=fields)
 

@@ -2,8 +2,10 @@
 
 Every stage includes the same ``print_all(stage, x)``: ``SHARED`` lines use only what the
 Khronos layer 1.4.309 formats too (it refuses the ``+ - #`` and space flags, ``%c`` and
-``%s``, and wants ``%lf`` for a double), ``GPUAV_ONLY`` lines the rest. Each line starts with ``s<stage> `` so the lines of
-different stages can be told apart. The fragment shader prints from two fragments only.
+``%s``, and prints only ``s5`` of a line with ``%lf``: it warns that a double wants ``%lf``
+but formats it right only with ``%f``), ``GPUAV_ONLY`` lines the rest. Each line starts with
+``s<stage> `` so the lines of different stages can be told apart. The fragment shader prints
+from two fragments only.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ SHARED = [
      "vec2(f, -f), ivec3(i, 2, 3), uvec4(u, 1u, 2u, 3u), uvec2(255u, u), vec4(0.25, 0.5, f, 2.0), "
      "ivec3(-i, i, 0)"),
     ('"s%u 64-bit %lu %ld %lx %lX %v2lu"', "big, wide, big, big, u64vec2(big, 7ul)"),
-    ('"s%u double %lf %le %lg"', "d, d, d"),
+    ('"s%u double %f %e %g"', "d, d, d"),
     ('"s%u specials %f %e %f %g"', "1.0 / zero, -1.0 / zero, -0.0 * f, 1e-20 * f"),
     ('"s%u no arguments but the stage"', ""),
 ]  # fmt: skip
@@ -28,7 +30,7 @@ GPUAV_ONLY = [
     ('"s%u flags %+d % d %+.2i %-5d| %#x %#o %-6u| %#.3g %-8.2f| %+.1f"',
      "i, i, i, i, u, u + 8u, u, f, f, f"),
     ('"s%u char %c%c and 100%%"', "71u + u % 3u, 80u"),
-    ('"s%u double without l %f %e %g"', "d, d, d"),
+    ('"s%u l-double %lf %le %lg"', "d, d, d"),
 ]  # fmt: skip
 
 
