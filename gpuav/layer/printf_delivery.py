@@ -45,7 +45,7 @@ def deliver_printf(
 
 def _print(text: str) -> None:
     try:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
     except Exception:  # a closed stdout must not cost the app its run
         pass

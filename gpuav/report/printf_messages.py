@@ -6,10 +6,12 @@ and the type of each argument (``printf_arguments``, the shapes the pass wrote t
 the argument words back and formats the line (``printf_format``). Every record is a line:
 unlike errors, nothing is folded. The text is
 
-``Dispatch Index 1 (vkCmdDispatch), Command buffer (0x55d1), Compute, global invocation
-(3, 0, 0), shader.comp line 12 | x = 3``
+``DEBUG-PRINTF in Dispatch Index 1 (vkCmdDispatch), Command buffer (0x55d1), Compute, global
+invocation (3, 0, 0), shader.comp line 12 | x = 3``
 
-the part after `` | `` being exactly what the shader printed.
+the part after `` | `` being exactly what the shader printed, its newlines too. Programs that
+show the Khronos layer's printf lines find them the way they find its: taichi prints what
+follows the last ``|`` of an INFO validation message that contains ``DEBUG-PRINTF``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from gpuav.spirv.instruction import Instruction, decode_string
 PRINTF_MESSAGE_ID = "GPUAV-debug-printf"
 PRINTF_FULL_ID = "GPUAV-printf-buffer-full"
 SEPARATOR = " | "
+TEXT_PREFIX = "DEBUG-PRINTF in "
 CACHED_SHADERS = 64
 
 
@@ -167,8 +170,7 @@ def compose_printf_line(
         source = f"{file}line {location.line}"
     else:
         source = f"SPIR-V instruction {index}"
-    where = f"{action_text(context)}, {invocation_text(record)}, {source}"
-    shown = printed.rstrip("\n")
+    where = f"{TEXT_PREFIX}{action_text(context)}, {invocation_text(record)}, {source}"
     # The keys and shapes of gpuav run --json's message facts (report_schema.json).
     buffer = context.command_buffer
     fields = {
@@ -185,7 +187,7 @@ def compose_printf_line(
         if location is None
         else {"file": location.file, "line": location.line, "column": location.column or None},
     }
-    return PrintfLine(f"{where}{SEPARATOR}{shown}", printed, record, fields=fields)
+    return PrintfLine(f"{where}{SEPARATOR}{printed}", printed, record, fields=fields)
 
 
 def compose_printf_lines(
