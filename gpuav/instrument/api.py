@@ -25,13 +25,14 @@ from gpuav.instrument.printf import PrintfSite, instrument_printf
 from gpuav.instrument.resources import list_in_interfaces
 from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, check_supported
+from gpuav.instrument.texel_buffers import TexelFindings, find_texel_accesses, guard_texel_access
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, write
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
-from gpuav.spirv.grammar import AddressingModel, Capability, Op, StorageClass
+from gpuav.spirv.grammar import AddressingModel, Capability, Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Function, Module
 
@@ -55,12 +56,18 @@ class InstrumentResult:
     module: Module
     findings: Findings = field(default_factory=Findings)
     buffer_findings: BufferFindings = field(default_factory=BufferFindings)
+    texel_findings: TexelFindings = field(default_factory=TexelFindings)
     helpers: Helpers | None = None  # when the checks put helpers in the module
     printf_sites: list[PrintfSite] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
-        return bool(self.findings.accesses or self.buffer_findings.accesses or self.printf_sites)
+        return bool(
+            self.findings.accesses
+            or self.buffer_findings.accesses
+            or self.texel_findings.accesses
+            or self.printf_sites
+        )
 
     @property
     def static_findings(self) -> list[DescriptorAccess]:
@@ -132,16 +139,18 @@ def _instrument(
     if any(m.operands[0] in _PHYSICAL for m in module.memory_model):
         raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument physical addressing")
     roots = _descriptor_variables(module)
-    if not roots and not (descriptor_state and _has_buffer_variables(module)):
+    if not roots and not (descriptor_state and _has_descriptor_variables(module)):
         return InstrumentResult(module)
     def_use = ShaderIndex(module, roots)
     types = Types(def_use.defs)
     decorations = Decorations(module)
     findings = find_accesses(module, def_use, types, decorations, include_runtime=descriptor_state)
-    buffer_findings = (
-        find_buffer_accesses(module, types, decorations) if descriptor_state else BufferFindings()
-    )
-    result = InstrumentResult(module, findings, buffer_findings)
+    buffer_findings = BufferFindings()
+    texel_findings = TexelFindings()
+    if descriptor_state:
+        buffer_findings = find_buffer_accesses(module, types, decorations)
+        texel_findings = find_texel_accesses(module, types, decorations)
+    result = InstrumentResult(module, findings, buffer_findings, texel_findings)
     if not result.changed:
         return result
     for entry_point in module.entry_points:
@@ -160,7 +169,7 @@ def _instrument(
         ),
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
-    _guard_buffer_ranges(builder, def_use, types, helpers, buffer_findings)
+    _guard_buffer_ranges(builder, def_use, types, helpers, buffer_findings, texel_findings)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
     MergedOperands(guarder).prepare(findings.accesses)
     for access in _last_first(findings.accesses, def_use):
@@ -168,15 +177,16 @@ def _instrument(
     remove_unused_links(module, findings, def_use)
     if helpers.descriptor_length is not None and not guarder.called_descriptor_length:
         _drop_function(module, helpers.descriptor_length)
+    unused_helpers: list[int | None] = []
     if not buffer_findings.accesses:
-        unused_helpers = (
-            helpers.buffer_range,
-            helpers.check_buffer_range,
-            helpers.write_range_record,
-        )
-        for unused in unused_helpers:
-            if unused is not None:
-                _drop_function(module, unused)
+        unused_helpers += [helpers.check_buffer_range, helpers.write_range_record]
+    if not texel_findings.accesses:
+        unused_helpers += [helpers.check_texel, helpers.write_texel_record]
+    if not buffer_findings.accesses and not texel_findings.accesses:
+        unused_helpers.append(helpers.buffer_range)
+    for unused in unused_helpers:
+        if unused is not None:
+            _drop_function(module, unused)
     for function, entry_point in entry_functions:
         stage_words.fill(entry_point, function)
     list_in_interfaces(builder, [*helpers.variables, helpers.stage_info])
@@ -185,7 +195,12 @@ def _instrument(
 
 
 def _guard_buffer_ranges(
-    builder: Builder, def_use: DefUse, types: Types, helpers: Helpers, findings: BufferFindings
+    builder: Builder,
+    def_use: DefUse,
+    types: Types,
+    helpers: Helpers,
+    findings: BufferFindings,
+    texels: TexelFindings,
 ) -> None:
     if helpers.buffer_range is None or helpers.check_buffer_range is None:
         return
@@ -199,12 +214,19 @@ def _guard_buffer_ranges(
         else:
             findings.unchecked.append((access.consumer.origin, "a result with no null value"))
     findings.accesses = guarded
+    if helpers.check_texel is None:
+        return
+    # Each guard finds its consumer's place afresh, so the order does not matter here.
+    texels.accesses = [
+        texel
+        for texel in texels.accesses
+        if guard_texel_access(guarder, helpers.check_texel, texel)
+    ]
 
 
-def _has_buffer_variables(module: Module) -> bool:
+def _has_descriptor_variables(module: Module) -> bool:
     return any(
-        variable.opcode == Op.Variable
-        and variable.operands[2] in (StorageClass.Uniform, StorageClass.StorageBuffer)
+        variable.opcode == Op.Variable and variable.operands[2] in DESCRIPTOR_CLASSES
         for variable in module.globals
     )
 

@@ -17,6 +17,7 @@ check passes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpuav.instrument import record
@@ -30,9 +31,15 @@ from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
 from gpuav.spirv.instruction import Instruction
-from gpuav.spirv.module import Block, Function
+from gpuav.spirv.module import Function
 
 NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
+
+
+def _descriptor(
+    span: BufferSpan,
+) -> tuple[int, int, tuple[int, ...], tuple[int | None, ...]]:
+    return span.descriptor_set, span.binding, span.descriptor_indices, span.descriptor_lengths
 
 
 def define_range_check(builder: Builder, writer: RecordWriter) -> tuple[int, int]:
@@ -81,9 +88,9 @@ class RangeGuarder:
     types: Types
     buffer_range: int  # gpuav_buffer_range
     check_range: int  # gpuav_check_buffer_range
-    # (function id, variable, flat descriptor index) -> the range read in the function's
+    # (function id, set, binding, flat descriptor index) -> the range read in the function's
     # first block
-    _hoisted: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    _hoisted: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.uint = self.builder.type_int(32, False)
@@ -93,6 +100,33 @@ class RangeGuarder:
     def guard(self, access: BufferAccess) -> bool:
         """Guard ``access``; False when its result has no null value to stand in for it."""
         consumer = access.consumer
+        function = self.function_of(consumer)
+        hoisted = [self.hoisted_range(function, *_descriptor(span)) for span in access.spans]
+        index = consumer.origin if consumer.origin is not None else NO_INSTRUCTION_INDEX
+
+        def condition() -> int:
+            ok: int | None = None
+            for span, bound in zip(access.spans, hoisted, strict=True):
+                if bound is None:
+                    bound = self.range_here(*_descriptor(span))
+                passed = self._check(index, span, bound)
+                ok = (
+                    passed if ok is None else self.builder.op(Op.LogicalAnd, self.bool_, ok, passed)
+                )
+            assert ok is not None
+            return ok
+
+        return self.guard_with(consumer, condition)
+
+    def function_of(self, instruction: Instruction) -> Function:
+        place = self.def_use.place(instruction)
+        if place is None:
+            raise RuntimeError(f"{instruction!r} is not in a block")
+        return place[0]
+
+    def guard_with(self, consumer: Instruction, condition: Callable[[], int]) -> bool:
+        """Run ``consumer`` only where ``condition()`` (emitted just before it) holds; its
+        result is null elsewhere. False, changing nothing, when the result has no null."""
         result_type = consumer.type_id
         has_value = consumer.result_id is not None and result_type is not None
         if has_value and self.types.opcode(result_type or 0) not in NULLABLE_RESULTS:
@@ -101,22 +135,12 @@ class RangeGuarder:
         if place is None:
             raise RuntimeError(f"{consumer!r} is not in a block")
         function, block = place
-        checks = []
-        for span in access.spans:
-            bound = self._range(span, function, block, consumer)
-            checks.append((span, bound))
         position = next(k for k, i in enumerate(block.instructions) if i is consumer)
         del block.instructions[position]
         builder = self.builder
         builder.position_at_start(block, function)
         builder.index = position
-        index = consumer.origin if consumer.origin is not None else NO_INSTRUCTION_INDEX
-        ok: int | None = None
-        for span, bound in checks:
-            bound = bound if bound is not None else self._range_here(span)
-            passed = self._check(index, span, bound)
-            ok = passed if ok is None else builder.op(Op.LogicalAnd, self.bool_, ok, passed)
-        assert ok is not None
+        ok = condition()
         result = consumer.result_id if has_value else None
         renamed = builder.module.new_id() if result is not None else None
         with builder.if_then(ok) as valid:
@@ -135,15 +159,21 @@ class RangeGuarder:
 
     # -- the range -------------------------------------------------------------------------
 
-    def _range(
-        self, span: BufferSpan, function: Function, block: Block, consumer: Instruction
+    def hoisted_range(
+        self,
+        function: Function,
+        descriptor_set: int,
+        binding: int,
+        indices: tuple[int, ...],
+        lengths: tuple[int | None, ...],
     ) -> int | None:
         """The range read once in the function's first block, for a constant descriptor
-        index; None when the index changes (read at the access)."""
-        flat = self._constant_flat(span)
+        index; None when the index changes (read at the access, ``range_here``). Call it
+        before the guard splits anything."""
+        flat = self.constant_flat(indices, lengths)
         if flat is None:
             return None
-        key = (function.id, span.variable, flat)
+        key = (function.id, descriptor_set, binding, flat)
         if key not in self._hoisted:
             entry = function.blocks[0]
             builder = self.builder
@@ -157,15 +187,18 @@ class RangeGuarder:
                 Op.FunctionCall,
                 self.uint,
                 self.buffer_range,
-                builder.constant_uint(span.descriptor_set),
-                builder.constant_uint(span.binding),
+                builder.constant_uint(descriptor_set),
+                builder.constant_uint(binding),
                 builder.constant_uint(flat),
             )
         return self._hoisted[key]
 
-    def _constant_flat(self, span: BufferSpan) -> int | None:
+    def constant_flat(
+        self, indices: tuple[int, ...], lengths: tuple[int | None, ...]
+    ) -> int | None:
+        """The flattened descriptor index when every index is a constant, else None."""
         flat = 0
-        for index, length in zip(span.descriptor_indices, span.descriptor_lengths, strict=True):
+        for index, length in zip(indices, lengths, strict=True):
             value = self.types.constant_value(index)
             size = None if length is None else self.types.constant_value(length)
             if value is None or value < 0 or (size is None and flat):
@@ -173,27 +206,35 @@ class RangeGuarder:
             flat = flat * (size or 0) + value
         return flat
 
-    def _range_here(self, span: BufferSpan) -> int:
+    def flat_index(self, indices: tuple[int, ...], lengths: tuple[int | None, ...]) -> int:
+        """The flattened descriptor index as a uint id, emitted in place."""
         builder = self.builder
-        flat = builder.constant_uint(0)
-        for depth, (index, length) in enumerate(
-            zip(span.descriptor_indices, span.descriptor_lengths, strict=True)
-        ):
-            as_uint = self._as_uint(index)[0]
-            if depth == 0:
-                flat = as_uint
-                continue
+        constant = self.constant_flat(indices, lengths)
+        if constant is not None:
+            return builder.constant_uint(constant)
+        flat = self.as_uint(indices[0])
+        for index, length in zip(indices[1:], lengths[1:], strict=True):
             if length is None:
                 raise RuntimeError("a runtime array inside a descriptor array")
-            scaled = builder.op(Op.IMul, self.uint, flat, self._as_uint(length)[0])
-            flat = builder.op(Op.IAdd, self.uint, scaled, as_uint)
+            scaled = builder.op(Op.IMul, self.uint, flat, self.as_uint(length))
+            flat = builder.op(Op.IAdd, self.uint, scaled, self.as_uint(index))
+        return flat
+
+    def range_here(
+        self,
+        descriptor_set: int,
+        binding: int,
+        indices: tuple[int, ...],
+        lengths: tuple[int | None, ...],
+    ) -> int:
+        builder = self.builder
         return builder.op(
             Op.FunctionCall,
             self.uint,
             self.buffer_range,
-            builder.constant_uint(span.descriptor_set),
-            builder.constant_uint(span.binding),
-            flat,
+            builder.constant_uint(descriptor_set),
+            builder.constant_uint(binding),
+            self.flat_index(indices, lengths),
         )
 
     # -- the span --------------------------------------------------------------------------
@@ -201,10 +242,7 @@ class RangeGuarder:
     def _check(self, instruction_index: int, span: BufferSpan, bound: int) -> int:
         builder = self.builder
         offset, flags = self._offset(span)
-        descriptor = builder.constant_uint(0)
-        if span.descriptor_indices:
-            flat = self._constant_flat(span)
-            descriptor = builder.constant_uint(flat) if flat is not None else self._flat_here(span)
+        descriptor = self.flat_index(span.descriptor_indices, span.descriptor_lengths)
         set_binding = span.descriptor_set << record.SET_SHIFT | span.binding
         if span.storage:
             set_binding |= record.STORAGE_BIT
@@ -220,18 +258,6 @@ class RangeGuarder:
             bound,
             flags,
         )
-
-    def _flat_here(self, span: BufferSpan) -> int:
-        builder = self.builder
-        flat = self._as_uint(span.descriptor_indices[0])[0]
-        for index, length in zip(
-            span.descriptor_indices[1:], span.descriptor_lengths[1:], strict=True
-        ):
-            if length is None:
-                raise RuntimeError("a runtime array inside a descriptor array")
-            scaled = builder.op(Op.IMul, self.uint, flat, self._as_uint(length)[0])
-            flat = builder.op(Op.IAdd, self.uint, scaled, self._as_uint(index)[0])
-        return flat
 
     def _offset(self, span: BufferSpan) -> tuple[int, int]:
         """(the span's first byte, 32-bit wrapped; its flags word), emitted in place."""
@@ -277,6 +303,10 @@ class RangeGuarder:
         if self._pair is None:
             self._pair = self.builder.type_struct(self.uint, self.uint)
         return self._pair
+
+    def as_uint(self, value: int) -> int:
+        """``value`` as a 32-bit uint (truncated or extended), emitted in place."""
+        return self._as_uint(value)[0]
 
     def _as_uint(self, value: int) -> tuple[int, int | None, int | None]:
         """(``value`` as a 32-bit uint, whether it is negative, whether bits above 32 are

@@ -20,6 +20,7 @@ from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.instrument.resources import AddressResources, SetResources
 from gpuav.instrument.state_reader import StateReader
+from gpuav.instrument.texel_buffers import define_texel_check
 from gpuav.spirv.analysis.id_operands import IdOperands
 from gpuav.spirv.builder import SHARED_CONSTANTS, UNIQUE_TYPES, Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Decoration, MemoryModel, Op, StorageClass
@@ -43,6 +44,8 @@ class Helpers:
     buffer_range: int | None = None  # with descriptor state
     check_buffer_range: int | None = None  # with descriptor state
     write_range_record: int | None = None  # with descriptor state
+    check_texel: int | None = None  # with descriptor state
+    write_texel_record: int | None = None  # with descriptor state
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -86,6 +89,7 @@ def _define(
         return Helpers(writer.check_bounds, None, stage_info, tuple(resources.variables))
     state = StateReader(builder, resources, writer)
     check_range, write_range = define_range_check(builder, writer)
+    check_texel, write_texel = define_texel_check(builder, writer)
     return Helpers(
         writer.check_bounds,
         state.check_descriptor,
@@ -95,6 +99,8 @@ def _define(
         state.buffer_range,
         check_range,
         write_range,
+        check_texel,
+        write_texel,
     )
 
 
@@ -176,6 +182,8 @@ class _Template:
             None if helpers.buffer_range is None else ids[helpers.buffer_range],
             None if helpers.check_buffer_range is None else ids[helpers.check_buffer_range],
             None if helpers.write_range_record is None else ids[helpers.write_range_record],
+            None if helpers.check_texel is None else ids[helpers.check_texel],
+            None if helpers.write_texel_record is None else ids[helpers.write_texel_record],
         )
 
     @staticmethod

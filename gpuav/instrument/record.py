@@ -71,6 +71,8 @@ class ErrorCode(IntEnum):
     INDEX_OUT_OF_BOUNDS = 0
     DESCRIPTOR_UNINITIALIZED = 1
     BUFFER_OUT_OF_BOUNDS = 2
+    TEXEL_OUT_OF_BOUNDS = 3
+    LOCAL_INDEX_OUT_OF_BOUNDS = 4
     # Not an error: a debugPrintfEXT line (gpuav.instrument.printf), of variable length. Far
     # from the error codes, which grow from 0.
     DEBUG_PRINTF = 0x100
@@ -81,6 +83,8 @@ VALIDATION_WORDS: dict[ErrorCode, int] = {
     ErrorCode.INDEX_OUT_OF_BOUNDS: 2,
     ErrorCode.DESCRIPTOR_UNINITIALIZED: 1,
     ErrorCode.BUFFER_OUT_OF_BOUNDS: 6,
+    ErrorCode.TEXEL_OUT_OF_BOUNDS: 4,  # descriptor index, set and binding, texel, texel count
+    ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: 3,  # where, index, length (LOCAL_* below)
     ErrorCode.DEBUG_PRINTF: 1,  # at least: the format string's OpString id; arguments follow
 }
 
@@ -103,6 +107,17 @@ BINDING_MASK = STORAGE_BIT - 1
 # RANGE_FLAGS bits: an index was negative; the offset did not fit in 32 bits.
 FLAG_NEGATIVE = 1
 FLAG_WRAPPED = 2
+
+# The local-array error (gpuav.instrument.local_arrays): which index of the access failed, in
+# the descriptor index's place (so that one message folds every invocation of it), then the
+# index (its low 32 bits) and the length it was compared with.
+LOCAL_WHERE = DESCRIPTOR_INDEX  # the index's level in the chain | LOCAL_* flags
+LOCAL_INDEX = DESCRIPTOR_INDEX + 1
+LOCAL_LENGTH = DESCRIPTOR_INDEX + 2
+LOCAL_LEVEL_MASK = 0xFFFF
+LOCAL_SOURCE_POINTER = 1 << 29  # the index is in the source pointer of a memory copy
+LOCAL_SIGNED = 1 << 30  # the index's type is signed
+LOCAL_WIDE = 1 << 31  # a 64-bit index whose value does not fit in 32 bits
 
 
 def record_size(code: ErrorCode) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gpuav.layer import debug_labels, recording_site
+from gpuav.layer.buffer_views import BoundTexels
 from gpuav.layer.calls import (
     OBJECT_TYPE_COMMAND_BUFFER,
     OBJECT_TYPE_PIPELINE,
@@ -69,6 +70,9 @@ def _buffer_lookup(
         descriptor_type, bound = found
         if bound is None:
             return BufferDescriptor(descriptor_type, 0, None, 0, 0, None)
+        view, texel = 0, 0
+        if isinstance(bound, BoundTexels):
+            view, texel, bound = bound.view, bound.texel, bound.bound
         return BufferDescriptor(
             descriptor_type,
             bound.buffer,
@@ -76,6 +80,9 @@ def _buffer_lookup(
             bound.offset,
             bound.range,
             tracker.buffers.size_of(bound.buffer),
+            view,
+            device.name_of(view) if view else None,
+            texel,
         )
 
     return lookup
@@ -100,14 +107,14 @@ def report_action(
     device: DeviceState, state: CommandBufferState, action: Action, words: list[int]
 ) -> None:
     """Decode the block and deliver a message per error (and per decoding problem)."""
+    from gpuav.instrument.record import RESERVED_TAIL_WORDS
+    from gpuav.layer.printf_delivery import deliver_printf
     from gpuav.report.decode import (
         CORRUPT_OUTPUT_ID,
         OUTPUT_FULL_ID,
         decode_output_buffer,
         overflow_text,
     )
-    from gpuav.instrument.record import RESERVED_TAIL_WORDS
-    from gpuav.layer.printf_delivery import deliver_printf
     from gpuav.report.messages import compose_messages
 
     context = action_context(device, state, action)

@@ -5,10 +5,11 @@ flags), sets (pool, variable count, region), and which descriptors were written,
 vkUpdateDescriptorSets writes and copies and from update templates. PARTIALLY_BOUND bindings
 track which descriptors were written (elsewhere the contract says every descriptor is
 accessible); uniform and storage buffer bindings track the range each descriptor binds
-(``range_word``), for the shaders' buffer-range checks, and the buffer it names, for the
-messages. Apps with neither pay for nothing but the hook. Changes land in the set's host words and
-reach the device at the next submit (``StateBuffer.flush``), which is what UPDATE_AFTER_BIND
-needs: the state at submit time counts.
+(``range_word`` of its bytes; of its texels for texel buffers), for the shaders' range checks,
+and the buffer it names, for the messages. Apps with neither pay for nothing but the hook.
+Changes land in the set's host words and reach the device at the next submit
+(``StateBuffer.flush``), which is what UPDATE_AFTER_BIND needs: the state at submit time
+counts.
 
 Per command buffer and bind point, ``bound_words`` holds the region offset of the set bound at
 each index; every action copies it beside its output block (``command_buffers``).
@@ -28,6 +29,7 @@ from gpuav.instrument.descriptor_state import (
     binding_table_word,
     range_word,
 )
+from gpuav.layer.buffer_views import BoundTexels, BufferViewTable, texel_count
 from gpuav.layer.buffers import BoundBuffer, BufferTable
 from gpuav.layer.state_buffer import Region, StateBuffer
 
@@ -35,12 +37,17 @@ from gpuav.layer.state_buffer import Region, StateBuffer
 BINDING_PARTIALLY_BOUND = 0x4
 BINDING_VARIABLE_DESCRIPTOR_COUNT = 0x8
 DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK = 1000138000
-DESCRIPTOR_TYPE_UNIFORM_BUFFER = 6
-DESCRIPTOR_TYPE_STORAGE_BUFFER = 7
-DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC = 8
+DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER = 4
+DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER = 5
 DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC = 9
-BUFFER_DESCRIPTOR_TYPES = frozenset(range(DESCRIPTOR_TYPE_UNIFORM_BUFFER, 10))
+TEXEL_DESCRIPTOR_TYPES = frozenset({4, 5})
+# Texel buffers, uniform and storage buffers (dynamic too): their words carry a range.
+BUFFER_DESCRIPTOR_TYPES = frozenset(
+    range(DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC + 1)
+)
 DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET = 0
+
+Bound = BoundBuffer | BoundTexels
 
 NO_STATE_WORDS = array("I", [NO_STATE] * MAX_TRACKED_SETS)
 
@@ -106,8 +113,8 @@ class DescriptorSetState:
     pool: int
     layout: SetLayoutState
     region: Region
-    # (binding, element) -> the buffer a buffer descriptor was last written with
-    buffers: dict[tuple[int, int], BoundBuffer] = field(default_factory=dict)
+    # (binding, element) -> the buffer (or view) a descriptor was last written with
+    buffers: dict[tuple[int, int], Bound] = field(default_factory=dict)
 
     def elements(self, binding: int, element: int, count: int) -> Iterator[tuple[int, int, int]]:
         """(binding, first element, count) runs of a ``count``-descriptor update, rolling over
@@ -145,6 +152,7 @@ class DescriptorTracker:
 
     state: StateBuffer
     buffers: BufferTable = field(default_factory=BufferTable)
+    views: BufferViewTable = field(default_factory=BufferViewTable)
     layouts: dict[int, SetLayoutState] = field(default_factory=dict)
     sets: dict[int, DescriptorSetState] = field(default_factory=dict)
     pools: dict[int, set[int]] = field(default_factory=dict)
@@ -232,7 +240,7 @@ class DescriptorTracker:
         binding: int,
         element: int,
         count: int,
-        buffers: Sequence[BoundBuffer] | None,
+        buffers: Sequence[Bound | None] | None,
     ) -> None:
         layout = target.layout
         tracked = layout.tracked
@@ -247,12 +255,22 @@ class DescriptorTracker:
             start = target.table(run_binding) + first
             if run_binding in buffer_bindings and given is not None:
                 for offset, bound in enumerate(given):
-                    target.buffers[(run_binding, first + offset)] = bound
-                    known = self.buffers.effective_range(bound)
+                    key = (run_binding, first + offset)
+                    if bound is None:
+                        target.buffers.pop(key, None)
+                    else:
+                        target.buffers[key] = bound
+                    known = self._reachable(bound)
                     words[start + offset] = ACCESSIBLE if known is None else range_word(known)
             else:
                 words[start : start + run] = array("I", [ACCESSIBLE]) * run
             self.state.mark(target.region, start, start + run)
+
+    def _reachable(self, bound: Bound | None) -> int | None:
+        """Bytes (texels for a view) the descriptor reaches, None when unknown."""
+        if isinstance(bound, BoundTexels):
+            return texel_count(self.buffers, bound)
+        return None if bound is None else self.buffers.effective_range(bound)
 
     def write(
         self,
@@ -260,7 +278,7 @@ class DescriptorTracker:
         binding: int,
         element: int,
         count: int,
-        buffers: Sequence[BoundBuffer] | None = None,
+        buffers: Sequence[Bound | None] | None = None,
     ) -> None:
         """A VkWriteDescriptorSet (or a template entry) wrote these descriptors; ``buffers``:
         what a buffer descriptor write gave, one per descriptor."""
@@ -330,7 +348,7 @@ class DescriptorTracker:
         self,
         set_handle: int,
         template: int,
-        read_buffers: Callable[[TemplateEntry], Sequence[BoundBuffer]] | None = None,
+        read_buffers: Callable[[TemplateEntry], Sequence[Bound | None]] | None = None,
     ) -> None:
         """``read_buffers`` reads a buffer entry's descriptor infos from the app's data."""
         for entry in self.templates.get(template, ()):
@@ -341,7 +359,7 @@ class DescriptorTracker:
 
     def bound_buffer(
         self, handles: Sequence[int], set_index: int, binding: int, element: int
-    ) -> tuple[int, BoundBuffer | None] | None:
+    ) -> tuple[int, Bound | None] | None:
         """(descriptor type, buffer written there) of a descriptor of the sets bound for an
         action, None when the layer does not track that set or binding."""
         if not 0 <= set_index < len(handles):

@@ -1,4 +1,5 @@
-"""What a buffer-range record means to a person: which buffer, which bytes, how far out.
+"""What a buffer-range or texel record means to a person: which buffer, which bytes (or
+texel), how far out.
 
 The record gives the descriptor (set, binding, index), the access's first byte and size, and
 the range the shader compared them with; the layer adds what the descriptor was written with
@@ -28,6 +29,9 @@ class BufferDescriptor:
     offset: int
     range: int
     buffer_size: int | None
+    view: int = 0  # the VkBufferView of a texel buffer descriptor
+    view_name: str | None = None
+    texel_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,43 @@ class RangeFacts:
         return max(0, min(self.size, self.offset + self.size - self.bound))
 
 
+TEXEL_MESSAGE_ID = "GPUAV-texel-buffer-out-of-bounds"  # the spec has no VUID for it
+
+
+@dataclass(frozen=True)
+class TexelFacts:
+    """The numbers of one texel record."""
+
+    descriptor_set: int
+    binding: int
+    index: int
+    storage: bool
+    texel: int  # as the shader gave it, signed
+    texels: int
+
+    @classmethod
+    def of(cls, record: ErrorRecord) -> TexelFacts:
+        set_binding, texel, texels = (*record.details, 0, 0, 0)[:3]
+        return cls(
+            set_binding >> layout.SET_SHIFT,
+            set_binding & layout.BINDING_MASK,
+            record.descriptor_index,
+            bool(set_binding & layout.STORAGE_BIT),
+            texel - (1 << 32) if texel >= 1 << 31 else texel,
+            texels,
+        )
+
+
+def texel_text(facts: TexelFacts, access: str) -> str:
+    kind = "storage" if facts.storage else "uniform"
+    where = f"set {facts.descriptor_set}, binding {facts.binding}, index {facts.index}"
+    return (
+        f"Out-of-bounds {kind} texel buffer {access}: texel {facts.texel} of the view at "
+        f"descriptor ({where}), which holds {facts.texels} texel"
+        f"{'s' if facts.texels != 1 else ''} (valid: 0 to {facts.texels - 1})."
+    )
+
+
 def message_id(command: str, storage: bool) -> str:
     """The action command's VUID for the buffer kind; a generic id off any known command."""
     if command.startswith("vkCmd"):
@@ -105,6 +146,14 @@ def descriptor_line(descriptor: BufferDescriptor | None) -> str | None:
     if descriptor is None or not descriptor.buffer:
         return None
     name = f" '{descriptor.buffer_name}'" if descriptor.buffer_name else ""
+    if descriptor.view:
+        view_name = f" '{descriptor.view_name}'" if descriptor.view_name else ""
+        written = "VK_WHOLE_SIZE" if descriptor.range == WHOLE_SIZE else str(descriptor.range)
+        return (
+            f"Buffer view{view_name} (0x{descriptor.view:x}) of buffer{name} "
+            f"(0x{descriptor.buffer:x}): offset {descriptor.offset}, range {written}, "
+            f"{descriptor.texel_bytes} bytes per texel."
+        )
     written = "VK_WHOLE_SIZE" if descriptor.range == WHOLE_SIZE else str(descriptor.range)
     size = "" if descriptor.buffer_size is None else f", buffer size {descriptor.buffer_size}"
     dynamic = (

@@ -18,7 +18,14 @@ from enum import Enum
 from typing import Any
 
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, unpack_compute_yz
-from gpuav.report.buffer_range_text import RangeFacts, descriptor_line, range_text
+from gpuav.report.buffer_range_text import (
+    TEXEL_MESSAGE_ID,
+    RangeFacts,
+    TexelFacts,
+    descriptor_line,
+    range_text,
+    texel_text,
+)
 from gpuav.report.buffer_range_text import message_id as buffer_message_id
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.descriptor_lookup import DescriptorVariable
@@ -52,7 +59,15 @@ MESSAGE_IDS = {
     ErrorCode.INDEX_OUT_OF_BOUNDS: "GPUAV-descriptor-index-out-of-bounds",
     ErrorCode.DESCRIPTOR_UNINITIALIZED: "GPUAV-descriptor-uninitialized",
 }
-_ACCESS_WORDS = {Op.Load: "read", Op.Store: "write", Op.CopyMemory: "copy"}
+_ACCESS_WORDS = {
+    Op.Load: "read",
+    Op.Store: "write",
+    Op.CopyMemory: "copy",
+    Op.ImageFetch: "fetch",
+    Op.ImageRead: "read",
+    Op.ImageWrite: "write",
+    Op.ImageTexelPointer: "atomic",
+}
 STAGE_NAMES = {
     Stage.VERTEX: "Vertex",
     Stage.TESSELLATION_CONTROL: "Tessellation Control",
@@ -218,6 +233,16 @@ def compose_message(
                 "Robust buffer access is on, so the access is defined (a read gives zero or "
                 "in-range data, a write may be discarded), but it is almost always a bug."
             )
+    elif record.error_code is ErrorCode.TEXEL_OUT_OF_BOUNDS:
+        texel = TexelFacts.of(record)
+        message_id = TEXEL_MESSAGE_ID
+        severity = Severity.WARNING if context.robust_buffer_access else Severity.ERROR
+        problem = texel_text(texel, _access_word(info, index))
+        view_line = descriptor_line(
+            context.buffer_descriptor(texel.descriptor_set, texel.binding, texel.index)
+        )
+        if view_line is not None:
+            details.insert(len(details) - 1, view_line)
     else:
         problem = error_text(record, descriptor, context)
     first = f"{problem} {_where(location, info, index)}"

@@ -4,7 +4,8 @@ ranges: runtime arrays, sub-ranges, dynamic offsets, uniform blocks, atomics, st
 negative indices) runs ``apps/buffer_range_app.c`` under gpuav and under the Khronos layer.
 Whatever the Khronos layer reports, gpuav reports under the same VUID, with the exact bytes;
 where both are silent, the program's results are those of a run without layer. The Khronos
-layer misses out-of-range atomics (``khronos_finds=False``); gpuav reports them.
+layer misses out-of-range atomics, on buffers and texel buffers (``khronos_finds=False``);
+gpuav reports them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ SHADERS = {
     "void main() {\n    o.o[0] = atomicAdd(data.v[p.index], 1u);\n}\n",
     "uniform": "layout(set = 0, binding = 0) uniform Data { uvec4 v[8]; } data;\n"
     "void main() {\n    o.o[0] = data.v[p.index].y;\n}\n",
+    "texel_fetch": "layout(set = 0, binding = 0) uniform usamplerBuffer texels;\n"
+    "void main() {\n    o.o[0] = texelFetch(texels, p.index).x;\n}\n",
+    "texel_store": "layout(set = 0, binding = 0, r32ui) uniform uimageBuffer texels;\n"
+    "void main() {\n    imageStore(texels, p.index, uvec4(7u));\n    o.o[0] = 1u;\n}\n",
+    "texel_atomic": "layout(set = 0, binding = 0, r32ui) uniform uimageBuffer texels;\n"
+    "void main() {\n    o.o[0] = imageAtomicAdd(texels, p.index, 1u);\n}\n",
     "struct": "struct Particle { vec4 position; vec4 velocity; };\n"
     "layout(set = 0, binding = 0) buffer Data { Particle particles[]; } data;\n"
     "void main() {\n    o.o[0] = floatBitsToUint(data.particles[p.index].velocity.z);\n}\n",
@@ -109,8 +116,44 @@ SCENARIOS = {
         "struct", "storage", 256, 0, 88, 0, 2, "read: 4 bytes at offset 88 .* 88 bytes bound"
     ),
     "struct_inside": Scenario("struct", "storage", 256, 0, 96, 0, 2, None),
+    "texel_fetch_past_the_view": Scenario(
+        "texel_fetch",
+        "uniform_texel",
+        512,
+        256,
+        64,
+        0,
+        16,
+        "uniform texel buffer fetch: texel 16 .* holds 16 texels",
+    ),
+    "texel_fetch_inside": Scenario("texel_fetch", "uniform_texel", 512, 256, 64, 0, 15, None),
+    "texel_store_negative": Scenario(
+        "texel_store",
+        "storage_texel",
+        512,
+        0,
+        0,
+        0,
+        -3,
+        "storage texel buffer write: texel -3 .* holds 128 texels",
+    ),
+    "texel_atomic_past_the_view": Scenario(
+        "texel_atomic",
+        "storage_texel",
+        512,
+        0,
+        256,
+        0,
+        64,
+        "storage texel buffer atomic: texel 64 .* holds 64 texels",
+        khronos_finds=False,
+    ),
+    "texel_atomic_inside": Scenario("texel_atomic", "storage_texel", 512, 0, 256, 0, 63, None),
 }
 KHRONOS_IDS = {"storage": "storageBuffers-06936", "uniform": "uniformBuffers-06935"}
+# The Khronos layer's id for texel buffers (the spec has no VUID), and gpuav's.
+KHRONOS_TEXEL_ID = "UNASSIGNED-Descriptor Texel Buffer texel out of bounds"
+GPUAV_TEXEL_ID = "GPUAV-texel-buffer-out-of-bounds"
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +178,8 @@ def shader_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Pat
 
 def _errors(stdout: str) -> list[dict[str, str]]:
     messages = parse_c_output(stdout)["messages"]
-    return [m for m in messages if m["severity"] >= 0x1000 and m["id"].startswith("VUID-")]
+    found = ("VUID-", KHRONOS_TEXEL_ID, GPUAV_TEXEL_ID)
+    return [m for m in messages if m["severity"] >= 0x1000 and m["id"].startswith(found)]
 
 
 def _results(stdout: str) -> tuple[str, str]:
@@ -173,15 +217,18 @@ def test_gpuav_reports_what_khronos_reports_with_the_bytes(
     gpuav = _errors(gpuav_out)
     kind = "uniform" if scenario.descriptor_type.startswith("uniform") else "storage"
     vuid = f"VUID-vkCmdDispatch-{KHRONOS_IDS[kind]}"
+    khronos_id = vuid
+    if scenario.descriptor_type.endswith("texel"):
+        vuid, khronos_id = GPUAV_TEXEL_ID, KHRONOS_TEXEL_ID
     if scenario.expected is None:
         assert khronos == []
         assert gpuav == []
         plain = _run(argv, app_environment(None), tmp_path)
         assert _results(gpuav_out) == _results(plain)
         return
-    assert [m["id"] for m in khronos] == ([vuid] if scenario.khronos_finds else []), khronos
+    assert [m["id"] for m in khronos] == ([khronos_id] if scenario.khronos_finds else []), khronos
     assert [m["id"] for m in gpuav] == [vuid], gpuav
     text = gpuav[0]["text"]
     assert re.search(scenario.expected, text), text
     assert f"line {access_line(scenario.shader)}" in text
-    assert "Buffer 'particles'" in text
+    assert "buffer 'particles'" in text.lower()

@@ -21,6 +21,7 @@ from typing import Any
 from gpuav.layer import queue_submit
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS
 from gpuav.layer.native import (
+    hooks_buffer_views,
     hooks_buffers,
     hooks_commands,
     hooks_debug,
@@ -117,6 +118,8 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkQueueEndDebugUtilsLabelEXT": hooks_labels.queue_end_debug_utils_label,
     "vkCreateBuffer": hooks_buffers.create_buffer,
     "vkDestroyBuffer": hooks_buffers.destroy_buffer,
+    "vkCreateBufferView": hooks_buffer_views.create_buffer_view,
+    "vkDestroyBufferView": hooks_buffer_views.destroy_buffer_view,
 }
 
 

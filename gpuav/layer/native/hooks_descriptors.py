@@ -20,6 +20,8 @@ from gpuav.layer.calls import (
 )
 from gpuav.layer.descriptor_sets import (
     BUFFER_DESCRIPTOR_TYPES,
+    TEXEL_DESCRIPTOR_TYPES,
+    Bound,
     DescriptorTracker,
     LayoutBinding,
     TemplateEntry,
@@ -180,8 +182,12 @@ def _record_writes(tracker: DescriptorTracker, count: int, writes: int) -> None:
     for index in range(count):
         write = items[index]
         descriptors = int(write.descriptorCount)
-        buffers = None
-        if int(write.descriptorType) in BUFFER_DESCRIPTOR_TYPES and write.pBufferInfo:
+        kind = int(write.descriptorType)
+        buffers: list[Bound | None] | None = None
+        if kind in TEXEL_DESCRIPTOR_TYPES and write.pTexelBufferView:
+            views = handles_at(address(write.pTexelBufferView), descriptors)
+            buffers = [tracker.views.bound(view) for view in views]
+        elif kind in BUFFER_DESCRIPTOR_TYPES and write.pBufferInfo:
             infos = write.pBufferInfo
             buffers = [_bound(infos[k]) for k in range(descriptors)]
         tracker.write(
@@ -197,14 +203,16 @@ def _bound(info: Any) -> BoundBuffer:
     return BoundBuffer(address(info.buffer), int(info.offset), int(info.range))
 
 
-def _template_buffers(data: int) -> Callable[[TemplateEntry], list[BoundBuffer]]:
-    """Reads a template entry's VkDescriptorBufferInfo structures from the app's data."""
+def _template_buffers(
+    tracker: DescriptorTracker, data: int
+) -> Callable[[TemplateEntry], list[Bound | None]]:
+    """Reads a template entry's buffer infos (or buffer views) from the app's data."""
 
-    def read(entry: TemplateEntry) -> list[BoundBuffer]:
-        return [
-            _bound(at(data + entry.offset + k * entry.stride, "VkDescriptorBufferInfo"))
-            for k in range(entry.count)
-        ]
+    def read(entry: TemplateEntry) -> list[Bound | None]:
+        places = [data + entry.offset + k * entry.stride for k in range(entry.count)]
+        if entry.descriptor_type in TEXEL_DESCRIPTOR_TYPES:
+            return [tracker.views.bound(handles_at(place, 1)[0]) for place in places]
+        return [_bound(at(place, "VkDescriptorBufferInfo")) for place in places]
 
     return read
 
@@ -294,7 +302,7 @@ def update_descriptor_set_with_template(
     tracker = _tracker(record)
     if tracker is not None and tracker.tracks_writes:
         try:
-            tracker.write_with_template(descriptor_set, template, _template_buffers(data))
+            tracker.write_with_template(descriptor_set, template, _template_buffers(tracker, data))
         except BaseException as error:
             _report(record, "vkUpdateDescriptorSetWithTemplate", error)
 

@@ -91,6 +91,8 @@ HOOKED: tuple[str, ...] = (
     "vkQueueEndDebugUtilsLabelEXT",
     "vkCreateBuffer",
     "vkDestroyBuffer",
+    "vkCreateBufferView",
+    "vkDestroyBufferView",
 )
 
 # Instance-level commands among HOOKED (the rest are device-level).

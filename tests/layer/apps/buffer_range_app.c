@@ -4,9 +4,10 @@
  *   buffer_range_app SHADER.spv TYPE SIZE OFFSET RANGE DYNAMIC INDEX [NAME]
  *
  * Set 0 binding 0 is the tested descriptor: TYPE storage | uniform | storage_dynamic |
- * uniform_dynamic, a buffer of SIZE bytes (filled with its word numbers, 1000 + k) written
- * with OFFSET and RANGE (0: VK_WHOLE_SIZE), bound with the DYNAMIC offset for the dynamic
- * types, and named NAME with vkSetDebugUtilsObjectNameEXT when given. Binding 1 is a storage
+ * uniform_dynamic | uniform_texel | storage_texel, a buffer of SIZE bytes (filled with its word
+ * numbers, 1000 + k) written with OFFSET and RANGE (0: VK_WHOLE_SIZE) -- for the texel types,
+ * those of an R32_UINT buffer view --, bound with the DYNAMIC offset for the dynamic types, and
+ * named NAME with vkSetDebugUtilsObjectNameEXT when given. Binding 1 is a storage
  * buffer of 16 words for results. The push constant is the int INDEX. Prints "message" lines
  * (vk_app_common.h), then "result" and the result words, then "data" and the tested buffer's
  * first 16 words. */
@@ -21,8 +22,15 @@ static VkDescriptorType descriptor_type(const char *name) {
     if (!strcmp(name, "uniform")) return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
     if (!strcmp(name, "storage_dynamic")) return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC;
     if (!strcmp(name, "uniform_dynamic")) return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC;
+    if (!strcmp(name, "uniform_texel")) return VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+    if (!strcmp(name, "storage_texel")) return VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
     fprintf(stderr, "unknown descriptor type %s\n", name);
     exit(2);
+}
+
+static int is_texel(VkDescriptorType type) {
+    return type == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER ||
+           type == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
 }
 
 static int is_dynamic(VkDescriptorType type) {
@@ -59,7 +67,8 @@ int main(int argc, char **argv) {
     VkBuffer tested, results;
     VkDeviceMemory tested_memory, results_memory;
     VkBufferUsageFlags usage =
-        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+        VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT;
     create_host_buffer(device, &memory_properties, size, usage, NULL, ~0u, NULL, &tested,
                        &tested_memory);
     create_host_buffer(device, &memory_properties, 4 * RESULT_WORDS,
@@ -117,8 +126,18 @@ int main(int argc, char **argv) {
         {tested, offset, range ? range : VK_WHOLE_SIZE},
         {results, 0, VK_WHOLE_SIZE},
     };
+    VkBufferView view = VK_NULL_HANDLE;
+    if (is_texel(type)) {
+        VkBufferViewCreateInfo view_info = {VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+        view_info.buffer = tested;
+        view_info.format = VK_FORMAT_R32_UINT;
+        view_info.offset = offset;
+        view_info.range = range ? range : VK_WHOLE_SIZE;
+        CHECK(vkCreateBufferView(device, &view_info, NULL, &view));
+    }
     VkWriteDescriptorSet writes[2] = {
-        {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 0, 0, 1, type, NULL, &infos[0]},
+        {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 0, 0, 1, type, NULL,
+         is_texel(type) ? NULL : &infos[0], is_texel(type) ? &view : NULL},
         {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 1, 0, 1,
          VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &infos[1]},
     };
@@ -151,6 +170,7 @@ int main(int argc, char **argv) {
     vkDestroyPipeline(device, pipeline, NULL);
     vkDestroyShaderModule(device, module, NULL);
     vkDestroyDescriptorPool(device, pool, NULL);
+    if (view) vkDestroyBufferView(device, view, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
     vkUnmapMemory(device, tested_memory);
