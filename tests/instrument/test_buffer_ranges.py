@@ -90,7 +90,13 @@ def _range_record(instruction: int, x: int, offset: int, flags: int = 0) -> Erro
         (x, pack_compute_yz(0, 0)),
         ErrorCode.BUFFER_OUT_OF_BOUNDS,
         0,
-        details=(0 << record.SET_SHIFT | record.STORAGE_BIT | 0, offset & 0xFFFF_FFFF, 4, 4 * DATA_WORDS, flags),
+        details=(
+            0 << record.SET_SHIFT | record.STORAGE_BIT | 0,
+            offset & 0xFFFF_FFFF,
+            4,
+            4 * DATA_WORDS,
+            flags,
+        ),
     )
 
 
