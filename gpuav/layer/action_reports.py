@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from gpuav.instrument.record import ErrorCode
 from gpuav.layer import debug_labels, recording_site
 from gpuav.layer.buffer_views import BoundTexels
 from gpuav.layer.calls import (
@@ -16,6 +17,8 @@ from gpuav.layer.state import Action, CommandBufferState, DeviceState
 from gpuav.report.buffer_range_text import BufferDescriptor
 from gpuav.report.context import ActionContext, ShaderContext
 
+# Errors that robustBufferAccess(2) turns into defined behaviour (warnings, or silence).
+ROBUSTLY_DEFINED = frozenset({ErrorCode.BUFFER_OUT_OF_BOUNDS, ErrorCode.TEXEL_OUT_OF_BOUNDS})
 SPILLED_COMMAND = "unknown action (output blocks ran out, or a command gpuav does not hook)"
 
 
@@ -120,6 +123,8 @@ def report_action(
     context = action_context(device, state, action)
     decoded = decode_output_buffer(words, RESERVED_TAIL_WORDS)
     records = list(decoded.records)
+    if device.robust_buffer_access and not device.instance.settings.robust_buffer_warnings:
+        records = [r for r in records if r.error_code not in ROBUSTLY_DEFINED]
     objects = _objects(context, {record.shader_id for record in records})
     try:
         messages = compose_messages(records, context)

@@ -7,7 +7,13 @@ GPU-AV is off by default (seed 000, "Options"). It is turned on by any of:
 - the layer settings file ``vk_layer_settings.txt``, found through ``VK_LAYER_SETTINGS_PATH``
   (a file, or a folder holding it) or else in the working directory, with keys under our
   layer's prefix: ``gpuav_gpu_assisted.gpu_validation = all,reserve_binding_slot``;
-- environment variables: ``GPUAV_ENABLE=1``, ``GPUAV_RESERVE_BINDING_SLOT=1``.
+- environment variables: ``GPUAV_ENABLE=1``, ``GPUAV_RESERVE_BINDING_SLOT=1``;
+- ``VK_EXT_layer_settings`` (``VkLayerSettingsCreateInfoEXT`` for our layer's name): the same
+  keys as the settings file, which overrides them, as the environment overrides both.
+
+``robust_buffer_warnings`` (``GPUAV_ROBUST_BUFFER_WARNINGS``, on by default): with
+``robustBufferAccess`` or ``robustBufferAccess2`` on, out-of-range buffer accesses are defined
+behaviour, reported as warnings; off, they are not reported.
 
 ``GPUAV_ENABLE=0`` turns it off whatever else asks for it. ``GPUAV_MESSAGE_LOG`` names a file
 that receives every message as a JSON line (what ``gpuav run`` reads).
@@ -50,6 +56,7 @@ class Settings:
     checks: bool = True  # off with printf only
     printf_to_stdout: bool = False
     printf_buffer_size: int = DEFAULT_PRINTF_BUFFER_SIZE  # bytes per action
+    robust_buffer_warnings: bool = True
 
 
 def find_settings_file(environ: Mapping[str, str], cwd: Path) -> Path | None:
@@ -102,20 +109,23 @@ def resolve_settings(
     validation_feature_enables: Iterable[int] = (),
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    layer_settings: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Combine the programmatic, file and environment sources into one answer."""
+    """Combine the programmatic (validation features, ``layer_settings`` from
+    VK_EXT_layer_settings), file and environment sources into one answer."""
     environ = os.environ if environ is None else environ
     enables = set(validation_feature_enables)
     enabled = VALIDATION_FEATURE_ENABLE_GPU_ASSISTED in enables
     reserve = VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT in enables
 
     path = find_settings_file(environ, cwd or Path.cwd())
-    file_values: dict[str, str] = {}
+    file_values: dict[str, str] = {k.lower(): v for k, v in (layer_settings or {}).items()}
     if path is not None:
         try:
-            file_values = parse_settings_text(path.read_text(encoding="utf-8", errors="replace"))
+            text = path.read_text(encoding="utf-8", errors="replace")
+            file_values.update(parse_settings_text(text))
         except OSError:
-            file_values = {}
+            pass
     if "gpu_validation" in file_values:
         file_enabled, file_reserve = parse_gpu_validation(file_values["gpu_validation"])
         enabled = enabled or file_enabled
@@ -143,6 +153,8 @@ def resolve_settings(
         printf_buffer_size=_buffer_size(
             environ.get("GPUAV_PRINTF_BUFFER_SIZE") or file_values.get("printf_buffer_size")
         ),
+        robust_buffer_warnings=_setting(environ, file_values, "robust_buffer_warnings")
+        is not False,
     )
 
 

@@ -232,3 +232,22 @@ def test_gpuav_reports_what_khronos_reports_with_the_bytes(
     assert re.search(scenario.expected, text), text
     assert f"line {access_line(scenario.shader)}" in text
     assert "buffer 'particles'" in text.lower()
+
+
+def test_robust_buffer_access_makes_it_a_warning_or_silence(
+    buffer_range_app: Path,
+    shader_file: Callable[[str], Path],
+    layer_folder: Path,
+    tmp_path: Path,
+) -> None:
+    """With robustBufferAccess on, the access is defined: a warning by default, nothing with
+    the layer setting robust_buffer_warnings = false given through VK_EXT_layer_settings."""
+    scenario = SCENARIOS["one_past_the_end"]
+    argv = [str(buffer_range_app), str(shader_file(scenario.shader)), *scenario.arguments()]
+    environment = app_environment(layer_folder, instrumenter=None)
+    messages = parse_c_output(_run([*argv, "robust"], environment, tmp_path))["messages"]
+    warnings = [m for m in messages if m["id"] == "VUID-vkCmdDispatch-storageBuffers-06936"]
+    assert [m["severity"] for m in warnings] == [0x100]
+    assert "Robust buffer access is on" in warnings[0]["text"]
+    quiet = parse_c_output(_run([*argv, "robust,quiet"], environment, tmp_path))["messages"]
+    assert not [m for m in quiet if "storageBuffers" in m["id"]]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from gpuav.layer.device_setup import choose_set_index
 from gpuav.layer.settings import (
+    SETTINGS_FILE_NAME,
     VALIDATION_FEATURE_ENABLE_GPU_ASSISTED,
     VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT,
     Settings,
@@ -88,3 +89,15 @@ def test_set_index_is_the_last_slot_capped() -> None:
     assert choose_set_index(8) == 7
     assert choose_set_index(32) == 31
     assert choose_set_index(2**32 - 1) == 31
+
+
+def test_layer_settings_extension_values_are_overridden_by_file_and_environment(
+    tmp_path: Path,
+) -> None:
+    given = {"robust_buffer_warnings": "0", "printf_to_stdout": "1"}
+    assert not resolve_settings([], {}, tmp_path, layer_settings=given).robust_buffer_warnings
+    (tmp_path / SETTINGS_FILE_NAME).write_text("gpuav_gpu_assisted.robust_buffer_warnings = true\n")
+    from_file = resolve_settings([], {}, tmp_path, layer_settings=given)
+    assert from_file.robust_buffer_warnings and from_file.printf_to_stdout
+    environ = {"GPUAV_ROBUST_BUFFER_WARNINGS": "off"}
+    assert not resolve_settings([], environ, tmp_path, layer_settings=given).robust_buffer_warnings

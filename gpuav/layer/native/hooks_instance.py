@@ -8,6 +8,7 @@ and the app's call proceeds as if the layer were absent.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import vulkan._vulkan as vk
@@ -16,6 +17,7 @@ from vulkan._vulkan import ffi as vkffi
 from gpuav.layer import device_setup, notices, shader_validation
 from gpuav.layer.calls import API_VERSION_1_1, API_VERSION_1_2, FeatureRequest, PhysicalDeviceFacts
 from gpuav.layer.native import callbacks, enabled_features
+from gpuav.layer.native.build import LAYER_NAME
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import (
     DEVICE_COMMANDS,
@@ -38,6 +40,7 @@ from gpuav.layer.native.vk import (
     find,
     handles_at,
     replace_in_chain,
+    string_at,
 )
 from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings, resolve_settings
@@ -76,7 +79,50 @@ def _instance_settings(create_info: int) -> tuple[Settings, int]:
             int(chained.pEnabledValidationFeatures[index])
             for index in range(chained.enabledValidationFeatureCount)
         ]
-    return resolve_settings(enables), api_version
+    return resolve_settings(enables, layer_settings=_layer_settings(info)), api_version
+
+
+def _layer_settings(info: Any) -> dict[str, str]:
+    """Our layer's VK_EXT_layer_settings values as settings-file text (lists comma-joined)."""
+    found = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_LAYER_SETTINGS_CREATE_INFO_EXT)
+    if not found:
+        return {}
+    chained = at(found, "VkLayerSettingsCreateInfoEXT")
+    values: dict[str, str] = {}
+    for index in range(chained.settingCount):
+        setting = chained.pSettings[index]
+        if not setting.pLayerName or not setting.pSettingName or not setting.pValues:
+            continue
+        if string_at(address(setting.pLayerName)) != LAYER_NAME:
+            continue
+        reader = _SETTING_READERS.get(int(setting.type))
+        if reader is None:
+            continue
+        items = reader(setting.pValues, int(setting.valueCount))
+        values[string_at(address(setting.pSettingName))] = ",".join(items)
+    return values
+
+
+def _values_of(c_type: str, format_: Callable[[Any], str]) -> Callable[[Any, int], list[str]]:
+    def read(pointer: Any, count: int) -> list[str]:
+        array = vkffi.cast(f"{c_type} *", pointer)
+        return [format_(array[index]) for index in range(count)]
+
+    return read
+
+
+_SETTING_READERS: dict[int, Callable[[Any, int], list[str]]] = {
+    vk.VK_LAYER_SETTING_TYPE_BOOL32_EXT: _values_of("uint32_t", lambda v: "1" if v else "0"),
+    vk.VK_LAYER_SETTING_TYPE_INT32_EXT: _values_of("int32_t", str),
+    vk.VK_LAYER_SETTING_TYPE_INT64_EXT: _values_of("int64_t", str),
+    vk.VK_LAYER_SETTING_TYPE_UINT32_EXT: _values_of("uint32_t", str),
+    vk.VK_LAYER_SETTING_TYPE_UINT64_EXT: _values_of("uint64_t", str),
+    vk.VK_LAYER_SETTING_TYPE_FLOAT32_EXT: _values_of("float", str),
+    vk.VK_LAYER_SETTING_TYPE_FLOAT64_EXT: _values_of("double", str),
+    vk.VK_LAYER_SETTING_TYPE_STRING_EXT: _values_of(
+        "char *", lambda v: vkffi.string(v).decode("utf-8", "replace")
+    ),
+}
 
 
 def _with_api_version(create_info: int, api_version: int, keep: list[Any]) -> int:

@@ -1,14 +1,16 @@
 /* One dispatch of one invocation that reads or writes a buffer descriptor at an index it is
  * given: the buffer-range scenarios (knows nothing of gpuav).
  *
- *   buffer_range_app SHADER.spv TYPE SIZE OFFSET RANGE DYNAMIC INDEX [NAME]
+ *   buffer_range_app SHADER.spv TYPE SIZE OFFSET RANGE DYNAMIC INDEX [NAME [OPTIONS]]
  *
  * Set 0 binding 0 is the tested descriptor: TYPE storage | uniform | storage_dynamic |
  * uniform_dynamic | uniform_texel | storage_texel, a buffer of SIZE bytes (filled with its word
  * numbers, 1000 + k) written with OFFSET and RANGE (0: VK_WHOLE_SIZE) -- for the texel types,
  * those of an R32_UINT buffer view --, bound with the DYNAMIC offset for the dynamic types, and
  * named NAME with vkSetDebugUtilsObjectNameEXT when given. Binding 1 is a storage
- * buffer of 16 words for results. The push constant is the int INDEX. Prints "message" lines
+ * buffer of 16 words for results. The push constant is the int INDEX. OPTIONS: "robust"
+ * enables robustBufferAccess; "robust,quiet" also passes the layer setting
+ * robust_buffer_warnings = false through VK_EXT_layer_settings. Prints "message" lines
  * (vk_app_common.h), then "result" and the result words, then "data" and the tested buffer's
  * first 16 words. */
 #include <string.h>
@@ -16,6 +18,22 @@
 #include "vk_app_common.h"
 
 #define RESULT_WORDS 16
+#define GPUAV_LAYER_NAME "VK_LAYER_GPUAV_gpu_assisted"
+
+/* VK_EXT_layer_settings, declared here: the system's headers may predate it. */
+typedef struct {
+    const char *pLayerName;
+    const char *pSettingName;
+    uint32_t type; /* VK_LAYER_SETTING_TYPE_BOOL32_EXT = 0 */
+    uint32_t valueCount;
+    const void *pValues;
+} LayerSetting;
+typedef struct {
+    VkStructureType sType; /* VK_STRUCTURE_TYPE_LAYER_SETTINGS_CREATE_INFO_EXT */
+    const void *pNext;
+    uint32_t settingCount;
+    const LayerSetting *pSettings;
+} LayerSettingsCreateInfo;
 
 static VkDescriptorType descriptor_type(const char *name) {
     if (!strcmp(name, "storage")) return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -49,8 +67,13 @@ int main(int argc, char **argv) {
     VkDeviceSize range = strtoull(argv[5], NULL, 0);
     uint32_t dynamic = (uint32_t)strtoul(argv[6], NULL, 0);
     int32_t index = (int32_t)strtol(argv[7], NULL, 0);
+    const char *options = argc > 9 ? argv[9] : "";
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkInstance instance = create_instance("buffer_range_app", VK_API_VERSION_1_2, NULL, 1,
+    VkBool32 warnings = VK_FALSE;
+    LayerSetting quiet = {GPUAV_LAYER_NAME, "robust_buffer_warnings", 0, 1, &warnings};
+    LayerSettingsCreateInfo settings = {(VkStructureType)1000496000, NULL, 1, &quiet};
+    VkInstance instance = create_instance("buffer_range_app", VK_API_VERSION_1_2,
+                                          strstr(options, "quiet") ? &settings : NULL, 1,
                                           extensions);
     VkDebugUtilsMessengerEXT messenger = create_messenger(
         instance,
@@ -62,7 +85,9 @@ int main(int argc, char **argv) {
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
     VkQueue queue;
-    VkDevice device = create_device(physical, NULL, 0, NULL, &queue);
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    features.features.robustBufferAccess = strstr(options, "robust") ? VK_TRUE : VK_FALSE;
+    VkDevice device = create_device(physical, &features, 0, NULL, &queue);
 
     VkBuffer tested, results;
     VkDeviceMemory tested_memory, results_memory;
@@ -79,7 +104,7 @@ int main(int argc, char **argv) {
     CHECK(vkMapMemory(device, results_memory, 0, VK_WHOLE_SIZE, 0, (void **)&result_words));
     for (VkDeviceSize k = 0; k < size / 4; ++k) tested_words[k] = 1000 + (uint32_t)k;
     memset(result_words, 0, 4 * RESULT_WORDS);
-    if (argc > 8) {
+    if (argc > 8 && argv[8][0]) {
         PFN_vkSetDebugUtilsObjectNameEXT set_name =
             (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
                                                                    "vkSetDebugUtilsObjectNameEXT");
