@@ -29,6 +29,8 @@ from gpuav.report.buffer_range_text import (
 from gpuav.report.buffer_range_text import message_id as buffer_message_id
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.descriptor_lookup import DescriptorVariable
+from gpuav.report.local_array_text import MESSAGE_ID as LOCAL_MESSAGE_ID
+from gpuav.report.local_array_text import local_message
 from gpuav.report.message_fields import message_fields
 from gpuav.report.shader_info import ShaderInfo, SourceLocation, shader_info
 from gpuav.spirv.grammar import OPCODE_NAMES, Op
@@ -186,6 +188,14 @@ def _action_text(context: ActionContext) -> str:
     return f"{kind} Index {context.action_number} ({context.command})."
 
 
+def _add_after_descriptor(details: list[str], line: str | None) -> None:
+    """The bound buffer's line goes right after the shader's descriptor line."""
+    if line is None:
+        return
+    at = next((k + 1 for k, text in enumerate(details) if text.startswith("Descriptor:")), 0)
+    details.insert(at, line)
+
+
 def compose_message(
     record: ErrorRecord, count: int, context: ActionContext, info: ShaderInfo | None
 ) -> Message:
@@ -219,15 +229,14 @@ def compose_message(
         details.append(f"(and {more} more invocation{'s' if more > 1 else ''} with this error)")
     message_id = MESSAGE_IDS.get(record.error_code, "")
     severity = Severity.ERROR
+    error_fields: dict[str, Any] = {}
     if record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS:
         facts = RangeFacts.of(record)
         bound = context.buffer_descriptor(facts.descriptor_set, facts.binding, facts.index)
         message_id = buffer_message_id(context.command, facts.storage)
         severity = Severity.WARNING if context.robust_buffer_access else Severity.ERROR
         problem = range_text(facts, _access_word(info, index))
-        buffer_line = descriptor_line(bound)
-        if buffer_line is not None:
-            details.insert(len(details) - 1, buffer_line)
+        _add_after_descriptor(details, descriptor_line(bound))
         if context.robust_buffer_access:
             details.append(
                 "Robust buffer access is on, so the access is defined (a read gives zero or "
@@ -238,16 +247,25 @@ def compose_message(
         message_id = TEXEL_MESSAGE_ID
         severity = Severity.WARNING if context.robust_buffer_access else Severity.ERROR
         problem = texel_text(texel, _access_word(info, index))
-        view_line = descriptor_line(
-            context.buffer_descriptor(texel.descriptor_set, texel.binding, texel.index)
+        _add_after_descriptor(
+            details,
+            descriptor_line(
+                context.buffer_descriptor(texel.descriptor_set, texel.binding, texel.index)
+            ),
         )
-        if view_line is not None:
-            details.insert(len(details) - 1, view_line)
+    elif record.error_code is ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS:
+        local = local_message(record, info)
+        message_id = LOCAL_MESSAGE_ID
+        problem = local.problem
+        after_source = len(_source_lines(location, info, index))
+        details[after_source:after_source] = local.lines
+        error_fields = local.error_fields
     else:
         problem = error_text(record, descriptor, context)
     first = f"{problem} {_where(location, info, index)}"
     text = "\n".join([first, *(INDENT + line for line in details)])
     fields = message_fields(record, count, context, shader, location, descriptor)
+    fields["error"].update(error_fields)
     return Message(
         message_id,
         severity,
