@@ -124,3 +124,30 @@ def test_printf_records_decode_with_the_lost_count() -> None:
     assert decoded.printf_records == (printf, printf)
     assert decoded.printf_dropped == 42
     assert decoded.diagnostics == ()
+
+
+NARROW = """#version 450
+#extension GL_EXT_debug_printf : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 1) in;
+layout(push_constant) uniform P { uint value; } p;
+void main() {
+    int16_t small = int16_t(p.value) - int16_t(7);
+    float16_t half_value = float16_t(p.value) * float16_t(0.5);
+    uint8_t byte = uint8_t(p.value);
+    debugPrintfEXT("%d %f %u %v2d %v3f", small, half_value, byte, i16vec2(small, 3),
+                   f16vec3(half_value, 1.0, 2.0));
+}
+"""
+
+
+def test_narrow_arguments_are_widened_to_a_word_each() -> None:
+    words = compile_glsl(NARROW, "comp", target_env="vulkan1.2")
+    result = instrument_module(
+        read(words), shader_id=2, descriptor_set=3, printf=True, checks=False
+    )
+    # int16, float16, uint8, two int16, three float16: one word per component.
+    assert [site.words for site in result.printf_sites] == [1 + 1 + 1 + 2 + 3]
+    from gpuav.spirv import write
+
+    spirv_val(write(result.module), "vulkan1.2")
