@@ -206,10 +206,19 @@ def instrument_printf(
     if helpers is None:
         stage_words = StageWords(builder, Decorations(module), stage_info)
         functions = {function.id: function for function in module.functions}
+        filled: dict[int, int] = {}  # function -> execution model
         for entry_point in module.entry_points:
-            entry = functions.get(entry_point.operands[1])
+            model, function_id = entry_point.operands[0], entry_point.operands[1]
+            entry = functions.get(function_id)
             if entry is None:
                 raise DescriptorBoundsUnsupported("an entry point function is missing")
+            if function_id in filled:  # its stage words are stored already
+                if filled[function_id] != model:
+                    raise DescriptorBoundsUnsupported(
+                        f"function %{function_id} is the entry point of two stages"
+                    )
+                continue
+            filled[function_id] = model
             stage_words.fill(entry_point, entry)
     list_in_interfaces(builder, variables)
     return sites[::-1]
