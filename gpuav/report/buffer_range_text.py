@@ -9,9 +9,10 @@ the range the shader compared them with; the layer adds what the descriptor was 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpuav.instrument import record as layout
-from gpuav.instrument.record import ErrorRecord
+from gpuav.instrument.record import ErrorCode, ErrorRecord
 
 WHOLE_SIZE = 0xFFFF_FFFF_FFFF_FFFF
 # VUIDs of the action commands (vkCmdDraw-..., vkCmdDispatch-...) for each buffer kind.
@@ -165,3 +166,42 @@ def descriptor_line(descriptor: BufferDescriptor | None) -> str | None:
         f"Buffer{name} (0x{descriptor.buffer:x}): written with offset {descriptor.offset}"
         f"{dynamic}, range {written}{size}."
     )
+
+
+def memory_fields(record: ErrorRecord, descriptor: BufferDescriptor | None) -> dict[str, Any]:
+    """The numbers of a buffer-range or texel record as JSON-ready data."""
+    bound: dict[str, Any] | None = None
+    if descriptor is not None and descriptor.buffer:
+        bound = {
+            "handle": descriptor.buffer,
+            "name": descriptor.buffer_name,
+            "offset": descriptor.offset,
+            "range": None if descriptor.range == WHOLE_SIZE else descriptor.range,
+            "size": descriptor.buffer_size,
+            "view": descriptor.view or None,
+            "view_name": descriptor.view_name,
+        }
+    if record.error_code is ErrorCode.TEXEL_OUT_OF_BOUNDS:
+        texel = TexelFacts.of(record)
+        return {
+            "kind": f"{'storage' if texel.storage else 'uniform'}-texel-buffer",
+            "set": texel.descriptor_set,
+            "binding": texel.binding,
+            "index": texel.index,
+            "texel": texel.texel,
+            "texels": texel.texels,
+            "buffer": bound,
+        }
+    facts = RangeFacts.of(record)
+    return {
+        "kind": f"{'storage' if facts.storage else 'uniform'}-buffer",
+        "set": facts.descriptor_set,
+        "binding": facts.binding,
+        "index": facts.index,
+        "offset": None if facts.wrapped else facts.offset,
+        "size": facts.size,
+        "bound": facts.bound,
+        "past_end": None if facts.negative or facts.wrapped else facts.past_end,
+        "negative_index": facts.negative,
+        "buffer": bound,
+    }

@@ -29,6 +29,7 @@ FACT_KEYS = (
     "descriptor",
     "recorded_at",
     "labels",
+    "memory",
 )
 _FOLDED_SEVERITIES = ("error", "warning")
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from gpuav.instrument.record import ErrorRecord, Stage, unpack_compute_yz
+from gpuav.instrument.record import (
+    BINDING_MASK,
+    SET_SHIFT,
+    ErrorCode,
+    ErrorRecord,
+    Stage,
+    unpack_compute_yz,
+)
+from gpuav.report.buffer_range_text import memory_fields
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.descriptor_lookup import DescriptorVariable
 from gpuav.report.shader_info import SourceLocation
@@ -104,4 +112,16 @@ def message_fields(
         if site is None
         else {"file": site.file, "line": site.line, "function": site.function},
         "labels": list(context.labels),
+        "memory": _memory(record, context),
     }
+
+
+def _memory(record: ErrorRecord, context: ActionContext) -> dict[str, Any] | None:
+    """Buffer-range and texel errors: the bytes or texel, the range, the buffer."""
+    if record.error_code not in (ErrorCode.BUFFER_OUT_OF_BOUNDS, ErrorCode.TEXEL_OUT_OF_BOUNDS):
+        return None
+    set_binding = record.details[0] if record.details else 0
+    descriptor = context.buffer_descriptor(
+        set_binding >> SET_SHIFT, set_binding & BINDING_MASK, record.descriptor_index
+    )
+    return memory_fields(record, descriptor)

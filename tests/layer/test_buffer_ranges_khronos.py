@@ -10,18 +10,22 @@ gpuav reports them.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from gpuav.report.json_report import report_schema
 from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
 from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
 from tests.shaders.glsl import compile_glsl
+from tests.workflow.programs import gpuav_run
 
 pytestmark = pytest.mark.vulkan
 
@@ -251,3 +255,29 @@ def test_robust_buffer_access_makes_it_a_warning_or_silence(
     assert "Robust buffer access is on" in warnings[0]["text"]
     quiet = parse_c_output(_run([*argv, "robust,quiet"], environment, tmp_path))["messages"]
     assert not [m for m in quiet if "storageBuffers" in m["id"]]
+
+
+@pytest.mark.parametrize("name", ["negative", "texel_fetch_past_the_view"])
+def test_json_report_carries_the_bytes_and_the_buffer(
+    name: str, buffer_range_app: Path, shader_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    scenario = SCENARIOS[name]
+    argv = [str(buffer_range_app), str(shader_file(scenario.shader)), *scenario.arguments()]
+    report = tmp_path / "report.json"
+    gpuav_run(["--json", str(report)], argv, tmp_path)
+    content = json.loads(report.read_text())
+    jsonschema.validate(content, report_schema())
+    (error,) = [m for m in content["messages"] if m["severity"] == "error"]
+    memory = error["memory"]
+    assert memory["buffer"]["name"] == "particles"
+    assert (memory["set"], memory["binding"], memory["index"]) == (0, 0, 0)
+    if name == "negative":
+        assert memory["kind"] == "storage-buffer"
+        assert (memory["offset"], memory["size"], memory["bound"]) == (-4, 4, 64)
+        assert memory["negative_index"] is True
+        assert memory["buffer"]["size"] == 64
+    else:
+        assert memory["kind"] == "uniform-texel-buffer"
+        assert (memory["texel"], memory["texels"]) == (16, 16)
+        assert (memory["buffer"]["offset"], memory["buffer"]["range"]) == (256, 64)
+        assert memory["buffer"]["view"]
