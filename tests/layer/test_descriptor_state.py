@@ -18,7 +18,12 @@ from typing import Any
 
 import pytest
 
-from gpuav.instrument.descriptor_state import NO_STATE, binding_size_word, binding_table_word
+from gpuav.instrument.descriptor_state import (
+    NO_STATE,
+    binding_size_word,
+    binding_table_word,
+    range_word,
+)
 from tests.layer.conftest import (
     APP_TIMEOUT,
     APPS,
@@ -32,6 +37,7 @@ pytestmark = pytest.mark.vulkan
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
 UNINITIALIZED = "GPUAV-descriptor-uninitialized"
 NOT_DUMPED = 7  # the shader's filler for table words past the binding's size
+ITEM_WORD = range_word(16)  # a written item descriptor: a storage buffer of range 16
 UNTOUCHED = 0xEEEEEEEE
 
 RunIndexing = Callable[..., dict[str, Any]]
@@ -62,8 +68,9 @@ def run_indexing(tmp_path: Path, spirv: Callable[[str], Path], layer_folder: Pat
 
 
 def slot(result: dict[str, Any], index: int, submit: int = 0) -> list[int]:
+    """One action's dump; a written item descriptor's word (its 16-byte range) reads as 1."""
     words: list[int] = result["rounds"][submit]
-    return words[index * 32 : index * 32 + 32]
+    return [1 if word == ITEM_WORD else word for word in words[index * 32 : index * 32 + 32]]
 
 
 def ids(result: dict[str, Any]) -> list[str]:
