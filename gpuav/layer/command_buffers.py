@@ -11,7 +11,7 @@ again, freed, or its pool is reset or destroyed (seed 000: GpuPreCallRecordFreeC
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from gpuav.instrument.descriptor_state import NO_STATE
 from gpuav.layer import faults, notices, recording_site
@@ -21,7 +21,7 @@ from gpuav.layer.calls import (
     SHADER_STAGE_COMPUTE,
     SHADER_STAGES_GRAPHICS,
 )
-from gpuav.layer.descriptor_sets import NO_STATE_WORDS
+from gpuav.layer.descriptor_sets import NO_STATE_WORDS, PushedWrite
 from gpuav.layer.output_buffers import Block
 from gpuav.layer.state import Action, CommandBufferState, DeviceState, PipelineState
 
@@ -218,17 +218,21 @@ def post_call_record_cmd_bind_descriptor_sets(
 
 
 def post_call_record_cmd_push_descriptor_set(
-    state: CommandBufferState, bind_point: int, layout: int, set_index: int
+    state: CommandBufferState,
+    bind_point: int,
+    layout: int,
+    set_index: int,
+    writes: Sequence[PushedWrite] = (),
 ) -> None:
-    """Pushed descriptors get their set layout's shared region (sizes only, see
-    ``DescriptorTracker.push_region``); NO_STATE when the layout is unknown."""
+    """Pushed descriptors get a region of their set layout with the pushed buffer ranges
+    (``DescriptorTracker.push_region``); NO_STATE when the layout is unknown."""
     descriptors = state.device.descriptors
     if descriptors is None:
         return
     pipeline_layout = state.device.pipeline_layouts.get(layout)
     region = NO_STATE
     if pipeline_layout is not None and set_index < len(pipeline_layout.set_layouts):
-        region = descriptors.push_region(pipeline_layout.set_layouts[set_index])
+        region = descriptors.push_region(pipeline_layout.set_layouts[set_index], writes)
     post_call_record_cmd_bind_descriptor_sets(state, bind_point, set_index, [0])
     words = state.bound_words[bind_point]
     if set_index < len(words):

@@ -48,6 +48,9 @@ BUFFER_DESCRIPTOR_TYPES = frozenset(
 DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET = 0
 
 Bound = BoundBuffer | BoundTexels
+# (binding, first element, what each pushed descriptor was written with)
+PushedWrite = tuple[int, int, Sequence[Bound | None]]
+MAX_PUSHED_REGIONS = 1024
 
 NO_STATE_WORDS = array("I", [NO_STATE] * MAX_TRACKED_SETS)
 
@@ -157,7 +160,10 @@ class DescriptorTracker:
     sets: dict[int, DescriptorSetState] = field(default_factory=dict)
     pools: dict[int, set[int]] = field(default_factory=dict)
     templates: dict[int, tuple[TemplateEntry, ...]] = field(default_factory=dict)
-    push_regions: dict[int, Region] = field(default_factory=dict)  # by set layout
+    # by set layout and the pushed ranges ((word, value) pairs)
+    push_regions: dict[tuple[int, tuple[tuple[int, int], ...]], Region] = field(
+        default_factory=dict
+    )
     push_templates: dict[int, int] = field(default_factory=dict)  # template -> bind point
     tracked_sets: int = 0  # live sets whose layout has a binding that tracks writes
 
@@ -168,24 +174,52 @@ class DescriptorTracker:
 
     def destroy_layout(self, handle: int) -> None:
         self.layouts.pop(handle, None)  # live sets keep their own reference
-        region = self.push_regions.pop(handle, None)
-        if region is not None:
-            self.state.release(region)
+        for key in [key for key in self.push_regions if key[0] == handle]:
+            self.state.release(self.push_regions.pop(key))
 
-    def push_region(self, layout_handle: int) -> int:
+    def push_region(self, layout_handle: int, writes: Sequence[PushedWrite] = ()) -> int:
         """The region for descriptors pushed with a set layout (vkCmdPushDescriptorSetKHR):
         its sizes, every descriptor accessible (unwritten pushed descriptors are not tracked),
-        made once per layout and shared by every push."""
-        region = self.push_regions.get(layout_handle)
+        and the ranges of the buffer descriptors ``writes`` pushed. Regions are made once per
+        layout and distinct ranges, and kept while the layout lives (recorded command buffers
+        may use them); past MAX_PUSHED_REGIONS, pushes share the layout's region without
+        ranges (their buffer accesses are not checked)."""
+        layout = self.layouts.get(layout_handle)
+        if layout is None:
+            return NO_STATE
+        plain = SetLayoutState(layout.handle, layout.sizes, frozenset(), None)
+        words = plain.region_words(0)
+        ranges = self._pushed_ranges(layout, words, writes)
+        key = (layout_handle, ranges)
+        region = self.push_regions.get(key)
+        if region is None and ranges and len(self.push_regions) >= MAX_PUSHED_REGIONS:
+            key = (layout_handle, ())
+            region = self.push_regions.get(key)
+            words = plain.region_words(0)
         if region is None:
-            layout = self.layouts.get(layout_handle)
-            if layout is None:
-                return NO_STATE
-            accessible = SetLayoutState(layout.handle, layout.sizes, frozenset(), None)
-            region = self.push_regions[layout_handle] = self.state.allocate(
-                accessible.region_words(0)
-            )
+            region = self.push_regions[key] = self.state.allocate(words)
         return region.offset
+
+    def _pushed_ranges(
+        self, layout: SetLayoutState, words: array[int], writes: Sequence[PushedWrite]
+    ) -> tuple[tuple[int, int], ...]:
+        """Write the pushed buffer descriptors' range words into ``words``; (word, value)
+        of each, the region's identity beside its layout."""
+        if not writes or not layout.buffer_bindings:
+            return ()
+        holder = DescriptorSetState(0, 0, layout, Region(0, words))
+        changed: dict[int, int] = {}
+        for binding, element, bounds in writes:
+            position = 0
+            for run_binding, first, run in holder.elements(binding, element, len(bounds)):
+                for offset in range(run):
+                    bound = bounds[position + offset]
+                    known = self._reachable(bound)
+                    if run_binding in layout.buffer_bindings and known is not None:
+                        at = holder.table(run_binding) + first + offset
+                        words[at] = changed[at] = range_word(known)
+                position += run
+        return tuple(sorted(changed.items()))
 
     def allocate_sets(
         self, pool: int, layouts: Sequence[int], handles: Sequence[int], counts: Sequence[int]
@@ -335,9 +369,8 @@ class DescriptorTracker:
         entries: Iterable[TemplateEntry],
         bind_point: int = 0,
     ) -> None:
-        if template_type == DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET:
-            self.templates[handle] = tuple(entries)
-        else:
+        self.templates[handle] = tuple(entries)
+        if template_type != DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET:
             self.push_templates[handle] = bind_point
 
     def destroy_template(self, handle: int) -> None:

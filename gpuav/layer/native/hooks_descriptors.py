@@ -24,6 +24,7 @@ from gpuav.layer.descriptor_sets import (
     Bound,
     DescriptorTracker,
     LayoutBinding,
+    PushedWrite,
     TemplateEntry,
 )
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
@@ -181,22 +182,48 @@ def _record_writes(tracker: DescriptorTracker, count: int, writes: int) -> None:
     items = vkffi.cast("VkWriteDescriptorSet *", writes)
     for index in range(count):
         write = items[index]
-        descriptors = int(write.descriptorCount)
-        kind = int(write.descriptorType)
-        buffers: list[Bound | None] | None = None
-        if kind in TEXEL_DESCRIPTOR_TYPES and write.pTexelBufferView:
-            views = handles_at(address(write.pTexelBufferView), descriptors)
-            buffers = [tracker.views.bound(view) for view in views]
-        elif kind in BUFFER_DESCRIPTOR_TYPES and write.pBufferInfo:
-            infos = write.pBufferInfo
-            buffers = [_bound(infos[k]) for k in range(descriptors)]
         tracker.write(
             address(write.dstSet),
             int(write.dstBinding),
             int(write.dstArrayElement),
-            descriptors,
-            buffers,
+            int(write.descriptorCount),
+            _written(tracker, write),
         )
+
+
+def _written(tracker: DescriptorTracker, write: Any) -> list[Bound | None] | None:
+    """What each buffer or texel buffer descriptor of a write names; None for other types."""
+    kind = int(write.descriptorType)
+    count = int(write.descriptorCount)
+    if kind in TEXEL_DESCRIPTOR_TYPES and write.pTexelBufferView:
+        views = handles_at(address(write.pTexelBufferView), count)
+        return [tracker.views.bound(view) for view in views]
+    if kind in BUFFER_DESCRIPTOR_TYPES and write.pBufferInfo:
+        infos = write.pBufferInfo
+        return [_bound(infos[k]) for k in range(count)]
+    return None
+
+
+def _pushed_writes(tracker: DescriptorTracker, count: int, writes: int) -> list[PushedWrite]:
+    items = vkffi.cast("VkWriteDescriptorSet *", writes)
+    pushed: list[PushedWrite] = []
+    for index in range(count):
+        write = items[index]
+        bounds = _written(tracker, write)
+        if bounds is not None:
+            pushed.append((int(write.dstBinding), int(write.dstArrayElement), bounds))
+    return pushed
+
+
+def _pushed_with_template(
+    tracker: DescriptorTracker, template: int, data: int
+) -> list[PushedWrite]:
+    read = _template_buffers(tracker, data)
+    return [
+        (entry.binding, entry.element, read(entry))
+        for entry in tracker.templates.get(template, ())
+        if entry.descriptor_type in BUFFER_DESCRIPTOR_TYPES
+    ]
 
 
 def _bound(info: Any) -> BoundBuffer:
@@ -350,10 +377,11 @@ def cmd_push_descriptor_set(
     record.next.vkCmdPushDescriptorSetKHR(
         command_buffer, bind_point, layout, set_index, count, writes
     )
-    if state is not None:
+    if state is not None and state.device.descriptors is not None:
         try:
+            pushed = _pushed_writes(state.device.descriptors, count, writes)
             command_buffers.post_call_record_cmd_push_descriptor_set(
-                state, bind_point, layout, set_index
+                state, bind_point, layout, set_index, pushed
             )
         except BaseException as error:
             _report(record, "vkCmdPushDescriptorSetKHR", error)
@@ -370,9 +398,11 @@ def cmd_push_descriptor_set_with_template(
     )
     if state is not None and state.device.descriptors is not None:
         try:
-            bind_point = state.device.descriptors.push_templates.get(template, 0)
+            tracker = state.device.descriptors
+            bind_point = tracker.push_templates.get(template, 0)
+            pushed = _pushed_with_template(tracker, template, data)
             command_buffers.post_call_record_cmd_push_descriptor_set(
-                state, bind_point, layout, set_index
+                state, bind_point, layout, set_index, pushed
             )
         except BaseException as error:
             _report(record, "vkCmdPushDescriptorSetWithTemplateKHR", error)

@@ -8,11 +8,14 @@
  * numbers, 1000 + k) written with OFFSET and RANGE (0: VK_WHOLE_SIZE) -- for the texel types,
  * those of an R32_UINT buffer view --, bound with the DYNAMIC offset for the dynamic types, and
  * named NAME with vkSetDebugUtilsObjectNameEXT when given. Binding 1 is a storage
- * buffer of 16 words for results. The push constant is the int INDEX. OPTIONS: "robust"
- * enables robustBufferAccess; "robust,quiet" also passes the layer setting
- * robust_buffer_warnings = false through VK_EXT_layer_settings. Prints "message" lines
+ * buffer of 16 words for results. The push constant is the int INDEX. OPTIONS, comma-separated:
+ * "robust" enables robustBufferAccess; "quiet" passes the layer setting
+ * robust_buffer_warnings = false through VK_EXT_layer_settings; "template" writes the set with
+ * a descriptor update template; "push" pushes the descriptors (VK_KHR_push_descriptor)
+ * instead of binding a set, with a push template too when "template" is given. Prints "message" lines
  * (vk_app_common.h), then "result" and the result words, then "data" and the tested buffer's
  * first 16 words. */
+#include <stddef.h>
 #include <string.h>
 
 #include "vk_app_common.h"
@@ -87,7 +90,11 @@ int main(int argc, char **argv) {
     VkQueue queue;
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     features.features.robustBufferAccess = strstr(options, "robust") ? VK_TRUE : VK_FALSE;
-    VkDevice device = create_device(physical, &features, 0, NULL, &queue);
+    int pushing = strstr(options, "push") != NULL;
+    int templated = strstr(options, "template") != NULL;
+    const char *device_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    VkDevice device =
+        create_device(physical, &features, pushing ? 1 : 0, device_extensions, &queue);
 
     VkBuffer tested, results;
     VkDeviceMemory tested_memory, results_memory;
@@ -123,6 +130,7 @@ int main(int argc, char **argv) {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     set_info.bindingCount = 2;
     set_info.pBindings = bindings;
+    if (pushing) set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
     VkDescriptorSetLayout set_layout;
     CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
     VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4};
@@ -134,19 +142,21 @@ int main(int argc, char **argv) {
     VkPipelineLayout layout;
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
 
-    VkDescriptorPoolSize pool_sizes[2] = {{type, 1}, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1}};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 2;
-    pool_info.pPoolSizes = pool_sizes;
-    VkDescriptorPool pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &pool));
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (!pushing) {
+        VkDescriptorPoolSize pool_sizes[2] = {{type, 1}, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1}};
+        VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+        pool_info.maxSets = 1;
+        pool_info.poolSizeCount = 2;
+        pool_info.pPoolSizes = pool_sizes;
+        CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &pool));
+        VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        allocate.descriptorPool = pool;
+        allocate.descriptorSetCount = 1;
+        allocate.pSetLayouts = &set_layout;
+        CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    }
     VkDescriptorBufferInfo infos[2] = {
         {tested, offset, range ? range : VK_WHOLE_SIZE},
         {results, 0, VK_WHOLE_SIZE},
@@ -166,15 +176,49 @@ int main(int argc, char **argv) {
         {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 1, 0, 1,
          VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &infos[1]},
     };
-    vkUpdateDescriptorSets(device, 2, writes, 0, NULL);
+    /* The template's data: the tested descriptor (a buffer info or a view), then the results. */
+    struct {
+        VkDescriptorBufferInfo tested;
+        VkBufferView view;
+        VkDescriptorBufferInfo results;
+    } data = {infos[0], view, infos[1]};
+    VkDescriptorUpdateTemplateEntry entries[2] = {
+        {0, 0, 1, type, is_texel(type) ? offsetof(__typeof__(data), view) : 0, 0},
+        {1, 0, 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, offsetof(__typeof__(data), results), 0},
+    };
+    VkDescriptorUpdateTemplateCreateInfo template_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO};
+    template_info.descriptorUpdateEntryCount = 2;
+    template_info.pDescriptorUpdateEntries = entries;
+    template_info.templateType = pushing ? VK_DESCRIPTOR_UPDATE_TEMPLATE_TYPE_PUSH_DESCRIPTORS_KHR
+                                         : VK_DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET;
+    template_info.descriptorSetLayout = set_layout;
+    template_info.pipelineBindPoint = VK_PIPELINE_BIND_POINT_COMPUTE;
+    template_info.pipelineLayout = layout;
+    VkDescriptorUpdateTemplate update_template = VK_NULL_HANDLE;
+    if (templated)
+        CHECK(vkCreateDescriptorUpdateTemplate(device, &template_info, NULL, &update_template));
+    if (!pushing && templated) vkUpdateDescriptorSetWithTemplate(device, set, update_template, &data);
+    if (!pushing && !templated) vkUpdateDescriptorSets(device, 2, writes, 0, NULL);
 
     VkShaderModule module = load_shader_module(device, argv[1]);
     VkPipeline pipeline = create_compute_pipeline(device, layout, module, NULL);
     VkCommandPool command_pool = create_command_pool(device);
     VkCommandBuffer command_buffer = begin_command_buffer(device, command_pool, 0);
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set,
-                            is_dynamic(type) ? 1 : 0, &dynamic);
+    if (pushing && templated) {
+        PFN_vkCmdPushDescriptorSetWithTemplateKHR push_template =
+            (PFN_vkCmdPushDescriptorSetWithTemplateKHR)vkGetDeviceProcAddr(
+                device, "vkCmdPushDescriptorSetWithTemplateKHR");
+        push_template(command_buffer, update_template, layout, 0, &data);
+    } else if (pushing) {
+        PFN_vkCmdPushDescriptorSetKHR push_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
+            device, "vkCmdPushDescriptorSetKHR");
+        push_set(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 2, writes);
+    } else {
+        vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1,
+                                &set, is_dynamic(type) ? 1 : 0, &dynamic);
+    }
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &index);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     CHECK(vkEndCommandBuffer(command_buffer));
@@ -194,7 +238,8 @@ int main(int argc, char **argv) {
     vkDestroyCommandPool(device, command_pool, NULL);
     vkDestroyPipeline(device, pipeline, NULL);
     vkDestroyShaderModule(device, module, NULL);
-    vkDestroyDescriptorPool(device, pool, NULL);
+    if (pool) vkDestroyDescriptorPool(device, pool, NULL);
+    if (update_template) vkDestroyDescriptorUpdateTemplate(device, update_template, NULL);
     if (view) vkDestroyBufferView(device, view, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
