@@ -20,6 +20,8 @@ from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
 from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.find_accesses import DESCRIPTOR_CLASSES, find_accesses
 from gpuav.instrument.helpers import Helpers, build_helpers
+from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, may_index_locals
+from gpuav.instrument.local_guards import LocalGuarder
 from gpuav.instrument.merges import MergedOperands
 from gpuav.instrument.printf import PrintfSite, instrument_printf
 from gpuav.instrument.resources import list_in_interfaces
@@ -57,6 +59,7 @@ class InstrumentResult:
     findings: Findings = field(default_factory=Findings)
     buffer_findings: BufferFindings = field(default_factory=BufferFindings)
     texel_findings: TexelFindings = field(default_factory=TexelFindings)
+    local_findings: LocalFindings = field(default_factory=LocalFindings)
     helpers: Helpers | None = None  # when the checks put helpers in the module
     printf_sites: list[PrintfSite] = field(default_factory=list)
 
@@ -66,6 +69,7 @@ class InstrumentResult:
             self.findings.accesses
             or self.buffer_findings.accesses
             or self.texel_findings.accesses
+            or self.local_findings.accesses
             or self.printf_sites
         )
 
@@ -139,7 +143,10 @@ def _instrument(
     if any(m.operands[0] in _PHYSICAL for m in module.memory_model):
         raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument physical addressing")
     roots = _descriptor_variables(module)
-    if not roots and not (descriptor_state and _has_descriptor_variables(module)):
+    # Local arrays are checked with or without descriptors (and without descriptor state).
+    local_indexing = may_index_locals(module)
+    descriptors = bool(roots) or (descriptor_state and _has_descriptor_variables(module))
+    if not descriptors and not local_indexing:
         return InstrumentResult(module)
     def_use = ShaderIndex(module, roots)
     types = Types(def_use.defs)
@@ -151,6 +158,8 @@ def _instrument(
         buffer_findings = find_buffer_accesses(module, types, decorations)
         texel_findings = find_texel_accesses(module, types, decorations)
     result = InstrumentResult(module, findings, buffer_findings, texel_findings)
+    if local_indexing:
+        result.local_findings = find_local_accesses(module, types)
     if not result.changed:
         return result
     for entry_point in module.entry_points:
@@ -170,6 +179,7 @@ def _instrument(
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     _guard_buffer_ranges(builder, def_use, types, helpers, buffer_findings, texel_findings)
+    _guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
     MergedOperands(guarder).prepare(findings.accesses)
     for access in _last_first(findings.accesses, def_use):
@@ -182,6 +192,8 @@ def _instrument(
         unused_helpers += [helpers.check_buffer_range, helpers.write_range_record]
     if not texel_findings.accesses:
         unused_helpers += [helpers.check_texel, helpers.write_texel_record]
+    if not result.local_findings.accesses:
+        unused_helpers += [helpers.report_local_index, helpers.write_local_record]
     if not buffer_findings.accesses and not texel_findings.accesses:
         unused_helpers.append(helpers.buffer_range)
     for unused in unused_helpers:
@@ -222,6 +234,21 @@ def _guard_buffer_ranges(
         for texel in texels.accesses
         if guard_texel_access(guarder, helpers.check_texel, texel)
     ]
+
+
+def _guard_local_arrays(
+    builder: Builder, def_use: DefUse, types: Types, helpers: Helpers, findings: LocalFindings
+) -> None:
+    if helpers.report_local_index is None:
+        return
+    guarder = LocalGuarder(builder, def_use, types, helpers.report_local_index)
+    guarded = []
+    for access in _last_first(findings.accesses, def_use):
+        if guarder.guard(access):
+            guarded.append(access)
+        else:
+            findings.unchecked.append((access.consumer.origin, "a result with no null value"))
+    findings.accesses = guarded
 
 
 def _has_descriptor_variables(module: Module) -> bool:

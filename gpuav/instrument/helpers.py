@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from gpuav.instrument.buffer_ranges import define_range_check
 from gpuav.instrument.descriptor_state import ContextAddressSource
+from gpuav.instrument.local_guards import define_local_report
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.instrument.resources import AddressResources, SetResources
 from gpuav.instrument.state_reader import StateReader
@@ -46,6 +47,8 @@ class Helpers:
     write_range_record: int | None = None  # with descriptor state
     check_texel: int | None = None  # with descriptor state
     write_texel_record: int | None = None  # with descriptor state
+    report_local_index: int | None = None
+    write_local_record: int | None = None
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -85,8 +88,16 @@ def _define(
     descriptor_state: bool,
 ) -> Helpers:
     writer = RecordWriter(builder, resources, shader_id=shader_id, stage_info=stage_info)
+    report_local, write_local = define_local_report(builder, writer)
     if not descriptor_state:
-        return Helpers(writer.check_bounds, None, stage_info, tuple(resources.variables))
+        return Helpers(
+            writer.check_bounds,
+            None,
+            stage_info,
+            tuple(resources.variables),
+            report_local_index=report_local,
+            write_local_record=write_local,
+        )
     state = StateReader(builder, resources, writer)
     check_range, write_range = define_range_check(builder, writer)
     check_texel, write_texel = define_texel_check(builder, writer)
@@ -101,6 +112,8 @@ def _define(
         write_range,
         check_texel,
         write_texel,
+        report_local_index=report_local,
+        write_local_record=write_local,
     )
 
 
@@ -184,6 +197,12 @@ class _Template:
             None if helpers.write_range_record is None else ids[helpers.write_range_record],
             None if helpers.check_texel is None else ids[helpers.check_texel],
             None if helpers.write_texel_record is None else ids[helpers.write_texel_record],
+            report_local_index=None
+            if helpers.report_local_index is None
+            else ids[helpers.report_local_index],
+            write_local_record=None
+            if helpers.write_local_record is None
+            else ids[helpers.write_local_record],
         )
 
     @staticmethod

@@ -60,12 +60,13 @@ def test_any_record_gets_a_message(debug: DebugMode, records: list[ErrorRecord])
     assert sum(message.count for message in messages) == len(records)
     for message in messages:
         assert message.text.count("\n") >= 4
-        expected = (
-            "VUID-vkCmdDraw-"
-            if message.record is not None
-            and message.record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS
-            else "GPUAV-descriptor-"
-        )
+        prefixes = {
+            ErrorCode.BUFFER_OUT_OF_BOUNDS: "VUID-vkCmdDraw-",
+            ErrorCode.TEXEL_OUT_OF_BOUNDS: "GPUAV-texel-buffer-",
+            ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: "GPUAV-local-array-",
+        }
+        assert message.record is not None
+        expected = prefixes.get(message.record.error_code, "GPUAV-descriptor-")
         assert message.message_id.startswith(expected)
 
 
