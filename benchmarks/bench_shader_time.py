@@ -1,11 +1,22 @@
-"""GPU time of issue 17's compute kernel: no layer, gpuav, and gpuav without the NonWritable
-and Restrict decorations on its own buffers (the pass before issue 17's first step).
+"""GPU time of compute kernels with no layer, gpuav and the Khronos layer 1.4.309's GPU-AV.
 
-Each configuration runs shader_time_app.py in fresh processes, round-robin; each cell is the
+Kernels: issue 17's ``indexed_fetches`` (1M invocations x 64 fetches from a runtime array of
+storage buffers, by indices read from a uniform buffer; shader_time_app.py) and issue 14's
+``ssbo_loops`` (1M invocations x 64 hashed loads from one plain storage buffer and stores to
+another, each checked against the bound range; ssbo_loops_app.py).
+
+Each configuration runs the kernel's app in fresh processes, round-robin; each cell is the
 median over runs of the run's median dispatch (the first dispatch of a run, which pays the
-pipeline's first use, is left out). Not a test: timings depend on the machine.
+pipeline's first use, is left out), with the slowest and fastest run beside it. The result's
+checksum must be the same in every configuration. Not a test: timings depend on the machine.
+
+The Khronos layer 1.4.309 needs glibc 2.38; ``--khronos-root`` names a folder laid out as
+``/work/shared/tools/newer-khronos.sh`` lays out ``$NK_ROOT`` (``layer/`` holds the manifest,
+``root/`` Debian 13's libraries): the app then runs under Debian 13's dynamic loader, unless
+``--khronos-native`` says the system's own glibc and libstdc++ are new enough.
 
     python -m benchmarks.bench_shader_time [--runs 3] [--dispatches 20]
+        [--kernel ssbo_loops --kernel indexed_fetches] [--khronos-root $NK_ROOT]
 """
 
 from __future__ import annotations
@@ -17,74 +28,194 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchmarks.layer_apps import _LAYER_VARIABLES, REPOSITORY, gpuav_environment
+from benchmarks.layer_apps import _LAYER_VARIABLES, KHRONOS, REPOSITORY, gpuav_environment
 from gpuav.layer.native.build import layer_dir
 
-APP = REPOSITORY / "benchmarks" / "shader_time_app.py"
-SHADER = REPOSITORY / "benchmarks" / "shaders" / "indexed_fetches.comp"
+BENCHMARKS = REPOSITORY / "benchmarks"
+KERNELS = {
+    "indexed_fetches": (BENCHMARKS / "shader_time_app.py", "1M invocations x 64 indexed fetches"),
+    "ssbo_loops": (BENCHMARKS / "ssbo_loops_app.py", "1M invocations x 64 SSBO loads + stores"),
+}
 WITHOUT_READ_ONLY = "benchmarks.without_read_only:instrument"
+GPU_ASSISTED = "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT"
+NO_POST_PROCESS = "VK_KHRONOS_VALIDATION_GPUAV_POST_PROCESS_DESCRIPTOR_INDEXING"
+DEBIAN_LIBRARIES = "root/usr/lib/x86_64-linux-gnu"
 
 
-def configurations(layer_folder: str) -> dict[str, dict[str, str]]:
-    without = gpuav_environment(layer_folder)
-    without["GPUAV_INSTRUMENTER"] = WITHOUT_READ_ONLY
-    return {
-        "no layer": {},
-        "gpuav": gpuav_environment(layer_folder),
-        "gpuav, no NonWritable/Restrict": without,
+@dataclass
+class Configuration:
+    environment: dict[str, str]
+    prefix: list[str] = field(default_factory=list)  # runs the interpreter (a dynamic loader)
+    # The Khronos layer sometimes aborts at exit after the app printed its figures.
+    exit_may_fail: bool = False
+
+
+def khronos_configuration(root: Path, *, native: bool, post_process: bool) -> Configuration:
+    environment = {
+        "VK_LAYER_PATH": str(root / "layer"),
+        "VK_INSTANCE_LAYERS": KHRONOS,
+        "VK_LAYER_ENABLES": GPU_ASSISTED,
     }
+    if not post_process:
+        environment[NO_POST_PROCESS] = "false"
+    prefix: list[str] = []
+    if not native:
+        # --library-path replaces LD_LIBRARY_PATH, so the caller's folders (a driver's) follow.
+        folders = [str(root / DEBIAN_LIBRARIES), "/usr/lib/x86_64-linux-gnu"]
+        folders += [f for f in os.environ.get("LD_LIBRARY_PATH", "").split(":") if f]
+        loader = root / DEBIAN_LIBRARIES / "ld-linux-x86-64.so.2"
+        prefix = [str(loader), "--library-path", ":".join(folders)]
+    return Configuration(environment, prefix, exit_may_fail=True)
 
 
-def one_run(shader: Path, dispatches: int, configuration: dict[str, str]) -> dict[str, object]:
+def configurations(options: argparse.Namespace) -> dict[str, Configuration]:
+    layer_folder = str(layer_dir())
+    chosen = {
+        "no layer": Configuration({}),
+        "gpuav": Configuration(gpuav_environment(layer_folder)),
+    }
+    if options.without_read_only:
+        without = gpuav_environment(layer_folder)
+        without["GPUAV_INSTRUMENTER"] = WITHOUT_READ_ONLY
+        chosen["gpuav, no NonWritable/Restrict"] = Configuration(without)
+    if options.khronos_root is not None:
+        root, native = Path(options.khronos_root), options.khronos_native
+        chosen["Khronos 1.4.309 GPU-AV"] = khronos_configuration(
+            root, native=native, post_process=True
+        )
+        if options.khronos_no_post_process:
+            chosen["Khronos 1.4.309, no post-process"] = khronos_configuration(
+                root, native=native, post_process=False
+            )
+    return chosen
+
+
+@dataclass
+class Run:
+    """What one app process printed: each dispatch's GPU time, the result's checksum."""
+
+    ms: list[float]
+    checksum: int
+    device: str
+    exit: int
+
+
+def one_run(app: Path, shader: Path, dispatches: int, configuration: Configuration) -> Run:
     environment = {
         key: value for key, value in os.environ.items() if not key.startswith(_LAYER_VARIABLES)
     }
     environment["PYTHONPATH"] = str(REPOSITORY)
-    environment.update(configuration)
+    environment.update(configuration.environment)
+    command = [*configuration.prefix, sys.executable, str(app), str(shader)]
     done = subprocess.run(
-        [sys.executable, str(APP), str(shader), "--dispatches", str(dispatches)],
-        env=environment, capture_output=True, text=True, check=True, timeout=600,
+        [*command, "--dispatches", str(dispatches)],
+        env=environment, capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    if done.stderr.strip():
-        result["stderr"] = done.stderr.strip()[-400:]
-    return result
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines or (done.returncode != 0 and not configuration.exit_may_fail):
+        raise RuntimeError(f"{command} exited {done.returncode}: {done.stderr[-2000:]}")
+    printed = json.loads(lines[-1])
+    return Run(
+        ms=[float(t) for t in printed["ms"]],
+        checksum=int(printed["checksum"]),
+        device=str(printed["device"]),
+        exit=done.returncode,
+    )
+
+
+def compile_kernel(name: str, folder: Path) -> Path:
+    shader = folder / f"{name}.spv"
+    source = BENCHMARKS / "shaders" / f"{name}.comp"
+    subprocess.run(
+        ["glslangValidator", "-V", "--target-env", "vulkan1.2", "-o", str(shader), str(source)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return shader
+
+
+@dataclass
+class Cell:
+    """One configuration's figures on one kernel, a value per run."""
+
+    medians: list[float] = field(default_factory=list)  # ms, first dispatch left out
+    dispatches: list[list[float]] = field(default_factory=list)
+    checksums: list[int] = field(default_factory=list)
+    exits: list[int] = field(default_factory=list)
+    device: str = ""
+
+
+def measure(
+    kernel: str, shader: Path, configs: dict[str, Configuration], options: argparse.Namespace
+) -> dict[str, Cell]:
+    app = KERNELS[kernel][0]
+    found = {name: Cell() for name in configs}
+    for _ in range(options.runs):
+        for name, configuration in configs.items():
+            result = one_run(app, shader, options.dispatches, configuration)
+            cell = found[name]
+            cell.medians.append(statistics.median(result.ms[1:]))
+            cell.dispatches.append(result.ms)
+            cell.checksums.append(result.checksum)
+            cell.exits.append(result.exit)
+            cell.device = result.device
+    return found
+
+
+def print_kernel(kernel: str, found: dict[str, Cell]) -> None:
+    device = found["no layer"].device
+    print(f"\n{kernel}: {KERNELS[kernel][1]}; {device}; median of run medians (ms)")
+    plain = statistics.median(found["no layer"].medians)
+    for name, cell in found.items():
+        median = statistics.median(cell.medians)
+        runs = " ".join(f"{v:.3f}" for v in cell.medians)
+        aborted = sum(1 for e in cell.exits if e != 0)
+        print(
+            f"  {name:34s} {median:9.3f} ms  {median / plain:6.2f}x"
+            f"  [{min(cell.medians):.3f} .. {max(cell.medians):.3f}]  runs: {runs}"
+            f"  checksums: {sorted(set(cell.checksums))}"
+            + (f"  (exited non-zero after printing: {aborted})" if aborted else "")
+        )
+    every = {c for cell in found.values() for c in cell.checksums}
+    print("  checksums " + ("identical" if len(every) == 1 else f"DIFFER: {sorted(every)}"))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dispatches", type=int, default=20)
+    parser.add_argument("--kernel", action="append", choices=sorted(KERNELS))
+    parser.add_argument("--khronos-root", help="$NK_ROOT of newer-khronos.sh (or its layout)")
+    parser.add_argument(
+        "--khronos-native",
+        action="store_true",
+        help="load the Khronos layer with the system's own glibc",
+    )
+    parser.add_argument(
+        "--khronos-no-post-process",
+        action="store_true",
+        help="also run the Khronos layer with descriptor post-processing off",
+    )
+    parser.add_argument(
+        "--without-read-only",
+        action="store_true",
+        help="also run gpuav without NonWritable/Restrict on its buffers",
+    )
+    parser.add_argument("--json", help="write every dispatch time to this file")
     options = parser.parse_args()
+    kernels = options.kernel or ["ssbo_loops", "indexed_fetches"]
+    configs = configurations(options)
+    everything: dict[str, dict[str, Cell]] = {}
     with tempfile.TemporaryDirectory(prefix="gpuav-bench-") as work:
-        shader = Path(work) / "indexed_fetches.spv"
-        subprocess.run(
-            ["glslangValidator", "-V", "--target-env", "vulkan1.2", "-o", str(shader), str(SHADER)],
-            check=True, capture_output=True,
-        )  # fmt: skip
-        configs = configurations(str(layer_dir()))
-        medians: dict[str, list[float]] = {name: [] for name in configs}
-        checksums: dict[str, set[int]] = {name: set() for name in configs}
-        device = ""
-        for _ in range(options.runs):
-            for name, configuration in configs.items():
-                result = one_run(shader, options.dispatches, configuration)
-                times = result["ms"]
-                assert isinstance(times, list)
-                medians[name].append(statistics.median(times[1:]))
-                checksums[name].add(int(str(result["checksum"])))
-                device = str(result["device"])
-                if "stderr" in result:
-                    print(f"{name}: stderr: {result['stderr']}")
-    print(f"{device}; 1M invocations x 64 indexed SSBO fetches; median of run medians (ms)")
-    plain = statistics.median(medians["no layer"])
-    for name, values in medians.items():
-        median = statistics.median(values)
-        runs = " ".join(f"{v:.3f}" for v in values)
-        print(f"{name:34s} {median:9.3f} ms  {median / plain:5.2f}x   runs: {runs}"
-              f"   checksums: {sorted(checksums[name])}")  # fmt: skip
+        for kernel in kernels:
+            found = measure(kernel, compile_kernel(kernel, Path(work)), configs, options)
+            everything[kernel] = found
+            print_kernel(kernel, found)
+    if options.json:
+        tables = {k: {n: asdict(c) for n, c in found.items()} for k, found in everything.items()}
+        Path(options.json).write_text(json.dumps(tables, indent=1))
     return 0
 
 

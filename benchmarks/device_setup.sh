@@ -2,9 +2,13 @@
 # no Vulkan loader, no Khronos layer, no glslang, no cffi/vulkan packages, no network.
 # What it needs travels with the call in three ignored folders (see benchmarks/RESULTS_H100.md):
 #   .gl/      Debian bookworm's libvulkan1 (+ glvnd), unpacked into / as the device notes say
-#   .vkdebs/  vulkan-validationlayers, glslang-tools, vulkan-tools (+ vulkaninfo's X libraries),
-#             unpacked into a prefix of their own
+#   .vkdebs/  glslang-tools (and, where carried, bookworm's vulkan-validationlayers 1.3.239,
+#             vulkan-tools + vulkaninfo's X libraries), unpacked into a prefix of their own
 #   .whl/     cp312 wheels: cffi, pycparser, vulkan==1.3.275.1
+#   .vkdebs/trixie/  Debian 13's libc6, libgcc-s1, libstdc++6 and vulkan-validationlayers
+#             1.4.309 (from $NK_ROOT/debs of /work/shared/tools/newer-khronos.sh), unpacked
+#             into $NK_ROOT laid out as that script lays it out (layer/ holds the manifest,
+#             root/ the libraries), for bench_shader_time.py --khronos-root "$NK_ROOT"
 # Usage: source benchmarks/device_setup.sh && <run the benchmarks with python3>
 
 GPUAV_VK_PREFIX=/opt/gpuav-vk
@@ -19,10 +23,23 @@ gpuav_vk_libs="$GPUAV_VK_PREFIX/usr/lib/x86_64-linux-gnu"
 # The Khronos manifest names its library by bare file name; make it absolute so that no
 # LD_LIBRARY_PATH is needed. The benchmark strips VK_LAYER_PATH / VK_ADD_LAYER_PATH from the
 # app's environment, so the manifest is found through XDG_DATA_DIRS (a standard search place).
-sed -i "s#\"library_path\": *\"[^\"]*\"#\"library_path\": \"$gpuav_vk_libs/libVkLayer_khronos_validation.so\"#" \
-    "$GPUAV_VK_PREFIX/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json"
+gpuav_vk_manifest="$GPUAV_VK_PREFIX/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json"
+if [ -f "$gpuav_vk_manifest" ]; then
+    sed -i "s#\"library_path\": *\"[^\"]*\"#\"library_path\": \"$gpuav_vk_libs/libVkLayer_khronos_validation.so\"#" \
+        "$gpuav_vk_manifest"
+fi
 export XDG_DATA_DIRS="$GPUAV_VK_PREFIX/usr/share:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}"
 export PATH="$GPUAV_VK_PREFIX/usr/bin:$PATH"
+
+# The Khronos layer 1.4.309 (needs glibc 2.38): its manifest names the library absolutely.
+if ls .vkdebs/trixie/*.deb >/dev/null 2>&1; then
+    export NK_ROOT=/opt/gpuav-nk
+    mkdir -p "$NK_ROOT/root" "$NK_ROOT/layer"
+    for deb in .vkdebs/trixie/*.deb; do dpkg -x "$deb" "$NK_ROOT/root"; done
+    sed "s#\"library_path\": *\"[^\"]*\"#\"library_path\": \"$NK_ROOT/root/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so\"#" \
+        "$NK_ROOT/root/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json" \
+        >"$NK_ROOT/layer/VkLayer_khronos_validation.json"
+fi
 
 # The NVIDIA ICD: use the standard places if they hold one, else the driver's own folder.
 if ! ls /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json >/dev/null 2>&1; then
