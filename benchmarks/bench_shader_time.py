@@ -3,7 +3,8 @@
 Kernels: issue 17's ``indexed_fetches`` (1M invocations x 64 fetches from a runtime array of
 storage buffers, by indices read from a uniform buffer; shader_time_app.py) and issue 14's
 ``ssbo_loops`` (1M invocations x 64 hashed loads from one plain storage buffer and stores to
-another, each checked against the bound range; ssbo_loops_app.py).
+another, each checked against the bound range; ssbo_loops_app.py), the default two; and models
+of ``ssbo_loops`` with checks written by hand, to time what a check could cost.
 
 Each configuration runs the kernel's app in fresh processes, round-robin; each cell is the
 median over runs of the run's median dispatch (the first dispatch of a run, which pays the
@@ -35,11 +36,18 @@ from benchmarks.layer_apps import _LAYER_VARIABLES, KHRONOS, REPOSITORY, gpuav_e
 from gpuav.layer.native.build import layer_dir
 
 BENCHMARKS = REPOSITORY / "benchmarks"
+LOOPS_APP = BENCHMARKS / "ssbo_loops_app.py"
 KERNELS = {
     "indexed_fetches": (BENCHMARKS / "shader_time_app.py", "1M invocations x 64 indexed fetches"),
-    "ssbo_loops": (BENCHMARKS / "ssbo_loops_app.py", "1M invocations x 64 SSBO loads + stores"),
+    "ssbo_loops": (LOOPS_APP, "1M invocations x 64 SSBO loads + stores"),
+    # Models of what a check could cost, checked by hand in GLSL (run them with no layer).
+    "ssbo_loops_checked": (LOOPS_APP, "model: both checks in the loop, by hand"),
+    "ssbo_loops_hoisted": (LOOPS_APP, "model: the store's check before the loop"),
+    "ssbo_loops_versioned": (LOOPS_APP, "model: one check of the mask's span, unchecked loop"),
 }
+DEFAULT_KERNELS = ["ssbo_loops", "indexed_fetches"]
 WITHOUT_READ_ONLY = "benchmarks.without_read_only:instrument"
+SILENT_RANGE_RECORDS = "benchmarks.silent_range_records:instrument"
 GPU_ASSISTED = "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT"
 NO_POST_PROCESS = "VK_KHRONOS_VALIDATION_GPUAV_POST_PROCESS_DESCRIPTOR_INDEXING"
 DEBIAN_LIBRARIES = "root/usr/lib/x86_64-linux-gnu"
@@ -81,6 +89,10 @@ def configurations(options: argparse.Namespace) -> dict[str, Configuration]:
         without = gpuav_environment(layer_folder)
         without["GPUAV_INSTRUMENTER"] = WITHOUT_READ_ONLY
         chosen["gpuav, no NonWritable/Restrict"] = Configuration(without)
+    if options.silent_range_records:
+        silent = gpuav_environment(layer_folder)
+        silent["GPUAV_INSTRUMENTER"] = SILENT_RANGE_RECORDS
+        chosen["gpuav, range records emptied"] = Configuration(silent)
     if options.khronos_root is not None:
         root, native = Path(options.khronos_root), options.khronos_native
         chosen["Khronos 1.4.309 GPU-AV"] = khronos_configuration(
@@ -90,6 +102,8 @@ def configurations(options: argparse.Namespace) -> dict[str, Configuration]:
             chosen["Khronos 1.4.309, no post-process"] = khronos_configuration(
                 root, native=native, post_process=False
             )
+    if options.config:
+        chosen = {name: chosen[name] for name in ["no layer", *options.config]}
     return chosen
 
 
@@ -203,9 +217,17 @@ def main() -> int:
         action="store_true",
         help="also run gpuav without NonWritable/Restrict on its buffers",
     )
+    parser.add_argument(
+        "--silent-range-records",
+        action="store_true",
+        help="also run gpuav with its buffer-range record writer emptied",
+    )
+    parser.add_argument(
+        "--config", action="append", help="run only these configurations (and no layer)"
+    )
     parser.add_argument("--json", help="write every dispatch time to this file")
     options = parser.parse_args()
-    kernels = options.kernel or ["ssbo_loops", "indexed_fetches"]
+    kernels = options.kernel or DEFAULT_KERNELS
     configs = configurations(options)
     everything: dict[str, dict[str, Cell]] = {}
     with tempfile.TemporaryDirectory(prefix="gpuav-bench-") as work:
