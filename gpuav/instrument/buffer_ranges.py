@@ -7,6 +7,11 @@ only when every byte it touches lies inside the range bound to its descriptor.
                                                   a sum that wrapped (UMulExtended, IAddCarry)
     ok     = gpuav_check_buffer_range(instruction, descriptor index, set << 24 | storage | binding,
                                       offset, size, range, flags)   (writes the record)
+
+A span with at most one index term and a range read once per function first takes a quick
+test: ``index < limit``, the number of index values that fit, computed once beside the range
+(with no term, whether the span fits); only where it fails does the full check run. Inside a
+loop an access then costs one compare and a branch.
     if ok:   the access
     %result = OpPhi %type %access_result %ok_block %null %head_block
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from gpuav.instrument import record
 from gpuav.instrument.buffer_spans import BufferAccess, BufferSpan
@@ -91,6 +97,8 @@ class RangeGuarder:
     # (function id, set, binding, flat descriptor index) -> the range read in the function's
     # first block
     _hoisted: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
+    # (function id, range id, constant, size, stride) -> the quick test's hoisted value
+    _quick: dict[tuple[int, int, int, int, int], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.uint = self.builder.type_int(32, False)
@@ -102,14 +110,24 @@ class RangeGuarder:
         consumer = access.consumer
         function = self.function_of(consumer)
         hoisted = [self.hoisted_range(function, *_descriptor(span)) for span in access.spans]
+        quick = [
+            None if bound is None else self._quick_test(function, span, bound)
+            for span, bound in zip(access.spans, hoisted, strict=True)
+        ]
         index = consumer.origin if consumer.origin is not None else NO_INSTRUCTION_INDEX
 
         def condition() -> int:
             ok: int | None = None
-            for span, bound in zip(access.spans, hoisted, strict=True):
+            for span, bound, test in zip(access.spans, hoisted, quick, strict=True):
                 if bound is None:
-                    bound = self.range_here(*_descriptor(span))
-                passed = self._check(index, span, bound)
+                    passed = self._check(index, span, self.range_here(*_descriptor(span)))
+                elif test is None:
+                    passed = self._check(index, span, bound)
+                else:
+                    passed = self._check_unless(
+                        self._quick_pass(span, test),
+                        partial(self._check, index, span, bound),
+                    )
                 ok = (
                     passed if ok is None else self.builder.op(Op.LogicalAnd, self.bool_, ok, passed)
                 )
@@ -117,6 +135,66 @@ class RangeGuarder:
             return ok
 
         return self.guard_with(consumer, condition)
+
+    # -- the quick test: one compare per access, against values read once per function ---
+
+    def _quick_test(self, function: Function, span: BufferSpan, bound: int) -> int | None:
+        """For a span of at most one 32-bit index term, a value computed once in the
+        function's first block: with no term, whether the span fits; with one, how many
+        index values fit (``index < limit`` passes). None for other spans."""
+        if len(span.terms) > 1:
+            return None
+        stride = span.terms[0].stride if span.terms else 0
+        if span.terms and (stride <= 0 or self._width(span.terms[0].index) > 32):
+            return None
+        key = (function.id, bound, span.constant, span.size, stride)
+        if key in self._quick:
+            return self._quick[key]
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        need = span.constant + span.size
+        self._position_after(function, bound)
+        if need > 0xFFFF_FFFF:
+            value = builder.constant_bool(False) if not stride else builder.constant_uint(0)
+        else:
+            enough = builder.op(Op.UGreaterThanEqual, bool_, bound, builder.constant_uint(need))
+            if not stride:
+                value = enough
+            else:
+                room = builder.op(Op.ISub, uint, bound, builder.constant_uint(need))
+                count = builder.op(Op.UDiv, uint, room, builder.constant_uint(stride))
+                limit = builder.op(Op.IAdd, uint, count, builder.constant_uint(1))
+                value = builder.op(Op.Select, uint, enough, limit, builder.constant_uint(0))
+        self._quick[key] = value
+        return value
+
+    def _quick_pass(self, span: BufferSpan, test: int) -> int:
+        if not span.terms:
+            return test
+        index = self.as_uint(span.terms[0].index)
+        return self.builder.op(Op.ULessThan, self.bool_, index, test)
+
+    def _check_unless(self, quick: int, check: Callable[[], int]) -> int:
+        """``quick`` or else, on a branch of its own, the full ``check()`` (which reports)."""
+        builder = self.builder
+        with builder.if_then(builder.op(Op.LogicalNot, self.bool_, quick)) as slow:
+            checked = check()
+        return builder.phi(
+            self.bool_, (checked, slow.exit_label), (builder.constant_bool(True), slow.head_label)
+        )
+
+    def _width(self, value: int) -> int:
+        type_id = self.types.type_of(value)
+        return 32 if type_id is None else self.types.width(type_id)
+
+    def _position_after(self, function: Function, value: int) -> None:
+        """The insert point: right after ``value``'s definition in the first block."""
+        entry = function.blocks[0]
+        at = next(
+            k for k, instruction in enumerate(entry.instructions) if instruction.result_id == value
+        )
+        self.builder.position_at_start(entry, function)
+        self.builder.index = at + 1
 
     def function_of(self, instruction: Instruction) -> Function:
         place = self.def_use.place(instruction)
