@@ -3,8 +3,9 @@
 Kernels: issue 17's ``indexed_fetches`` (1M invocations x 64 fetches from a runtime array of
 storage buffers, by indices read from a uniform buffer; shader_time_app.py) and issue 14's
 ``ssbo_loops`` (1M invocations x 64 hashed loads from one plain storage buffer and stores to
-another, each checked against the bound range; ssbo_loops_app.py), the default two; and models
-of ``ssbo_loops`` with checks written by hand, to time what a check could cost.
+another, each checked against the bound range; ssbo_loops_app.py), the default two; and
+``model_*``: variants of ``ssbo_loops`` with checks written by hand
+(shaders/ssbo_loops_models.comp), to time what a check could cost.
 
 Each configuration runs the kernel's app in fresh processes, round-robin; each cell is the
 median over runs of the run's median dispatch (the first dispatch of a run, which pays the
@@ -36,14 +37,45 @@ from benchmarks.layer_apps import _LAYER_VARIABLES, KHRONOS, REPOSITORY, gpuav_e
 from gpuav.layer.native.build import layer_dir
 
 BENCHMARKS = REPOSITORY / "benchmarks"
+SHADERS = BENCHMARKS / "shaders"
 LOOPS_APP = BENCHMARKS / "ssbo_loops_app.py"
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    app: Path
+    source: Path
+    what: str
+    variant: str | None = None  # a -D for glslangValidator
+
+
+MODEL_VARIANTS = {
+    "CHECKED": "both checks in the loop",
+    "HOISTED": "the store's check before the loop",
+    "VERSIONED": "one check of the mask's span, unchecked loop",
+    "VERSIONED_QUIET": "VERSIONED, nothing reported on failure",
+    "SUNK": "no check, the store after the loop",
+    "ATOMIC_ELSEWHERE": "no check, an atomic that never runs",
+    "GUARDED_LOAD": "only the load checked in the loop",
+    "GUARDED_STORE": "only the store checked in the loop",
+    "GUARDED_QUIET": "both checked in the loop, nothing reported",
+}
 KERNELS = {
-    "indexed_fetches": (BENCHMARKS / "shader_time_app.py", "1M invocations x 64 indexed fetches"),
-    "ssbo_loops": (LOOPS_APP, "1M invocations x 64 SSBO loads + stores"),
-    # Models of what a check could cost, checked by hand in GLSL (run them with no layer).
-    "ssbo_loops_checked": (LOOPS_APP, "model: both checks in the loop, by hand"),
-    "ssbo_loops_hoisted": (LOOPS_APP, "model: the store's check before the loop"),
-    "ssbo_loops_versioned": (LOOPS_APP, "model: one check of the mask's span, unchecked loop"),
+    "indexed_fetches": KernelSource(
+        BENCHMARKS / "shader_time_app.py",
+        SHADERS / "indexed_fetches.comp",
+        "1M invocations x 64 indexed fetches",
+    ),
+    "ssbo_loops": KernelSource(
+        LOOPS_APP, SHADERS / "ssbo_loops.comp", "1M invocations x 64 SSBO loads + stores"
+    ),
+    # Models of ssbo_loops checked by hand (shaders/ssbo_loops_models.comp): run with no layer.
+    **{
+        f"model_{variant.lower()}": KernelSource(
+            LOOPS_APP, SHADERS / "ssbo_loops_models.comp", f"model: {what}", variant
+        )
+        for variant, what in MODEL_VARIANTS.items()
+    },
 }
 DEFAULT_KERNELS = ["ssbo_loops", "indexed_fetches"]
 WITHOUT_READ_ONLY = "benchmarks.without_read_only:instrument"
@@ -141,10 +173,12 @@ def one_run(app: Path, shader: Path, dispatches: int, configuration: Configurati
 
 
 def compile_kernel(name: str, folder: Path) -> Path:
+    kernel = KERNELS[name]
     shader = folder / f"{name}.spv"
-    source = BENCHMARKS / "shaders" / f"{name}.comp"
+    variant = [f"-D{kernel.variant}"] if kernel.variant else []
     subprocess.run(
-        ["glslangValidator", "-V", "--target-env", "vulkan1.2", "-o", str(shader), str(source)],
+        ["glslangValidator", "-V", "--target-env", "vulkan1.2", *variant,
+         "-o", str(shader), str(kernel.source)],
         check=True, capture_output=True,
     )  # fmt: skip
     return shader
@@ -164,7 +198,7 @@ class Cell:
 def measure(
     kernel: str, shader: Path, configs: dict[str, Configuration], options: argparse.Namespace
 ) -> dict[str, Cell]:
-    app = KERNELS[kernel][0]
+    app = KERNELS[kernel].app
     found = {name: Cell() for name in configs}
     for _ in range(options.runs):
         for name, configuration in configs.items():
@@ -180,7 +214,7 @@ def measure(
 
 def print_kernel(kernel: str, found: dict[str, Cell]) -> None:
     device = found["no layer"].device
-    print(f"\n{kernel}: {KERNELS[kernel][1]}; {device}; median of run medians (ms)")
+    print(f"\n{kernel}: {KERNELS[kernel].what}; {device}; median of run medians (ms)")
     plain = statistics.median(found["no layer"].medians)
     for name, cell in found.items():
         median = statistics.median(cell.medians)

@@ -1,0 +1,88 @@
+#version 450
+// Models of ssbo_loops.comp, not instrumented by anyone: checks written by hand the way the
+// physical limit of a range check would have them (one compare and one branch per access
+// against the bound range, which is the buffer's length; a failure reported by an atomic),
+// and variants that tell what the driver's compiler does with the plain loop. One variant per
+// compilation (glslangValidator -DVARIANT); every variant computes the plain kernel's result.
+//   CHECKED           both checks in the loop (a pass that hoists only the range)
+//   HOISTED           the store's check (its operands do not change in the loop) before it
+//   VERSIONED         one check of the mask's span before the loop; the loop runs unchecked
+//                     when it passes, checked otherwise
+//   VERSIONED_QUIET   VERSIONED with nothing reported on failure (no atomic in the shader)
+//   SUNK              no check; the store after the loop (what the compiler may do itself)
+//   ATOMIC_ELSEWHERE  no check; an atomic on the result buffer that never runs, before the loop
+//   GUARDED_LOAD      only the load checked in the loop
+//   GUARDED_STORE     only the store checked in the loop
+//   GUARDED_QUIET     both accesses under their check in the loop, nothing reported on failure
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
+layout(set = 0, binding = 1) buffer Result { uint v[]; } result;
+const uint MASK = (1u << 20) - 1u;
+
+#if defined(CHECKED) || defined(GUARDED_LOAD) || defined(VERSIONED) || defined(HOISTED)
+#define REPORT_LOAD atomicOr(result.v[0], 0x80000000u)
+#else
+#define REPORT_LOAD
+#endif
+#if defined(CHECKED) || defined(GUARDED_STORE) || defined(VERSIONED) || defined(HOISTED)
+#define REPORT_STORE atomicOr(result.v[0], 0x40000000u)
+#else
+#define REPORT_STORE
+#endif
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint n = uint(data.v.length());
+    bool store_ok = i < uint(result.v.length());
+    uint acc = 0u;
+#if defined(SUNK)
+    for (uint k = 0u; k < 64u; ++k) acc += data.v[(i * 2654435761u + k) & MASK];
+    result.v[i] = acc;
+#elif defined(ATOMIC_ELSEWHERE)
+    if (n == 0u) atomicOr(result.v[0], 1u);
+    for (uint k = 0u; k < 64u; ++k) {
+        acc += data.v[(i * 2654435761u + k) & MASK];
+        result.v[i] = acc;
+    }
+#elif defined(GUARDED_LOAD)
+    for (uint k = 0u; k < 64u; ++k) {
+        uint at = (i * 2654435761u + k) & MASK;
+        if (at < n) acc += data.v[at]; else REPORT_LOAD;
+        result.v[i] = acc;
+    }
+#elif defined(GUARDED_STORE)
+    for (uint k = 0u; k < 64u; ++k) {
+        acc += data.v[(i * 2654435761u + k) & MASK];
+        if (store_ok) result.v[i] = acc; else REPORT_STORE;
+    }
+#elif defined(CHECKED) || defined(GUARDED_QUIET)
+    for (uint k = 0u; k < 64u; ++k) {
+        uint at = (i * 2654435761u + k) & MASK;
+        if (at < n) acc += data.v[at]; else REPORT_LOAD;
+        if (store_ok) result.v[i] = acc; else REPORT_STORE;
+    }
+#elif defined(HOISTED)
+    if (!store_ok) REPORT_STORE;
+    for (uint k = 0u; k < 64u; ++k) {
+        uint at = (i * 2654435761u + k) & MASK;
+        if (at < n) acc += data.v[at]; else REPORT_LOAD;
+        if (store_ok) result.v[i] = acc;
+    }
+#elif defined(VERSIONED) || defined(VERSIONED_QUIET)
+    if (MASK < n && store_ok) {
+        for (uint k = 0u; k < 64u; ++k) {
+            acc += data.v[(i * 2654435761u + k) & MASK];
+            result.v[i] = acc;
+        }
+    } else {
+        if (!store_ok) REPORT_STORE;
+        for (uint k = 0u; k < 64u; ++k) {
+            uint at = (i * 2654435761u + k) & MASK;
+            if (at < n) acc += data.v[at]; else REPORT_LOAD;
+            if (store_ok) result.v[i] = acc;
+        }
+    }
+#else
+#error "choose a variant with -D"
+#endif
+}
