@@ -18,6 +18,12 @@ from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
 from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
 from gpuav.instrument.descriptor_state import ContextAddressSource
+from gpuav.instrument.device_addresses import (
+    UNCHECKABLE,
+    AddressFindings,
+    AddressGuarder,
+    find_address_accesses,
+)
 from gpuav.instrument.find_accesses import DESCRIPTOR_CLASSES, find_accesses
 from gpuav.instrument.helpers import Helpers, build_helpers
 from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, may_index_locals
@@ -60,6 +66,7 @@ class InstrumentResult:
     buffer_findings: BufferFindings = field(default_factory=BufferFindings)
     texel_findings: TexelFindings = field(default_factory=TexelFindings)
     local_findings: LocalFindings = field(default_factory=LocalFindings)
+    address_findings: AddressFindings = field(default_factory=AddressFindings)
     helpers: Helpers | None = None  # when the checks put helpers in the module
     printf_sites: list[PrintfSite] = field(default_factory=list)
 
@@ -70,6 +77,7 @@ class InstrumentResult:
             or self.buffer_findings.accesses
             or self.texel_findings.accesses
             or self.local_findings.accesses
+            or self.address_findings.accesses
             or self.printf_sites
         )
 
@@ -87,6 +95,7 @@ def instrument_module(
     context_address: ContextAddressSource | None = None,
     printf: bool = False,
     checks: bool = True,
+    shader_int64: bool = False,
 ) -> InstrumentResult:
     """Run the descriptor-bounds pass on ``module`` in place.
 
@@ -94,7 +103,8 @@ def instrument_module(
     being written in, the state the layer keeps (issue 8). ``context_address``: reach our
     buffers through device addresses instead of a descriptor set. ``printf``: replace
     debugPrintfEXT with printf records (``gpuav.instrument.printf``); ``checks``: False leaves
-    out every check (printf only).
+    out every check (printf only). ``shader_int64``: the device has shaderInt64 on, so the
+    device-address checks may read pointers as 64-bit integers before SPIR-V 1.5.
     """
     try:
         result = InstrumentResult(module)
@@ -105,6 +115,7 @@ def instrument_module(
                 descriptor_set=descriptor_set,
                 descriptor_state=descriptor_state,
                 context_address=context_address,
+                shader_int64=shader_int64 or context_address is not None,
             )
         if printf:
             result.printf_sites = instrument_printf(
@@ -135,6 +146,7 @@ def _instrument(
     descriptor_set: int,
     descriptor_state: bool,
     context_address: ContextAddressSource | None,
+    shader_int64: bool = False,
 ) -> InstrumentResult:
     for capability in module.capabilities:
         reason = _DECLINED_CAPABILITIES.get(capability.operands[0])
@@ -146,7 +158,10 @@ def _instrument(
     # Local arrays are checked with or without descriptors (and without descriptor state).
     local_indexing = may_index_locals(module)
     descriptors = bool(roots) or (descriptor_state and _has_descriptor_variables(module))
-    if not descriptors and not local_indexing:
+    addresses = descriptor_state and any(
+        c.operands[0] == Capability.PhysicalStorageBufferAddresses for c in module.capabilities
+    )
+    if not descriptors and not local_indexing and not addresses:
         return InstrumentResult(module)
     def_use = ShaderIndex(module, roots)
     types = Types(def_use.defs)
@@ -160,6 +175,8 @@ def _instrument(
     result = InstrumentResult(module, findings, buffer_findings, texel_findings)
     if local_indexing:
         result.local_findings = find_local_accesses(module, types)
+    if addresses:
+        result.address_findings = find_address_accesses(module, types, decorations)
     if not result.changed:
         return result
     for entry_point in module.entry_points:
@@ -180,6 +197,7 @@ def _instrument(
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     _guard_buffer_ranges(builder, def_use, types, helpers, buffer_findings, texel_findings)
     _guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
+    _guard_addresses(builder, def_use, types, helpers, result.address_findings, shader_int64)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
     MergedOperands(guarder).prepare(findings.accesses)
     for access in _last_first(findings.accesses, def_use):
@@ -194,6 +212,8 @@ def _instrument(
         unused_helpers += [helpers.check_texel, helpers.write_texel_record]
     if not result.local_findings.accesses:
         unused_helpers += [helpers.report_local_index, helpers.write_local_record]
+    if not result.address_findings.accesses:
+        unused_helpers += [helpers.check_address, *helpers.address_writers]
     if not buffer_findings.accesses and not texel_findings.accesses:
         unused_helpers.append(helpers.buffer_range)
     for unused in unused_helpers:
@@ -248,6 +268,29 @@ def _guard_local_arrays(
             guarded.append(access)
         else:
             findings.unchecked.append((access.consumer.origin, "a result with no null value"))
+    findings.accesses = guarded
+
+
+def _guard_addresses(
+    builder: Builder,
+    def_use: DefUse,
+    types: Types,
+    helpers: Helpers,
+    findings: AddressFindings,
+    shader_int64: bool,
+) -> None:
+    if helpers.check_address is None or helpers.buffer_range is None:
+        findings.accesses = []
+        return
+    ranges = RangeGuarder(builder, def_use, types, helpers.buffer_range, 0)
+    guarder = AddressGuarder(ranges, helpers.check_address, shader_int64)
+    guarded = []
+    for access in _last_first(findings.accesses, def_use):
+        if guarder.guard(access):
+            guarded.append(access)
+        else:
+            reason = UNCHECKABLE if not guarder.readable else "a result with no null value"
+            findings.unchecked.append((access.consumer.origin, reason))
     findings.accesses = guarded
 
 
@@ -341,6 +384,7 @@ def instrument_shader(
     context_address: ContextAddressSource | None = None,
     printf: bool = False,
     checks: bool = True,
+    shader_int64: bool = False,
 ) -> list[int]:
     """Instrumented copy of ``words``; the words themselves when nothing needs a check."""
     instrumented = instrument_read_module(
@@ -351,6 +395,7 @@ def instrument_shader(
         context_address=context_address,
         printf=printf,
         checks=checks,
+        shader_int64=shader_int64,
     )
     return list(words) if instrumented is None else instrumented
 
@@ -364,6 +409,7 @@ def instrument_read_module(
     context_address: ContextAddressSource | None = None,
     printf: bool = False,
     checks: bool = True,
+    shader_int64: bool = False,
 ) -> list[int] | None:
     """``instrument_shader`` for a module already read (the layer reads each module once):
     the instrumented words, or None when nothing needs a check. The pass changes ``module``
@@ -376,5 +422,6 @@ def instrument_read_module(
         context_address=context_address,
         printf=printf,
         checks=checks,
+        shader_int64=shader_int64,
     )
     return write(result.module) if result.changed else None

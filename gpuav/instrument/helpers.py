@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from gpuav.instrument.address_check import define_address_check
 from gpuav.instrument.buffer_ranges import define_range_check
 from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.local_guards import define_local_report
@@ -49,6 +50,8 @@ class Helpers:
     write_texel_record: int | None = None  # with descriptor state
     report_local_index: int | None = None
     write_local_record: int | None = None
+    check_address: int | None = None  # with descriptor state; and its two record writers
+    address_writers: tuple[int, ...] = ()
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -101,6 +104,7 @@ def _define(
     state = StateReader(builder, resources, writer)
     check_range, write_range = define_range_check(builder, writer)
     check_texel, write_texel = define_texel_check(builder, writer)
+    check_address, *address_writers = define_address_check(builder, writer, state.state_word)
     return Helpers(
         writer.check_bounds,
         state.check_descriptor,
@@ -114,6 +118,8 @@ def _define(
         write_texel,
         report_local_index=report_local,
         write_local_record=write_local,
+        check_address=check_address,
+        address_writers=tuple(address_writers),
     )
 
 
@@ -203,6 +209,8 @@ class _Template:
             write_local_record=None
             if helpers.write_local_record is None
             else ids[helpers.write_local_record],
+            check_address=None if helpers.check_address is None else ids[helpers.check_address],
+            address_writers=tuple(ids[writer] for writer in helpers.address_writers),
         )
 
     @staticmethod

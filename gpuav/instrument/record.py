@@ -73,6 +73,8 @@ class ErrorCode(IntEnum):
     BUFFER_OUT_OF_BOUNDS = 2
     TEXEL_OUT_OF_BOUNDS = 3
     LOCAL_INDEX_OUT_OF_BOUNDS = 4
+    ADDRESS_OUT_OF_BOUNDS = 5
+    ADDRESS_MISALIGNED = 6
     # Not an error: a debugPrintfEXT line (gpuav.instrument.printf), of variable length. Far
     # from the error codes, which grow from 0.
     DEBUG_PRINTF = 0x100
@@ -85,6 +87,8 @@ VALIDATION_WORDS: dict[ErrorCode, int] = {
     ErrorCode.BUFFER_OUT_OF_BOUNDS: 6,
     ErrorCode.TEXEL_OUT_OF_BOUNDS: 4,  # descriptor index, set and binding, texel, texel count
     ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: 3,  # where, index, length (LOCAL_* below)
+    ErrorCode.ADDRESS_OUT_OF_BOUNDS: 5,  # operand, address low and high, size, alignment
+    ErrorCode.ADDRESS_MISALIGNED: 5,  # the same words
     ErrorCode.DEBUG_PRINTF: 1,  # at least: the format string's OpString id; arguments follow
 }
 
@@ -118,6 +122,16 @@ LOCAL_LEVEL_MASK = 0xFFFF
 LOCAL_SOURCE_POINTER = 1 << 29  # the index is in the source pointer of a memory copy
 LOCAL_SIGNED = 1 << 30  # the index's type is signed
 LOCAL_WIDE = 1 << 31  # a 64-bit index whose value does not fit in 32 bits
+
+# The device-address errors (gpuav.instrument.device_addresses): which pointer operand of the
+# instruction (1: the source of a memory copy) in the descriptor index's place, so that one
+# message folds every invocation of it, then the address, the bytes accessed and the
+# alignment the Aligned memory operand promised (0: none).
+ADDRESS_OPERAND = DESCRIPTOR_INDEX
+ADDRESS_LOW = DESCRIPTOR_INDEX + 1
+ADDRESS_HIGH = DESCRIPTOR_INDEX + 2
+ADDRESS_SIZE = DESCRIPTOR_INDEX + 3
+ADDRESS_ALIGNMENT = DESCRIPTOR_INDEX + 4
 
 
 def record_size(code: ErrorCode) -> int:

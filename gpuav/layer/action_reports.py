@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from gpuav.instrument.record import ErrorCode
 from gpuav.layer import debug_labels, recording_site
@@ -14,6 +15,7 @@ from gpuav.layer.calls import (
 )
 from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_message
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
+from gpuav.report.address_text import AddressedBuffer
 from gpuav.report.buffer_range_text import BufferDescriptor
 from gpuav.report.context import ActionContext, ShaderContext
 
@@ -55,7 +57,21 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         robust_buffer_access=device.robust_buffer_access,
         recorded_at=None if spilled else recording_site.site_of(action.recorded_at),
         labels=() if spilled else debug_labels.labels_at(state, action.labels),
+        address_buffer=_address_lookup(device),
     )
+
+
+def _address_lookup(device: DeviceState) -> Callable[[int, int], AddressedBuffer | None]:
+    """The buffer (named) a device address falls in or lies nearest to, at read-back."""
+
+    def lookup(address: int, size: int) -> AddressedBuffer | None:
+        tracker = device.descriptors
+        found = None if tracker is None else tracker.buffers.nearest_to(address, size)
+        if found is None:
+            return None
+        return replace(found, name=device.name_of(found.handle))
+
+    return lookup
 
 
 def _buffer_lookup(

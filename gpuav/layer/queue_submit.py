@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 from gpuav.layer import faults
 from gpuav.layer.action_reports import report_action
+from gpuav.layer.address_publishing import publish_addresses
 from gpuav.layer.state import CommandBufferState, DeviceState, PendingSubmission
 
 # Submissions are read back from whichever thread next submits, waits or resets: two threads
@@ -51,8 +52,10 @@ def pre_call_record_queue_submit(
     if device.pending and command_buffers:
         read_back_finished(device, settle=command_buffers)
     descriptors = device.descriptors
-    if descriptors is not None and descriptors.state.dirty:
-        descriptors.state.flush()
+    if descriptors is not None:
+        publish_addresses(descriptors.buffers, descriptors.state)
+        if descriptors.state.dirty:
+            descriptors.state.flush()
 
 
 def post_call_record_queue_submit(

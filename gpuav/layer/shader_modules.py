@@ -80,6 +80,8 @@ def instrument_words(
         options.setdefault("printf", True)  # debugPrintfEXT becomes printf records
     if not settings.checks and instrumenter_accepts("checks"):
         options.setdefault("checks", False)  # printf only
+    if device.context_offset is not None and instrumenter_accepts("shader_int64"):
+        options.setdefault("shader_int64", True)  # the layer turned shaderInt64 on
     try:
         admitted = module_intake.admit(
             device.handle, words, module_intake.layer_enabled_features(device)

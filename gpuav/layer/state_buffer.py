@@ -19,6 +19,7 @@ import os
 from array import array
 from dataclasses import dataclass, field
 
+from gpuav.instrument.address_table import TABLE_OFFSET_WORD
 from gpuav.instrument.descriptor_state import NO_STATE
 from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts, StateBufferHandles
 
@@ -58,6 +59,11 @@ class StateBuffer:
     next_free: int = 0
     free: dict[int, list[int]] = field(default_factory=dict)
     dirty: list[Region] = field(default_factory=list)
+    # The device-address table (gpuav.instrument.address_table): word TABLE_OFFSET_WORD and
+    # the regions published, the last two kept (a submission still running may read the one
+    # before).
+    table_head: Region | None = None
+    tables: list[Region] = field(default_factory=list)
 
     @classmethod
     def create(
@@ -70,7 +76,8 @@ class StateBuffer:
         capacity = words or state_words_setting()
         capacity = min(capacity, facts.max_storage_buffer_range // 4)
         handles = calls.create_state_buffer(capacity * 4, facts.memory_type_flags, device_address)
-        return cls(handles, capacity)
+        # Regions start after the address table's offset word.
+        return cls(handles, capacity, next_free=TABLE_OFFSET_WORD + 1)
 
     def allocate(self, words: array[int]) -> Region:
         """A region holding ``words``, written at the next flush (NO_STATE when full)."""
@@ -96,6 +103,18 @@ class StateBuffer:
     def mark(self, region: Region, low: int, high: int) -> None:
         if region.offset != NO_STATE and region.touch(low, high):
             self.dirty.append(region)
+
+    def publish_table(self, words: array[int]) -> None:
+        """Make ``words`` the device-address table at the next flush (no table, so that the
+        checks pass, when the buffer is full)."""
+        region = self.allocate(words)
+        if self.table_head is None:
+            self.table_head = Region(TABLE_OFFSET_WORD, array("I", [0]))
+        self.table_head.words[0] = 0 if region.offset == NO_STATE else region.offset
+        self.mark(self.table_head, 0, 1)
+        self.tables.append(region)
+        if len(self.tables) > 2:
+            self.release(self.tables.pop(0))
 
     def flush(self) -> int:
         """Copy every dirty range into the mapped buffer; returns the words copied."""

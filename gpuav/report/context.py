@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from gpuav.report.address_text import AddressedBuffer
 from gpuav.report.buffer_range_text import BufferDescriptor
 
 
@@ -36,6 +37,10 @@ class RecordingSite:
     def describe(self) -> str:
         """``train.py:42 in step()``."""
         return f"{os.path.basename(self.file)}:{self.line} in {self.function}()"
+
+
+def _no_buffer(address: int, size: int) -> AddressedBuffer | None:
+    return None
 
 
 def _no_descriptor(descriptor_set: int, binding: int, index: int) -> BufferDescriptor | None:
@@ -65,6 +70,9 @@ class ActionContext:
     robust_buffer_access: bool = False
     recorded_at: RecordingSite | None = None
     labels: tuple[str, ...] = ()  # debug-utils label regions open at the action, outermost first
+    # The buffer a device address falls in or lies nearest to (address, size), where the layer
+    # knows one (device-address messages name it).
+    address_buffer: Callable[[int, int], AddressedBuffer | None] = _no_buffer
 
     def shader(self, shader_id: int) -> ShaderContext | None:
         """The shader a record names, or None for an unknown id (corrupt record)."""

@@ -18,6 +18,7 @@ from enum import Enum
 from typing import Any
 
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, unpack_compute_yz
+from gpuav.report.address_text import AddressFacts, address_fields, address_text
 from gpuav.report.buffer_range_text import (
     TEXEL_MESSAGE_ID,
     RangeFacts,
@@ -253,6 +254,12 @@ def compose_message(
                 context.buffer_descriptor(texel.descriptor_set, texel.binding, texel.index)
             ),
         )
+    elif record.error_code in (ErrorCode.ADDRESS_OUT_OF_BOUNDS, ErrorCode.ADDRESS_MISALIGNED):
+        address = AddressFacts.of(record)
+        buffer = context.address_buffer(address.address, address.size)
+        message_id = address.message_id()
+        problem = address_text(address, buffer, _access_word(info, index))
+        error_fields = address_fields(address, buffer)
     elif record.error_code is ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS:
         local = local_message(record, info)
         message_id = LOCAL_MESSAGE_ID

@@ -64,6 +64,8 @@ def test_any_record_gets_a_message(debug: DebugMode, records: list[ErrorRecord])
             ErrorCode.BUFFER_OUT_OF_BOUNDS: "VUID-vkCmdDraw-",
             ErrorCode.TEXEL_OUT_OF_BOUNDS: "GPUAV-texel-buffer-",
             ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: "GPUAV-local-array-",
+            ErrorCode.ADDRESS_OUT_OF_BOUNDS: "UNASSIGNED-Device address",
+            ErrorCode.ADDRESS_MISALIGNED: "VUID-RuntimeSpirv-PhysicalStorageBuffer64-",
         }
         assert message.record is not None
         expected = prefixes.get(message.record.error_code, "GPUAV-descriptor-")

@@ -118,6 +118,9 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkQueueEndDebugUtilsLabelEXT": hooks_labels.queue_end_debug_utils_label,
     "vkCreateBuffer": hooks_buffers.create_buffer,
     "vkDestroyBuffer": hooks_buffers.destroy_buffer,
+    "vkBindBufferMemory": hooks_buffers.bind_buffer_memory,
+    "vkBindBufferMemory2": hooks_buffers.bind_buffer_memory2,
+    "vkGetBufferDeviceAddress": hooks_buffers.get_buffer_device_address,
     "vkCreateBufferView": hooks_buffer_views.create_buffer_view,
     "vkDestroyBufferView": hooks_buffer_views.destroy_buffer_view,
 }

@@ -93,6 +93,9 @@ HOOKED: tuple[str, ...] = (
     "vkDestroyBuffer",
     "vkCreateBufferView",
     "vkDestroyBufferView",
+    "vkBindBufferMemory",
+    "vkBindBufferMemory2",
+    "vkGetBufferDeviceAddress",
 )
 
 # Instance-level commands among HOOKED (the rest are device-level).
@@ -138,6 +141,9 @@ ALIASES: dict[str, str] = {
     "vkCmdBindDescriptorSets2": "vkCmdBindDescriptorSets2KHR",
     "vkWaitSemaphoresKHR": "vkWaitSemaphores",
     "vkGetSemaphoreCounterValueKHR": "vkGetSemaphoreCounterValue",
+    "vkBindBufferMemory2KHR": "vkBindBufferMemory2",
+    "vkGetBufferDeviceAddressKHR": "vkGetBufferDeviceAddress",
+    "vkGetBufferDeviceAddressEXT": "vkGetBufferDeviceAddress",
 }
 
 # Commands the layer calls down the chain without hooking them.

@@ -1,0 +1,179 @@
+"""The device-side helper of the device-address checks.
+
+``bool gpuav_check_address(uint instruction_index, uint operand, uint low, uint high, uint
+size, uint alignment)``: whether the ``size`` bytes at the 64-bit address ``high:low`` lie
+inside one live buffer of the layer's table (``gpuav.instrument.address_table``) and, when
+``alignment`` is not 0, whether the address is a multiple of it. It writes the out-of-bounds
+record (checked first) or the misaligned one when not. The table is found by binary search
+over its entries (a loop of about log2(buffers) steps, each two state words); with no table
+published the range check passes. Only 32-bit integers are used, so the helper fits every
+module; the address comes in as two words.
+"""
+
+from __future__ import annotations
+
+from gpuav.instrument import address_table
+from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record_writer import RecordWriter
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import LoopControl, Op
+from gpuav.spirv.instruction import Instruction
+
+
+def define_address_check(
+    builder: Builder, writer: RecordWriter, state_word: int
+) -> tuple[int, int, int]:
+    """Define ``gpuav_check_address`` (reading the table through ``gpuav_state_word``);
+    returns its id and those of the two record writers it calls."""
+    out_of_bounds = writer.define_writer(
+        ErrorCode.ADDRESS_OUT_OF_BOUNDS, "gpuav_write_address_record"
+    )
+    misaligned = writer.define_writer(ErrorCode.ADDRESS_MISALIGNED, "gpuav_write_misaligned_record")
+    check = _AddressCheck(builder, state_word)
+    function, parameters = builder.new_function(check.bool_, [check.uint] * 6)
+    instruction_index, operand, low, high, size, alignment = parameters
+    builder.name(function.id, "gpuav_check_address")
+    inside = check.inside_table(low, high, size)
+    bool_, uint = check.bool_, check.uint
+    zero = builder.constant_uint(0)
+    mask = builder.op(Op.ISub, uint, alignment, builder.constant_uint(1))
+    stray = builder.op(Op.BitwiseAnd, uint, low, mask)
+    misplaced = builder.op(
+        Op.LogicalAnd,
+        bool_,
+        builder.op(Op.INotEqual, bool_, alignment, zero),
+        builder.op(Op.INotEqual, bool_, stray, zero),
+    )
+    words = (instruction_index, operand, low, high, size, alignment)
+    with builder.if_else(inside) as (fits, outside):
+        with fits, builder.if_then(misplaced):
+            builder.op(Op.FunctionCall, builder.type_void(), misaligned, *words)
+        with outside:
+            builder.op(Op.FunctionCall, builder.type_void(), out_of_bounds, *words)
+    ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, misplaced))
+    builder.op_void(Op.ReturnValue, ok)
+    return function.id, out_of_bounds, misaligned
+
+
+class _AddressCheck:
+    def __init__(self, builder: Builder, state_word: int) -> None:
+        self.builder = builder
+        self.state_word = state_word
+        self.uint = builder.type_int(32, False)
+        self.bool_ = builder.type_bool()
+
+    def _word(self, at: int, plus: int = 0) -> int:
+        builder = self.builder
+        if plus:
+            at = builder.op(Op.IAdd, self.uint, at, builder.constant_uint(plus))
+        return builder.op(Op.FunctionCall, self.uint, self.state_word, at)
+
+    def _at_most(self, low: int, high: int, than_low: int, than_high: int) -> int:
+        """``high:low <= than_high:than_low``, unsigned 64-bit, from 32-bit words."""
+        builder = self.builder
+        bool_ = self.bool_
+        below = builder.op(Op.ULessThan, bool_, high, than_high)
+        same = builder.op(Op.IEqual, bool_, high, than_high)
+        low_at_most = builder.op(Op.ULessThanEqual, bool_, low, than_low)
+        return builder.op(
+            Op.LogicalOr, bool_, below, builder.op(Op.LogicalAnd, bool_, same, low_at_most)
+        )
+
+    def _entry(self, table: int, index: int) -> int:
+        """Word offset of entry ``index`` of the table at ``table``."""
+        builder = self.builder
+        scaled = builder.op(
+            Op.IMul, self.uint, index, builder.constant_uint(address_table.ENTRY_WORDS)
+        )
+        first = builder.op(
+            Op.IAdd, self.uint, table, builder.constant_uint(address_table.FIRST_ENTRY_WORD)
+        )
+        return builder.op(Op.IAdd, self.uint, first, scaled)
+
+    def inside_table(self, low: int, high: int, size: int) -> int:
+        """Emit the search; the result is true when the span lies in one buffer or no table
+        is published."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        zero = builder.constant_uint(0)
+        table = self._word(builder.constant_uint(address_table.TABLE_OFFSET_WORD))
+        published = builder.op(Op.INotEqual, bool_, table, zero)
+        count = self._word(table, address_table.COUNT_WORD)
+        below = self._search(table, count, low, high)
+        # The last entry starting at or below the address, when there is one.
+        found = builder.op(Op.UGreaterThan, bool_, below, zero)
+        last = builder.op(
+            Op.Select,
+            uint,
+            found,
+            builder.op(Op.ISub, uint, below, builder.constant_uint(1)),
+            zero,
+        )
+        entry = self._entry(table, last)
+        reach_low = self._word(entry, address_table.REACH_LOW)
+        reach_high = self._word(entry, address_table.REACH_HIGH)
+        pair = builder.type_struct(uint, uint)
+        summed = builder.op(Op.IAddCarry, pair, low, size)
+        end_low = builder.op(Op.CompositeExtract, uint, summed, 0)
+        carry = builder.op(Op.CompositeExtract, uint, summed, 1)
+        end_high = builder.op(Op.IAdd, uint, high, carry)
+        wrapped = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.INotEqual, bool_, carry, zero),
+            builder.op(Op.IEqual, bool_, end_high, zero),
+        )
+        reached = self._at_most(end_low, end_high, reach_low, reach_high)
+        fits = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.LogicalAnd, bool_, found, reached),
+            builder.op(Op.LogicalNot, bool_, wrapped),
+        )
+        return builder.op(Op.LogicalOr, bool_, builder.op(Op.LogicalNot, bool_, published), fits)
+
+    def _search(self, table: int, count: int, low: int, high: int) -> int:
+        """The number of entries starting at or below ``high:low`` (a structured loop)."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function = builder.function
+        entry = builder.block
+        if function is None or entry is None:
+            raise RuntimeError("the builder has no insert point")
+        header = builder.new_block_after(entry)
+        step = builder.new_block_after(header)
+        merge = builder.new_block_after(step)
+        builder.op_void(Op.Branch, header.label_id)
+        builder.position_at_end(header, function)
+        first_id, last_id = builder.module.new_id(), builder.module.new_id()
+        first = Instruction(Op.Phi, [uint, first_id, builder.constant_uint(0), entry.label_id])
+        last = Instruction(Op.Phi, [uint, last_id, count, entry.label_id])
+        builder.emit(first)
+        builder.emit(last)
+        more = builder.op(Op.ULessThan, bool_, first_id, last_id)
+        builder.op_void(Op.LoopMerge, merge.label_id, step.label_id, LoopControl.None_)
+        builder.op_void(Op.BranchConditional, more, step.label_id, merge.label_id)
+        builder.position_at_end(step, function)
+        middle = builder.op(
+            Op.ShiftRightLogical,
+            uint,
+            builder.op(Op.IAdd, uint, first_id, last_id),
+            builder.constant_uint(1),
+        )
+        at = self._entry(table, middle)
+        start_low = self._word(at, address_table.START_LOW)
+        start_high = self._word(at, address_table.START_HIGH)
+        starts_below = self._at_most(start_low, start_high, low, high)
+        next_first = builder.op(
+            Op.Select,
+            uint,
+            starts_below,
+            builder.op(Op.IAdd, uint, middle, builder.constant_uint(1)),
+            first_id,
+        )
+        next_last = builder.op(Op.Select, uint, starts_below, last_id, middle)
+        builder.op_void(Op.Branch, header.label_id)
+        first.operands += [next_first, step.label_id]
+        last.operands += [next_last, step.label_id]
+        builder.position_at_end(merge, function)
+        return first_id

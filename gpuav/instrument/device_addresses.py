@@ -1,0 +1,229 @@
+"""Buffer device address checks: every load, store, atomic and memory copy through a
+``PhysicalStorageBuffer`` pointer runs only when its bytes lie inside one live buffer and its
+address has the alignment its ``Aligned`` memory operand promises.
+
+Find: the pointer's value is the address, so nothing is traced; the bytes are the pointee's
+size in its explicit layout (``Offset``, ``ArrayStride``, ``MatrixStride``, as buffer blocks
+are sized by ``buffer_spans``), the alignment the instruction's memory operand. Rewrite:
+
+    address = OpBitcast %v2uint %pointer                  (SPIR-V 1.5 and later)
+            | OpConvertPtrToU %ulong %pointer, split      (before: needs Int64)
+    ok      = gpuav_check_address(instruction, operand, low, high, size, alignment)
+    if ok:    the access;  %result = OpPhi ... %null
+
+A failing load gives zero, a failing store or atomic does nothing. Before SPIR-V 1.5 a
+pointer can be read only as a 64-bit integer: where the module may not use Int64 (the device
+has shaderInt64 off), its device-address accesses stay unchecked, and the findings say why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuav.instrument.buffer_ranges import NO_INSTRUCTION_INDEX, RangeGuarder
+from gpuav.instrument.buffer_spans import _SpanFinder
+from gpuav.instrument.consumers import POINTER_OPERANDS
+from gpuav.spirv.analysis.decorations import Decorations
+from gpuav.spirv.analysis.types import Types
+from gpuav.spirv.grammar import Capability, Decoration, MemoryAccess, Op, StorageClass
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Module, version_word
+
+_NOT_ACCESSES = (Op.ArrayLength, Op.AtomicFlagClear, Op.AtomicFlagTestAndSet)
+_CHAINS = (Op.AccessChain, Op.InBoundsAccessChain, Op.PtrAccessChain)
+# Where the first memory-operand mask is, per instruction.
+_MEMORY_OPERANDS = {Op.Load: 3, Op.Store: 2, Op.CopyMemory: 2, Op.CopyMemorySized: 3}
+# Mask bits followed by one operand word, in the order the operands follow the mask.
+_MASK_OPERANDS = (MemoryAccess.Aligned, MemoryAccess.MakePointerAvailable,
+                  MemoryAccess.MakePointerVisible)  # fmt: skip
+UNCHECKABLE = "a device address that cannot be read without Int64 before SPIR-V 1.5"
+
+
+@dataclass(frozen=True)
+class AddressSpan:
+    """The ``size`` bytes at ``pointer``, which operand ``operand`` of the access is."""
+
+    pointer: int
+    operand: int  # 0; 1 for the source of a memory copy
+    size: int
+    alignment: int  # from the Aligned memory operand; 0: none
+
+
+@dataclass(frozen=True)
+class AddressAccess:
+    consumer: Instruction
+    spans: tuple[AddressSpan, ...]
+
+
+@dataclass
+class AddressFindings:
+    accesses: list[AddressAccess] = field(default_factory=list)
+    unchecked: list[tuple[int | None, str]] = field(default_factory=list)
+
+
+def find_address_accesses(
+    module: Module, types: Types, decorations: Decorations
+) -> AddressFindings:
+    sizes = _SpanFinder(types, decorations)
+    findings = AddressFindings()
+    for function in module.functions:
+        for block in function.blocks:
+            for instruction in block.instructions:
+                positions = POINTER_OPERANDS.get(instruction.opcode)
+                if positions is None or instruction.opcode in _NOT_ACCESSES:
+                    continue
+                alignments = _alignments(instruction)
+                spans = []
+                for operand, at in enumerate(positions):
+                    pointer = instruction.operands[at]
+                    pointer_type = types.type_of(pointer)
+                    if pointer_type is None or not types.is_pointer(pointer_type):
+                        continue
+                    if types.storage_class(pointer_type) != StorageClass.PhysicalStorageBuffer:
+                        continue
+                    size = _size(sizes, types, decorations, instruction, pointer)
+                    if size is None:
+                        findings.unchecked.append(
+                            (instruction.origin, "a device-address access of unknown size")
+                        )
+                        continue
+                    spans.append(AddressSpan(pointer, operand, size, alignments[operand]))
+                if spans:
+                    findings.accesses.append(AddressAccess(instruction, tuple(spans)))
+    return findings
+
+
+def _size(
+    sizes: _SpanFinder,
+    types: Types,
+    decorations: Decorations,
+    instruction: Instruction,
+    pointer: int,
+) -> int | None:
+    if instruction.opcode == Op.CopyMemorySized:
+        return types.constant_value(instruction.operands[2])
+    pointee = types.pointee(types.type_of(pointer) or 0)
+    matrix = None
+    if types.opcode(pointee) == Op.TypeMatrix:
+        matrix = _matrix_layout(types, decorations, pointer)
+    return sizes._size(pointee, matrix, False)
+
+
+def _matrix_layout(types: Types, decorations: Decorations, pointer: int) -> tuple[int, bool] | None:
+    """A matrix pointer's (MatrixStride, row-major), from the struct member the access chain
+    that made it selects last; None where the pointer does not show it."""
+    definition = types.defs.get(pointer)
+    if definition is None or definition.opcode not in _CHAINS:
+        return None
+    first = 4 if definition.opcode == Op.PtrAccessChain else 3
+    current = types.pointee(types.type_of(definition.operands[2]) or 0)
+    layout: tuple[int, bool] | None = None
+    for index in definition.operands[first:]:
+        opcode = types.opcode(current)
+        if opcode == Op.TypeStruct:
+            member = types.constant_value(index)
+            if member is None:
+                return None
+            stride = decorations.member_value(current, member, Decoration.MatrixStride)
+            row_major = decorations.member_has(current, member, Decoration.RowMajor)
+            layout = None if stride is None else (stride, row_major)
+            current = types.member_types(current)[member]
+        elif opcode in (Op.TypeArray, Op.TypeRuntimeArray, Op.TypeMatrix, Op.TypeVector):
+            current = types.element(current)
+        else:
+            return None
+    return layout
+
+
+def _alignments(instruction: Instruction) -> tuple[int, int]:
+    """The Aligned values for the target and source pointers (0 where absent)."""
+    at = _MEMORY_OPERANDS.get(instruction.opcode)
+    operands = instruction.operands
+    if at is None or at >= len(operands):
+        return 0, 0
+    first, after = _aligned(operands, at)
+    if instruction.opcode in (Op.CopyMemory, Op.CopyMemorySized) and after < len(operands):
+        return first, _aligned(operands, after)[0]
+    return first, first
+
+
+def _aligned(operands: list[int], at: int) -> tuple[int, int]:
+    """(the Aligned value of the mask at ``at``, the position after its operands)."""
+    mask = operands[at]
+    position = at + 1
+    alignment = 0
+    for bit in _MASK_OPERANDS:
+        if mask & bit:
+            if bit == MemoryAccess.Aligned and position < len(operands):
+                alignment = operands[position]
+            position += 1
+    return alignment, position
+
+
+@dataclass
+class AddressGuarder:
+    """Guards device-address accesses with ``gpuav_check_address``."""
+
+    guarder: RangeGuarder
+    check: int  # gpuav_check_address
+    int64: bool  # the module may declare Int64 (for pointers before SPIR-V 1.5)
+
+    def __post_init__(self) -> None:
+        builder = self.guarder.builder
+        module = builder.module
+        self.uint = builder.type_int(32, False)
+        self.as_vector = module.version >= version_word(1, 5)
+        declared = any(c.operands[0] == Capability.Int64 for c in module.capabilities)
+        self.readable = self.as_vector or declared or self.int64
+
+    def guard(self, access: AddressAccess) -> bool:
+        """Guard ``access``; False when its pointers cannot be read or its result has no
+        null value."""
+        if not self.readable:
+            return False
+        builder = self.guarder.builder
+        consumer = access.consumer
+        index = consumer.origin if consumer.origin is not None else NO_INSTRUCTION_INDEX
+
+        def condition() -> int:
+            ok: int | None = None
+            for span in access.spans:
+                low, high = self._words(span.pointer)
+                passed = builder.op(
+                    Op.FunctionCall,
+                    builder.type_bool(),
+                    self.check,
+                    builder.constant_uint(index),
+                    builder.constant_uint(span.operand),
+                    low,
+                    high,
+                    builder.constant_uint(span.size & 0xFFFF_FFFF),
+                    builder.constant_uint(span.alignment),
+                )
+                ok = (
+                    passed
+                    if ok is None
+                    else builder.op(Op.LogicalAnd, builder.type_bool(), ok, passed)
+                )
+            assert ok is not None
+            return ok
+
+        return self.guarder.guard_with(consumer, condition)
+
+    def _words(self, pointer: int) -> tuple[int, int]:
+        """The pointer's address as (low, high) 32-bit words, emitted in place."""
+        builder = self.guarder.builder
+        uint = self.uint
+        if self.as_vector:
+            pair = builder.op(Op.Bitcast, builder.type_vector(uint, 2), pointer)
+            return (
+                builder.op(Op.CompositeExtract, uint, pair, 0),
+                builder.op(Op.CompositeExtract, uint, pair, 1),
+            )
+        builder.capability(Capability.Int64)
+        wide = builder.type_int(64, False)
+        address = builder.op(Op.ConvertPtrToU, wide, pointer)
+        shifted = builder.op(
+            Op.ShiftRightLogical, wide, address, builder.constant_uint(32, width=64)
+        )
+        return builder.op(Op.UConvert, uint, address), builder.op(Op.UConvert, uint, shifted)
