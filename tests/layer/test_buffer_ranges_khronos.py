@@ -50,6 +50,16 @@ SHADERS = {
     "void main() {\n    imageStore(texels, p.index, uvec4(7u));\n    o.o[0] = 1u;\n}\n",
     "texel_atomic": "layout(set = 0, binding = 0, r32ui) uniform uimageBuffer texels;\n"
     "void main() {\n    o.o[0] = imageAtomicAdd(texels, p.index, 1u);\n}\n",
+    "ubo_two_ints": "layout(set = 0, binding = 0) uniform Data { int x; int y; } data;\n"
+    "void main() {\n    o.o[0] = uint(data.x + data.y + p.index);\n}\n",
+    "ssbo_two_ints": "layout(set = 0, binding = 0) readonly buffer Data { int x; int y; } data;\n"
+    "void main() {\n    o.o[0] = uint(data.x + data.y + p.index);\n}\n",
+    "ubo_array17": "layout(set = 0, binding = 0) uniform Data { int x[17]; } data;\n"
+    "void main() {\n    int y = p.index;\n    for (int i = 0; i < 17; i++) y += data.x[i];\n"
+    "    o.o[0] = uint(y);\n}\n",
+    "ubo_nested": "struct S { int x; int y; };\n"
+    "layout(set = 0, binding = 0) uniform Data { int a; S b; } data;\n"
+    "void main() {\n    o.o[0] = uint(data.a + data.b.x + data.b.y + p.index);\n}\n",
     "struct": "struct Particle { vec4 position; vec4 velocity; };\n"
     "layout(set = 0, binding = 0) buffer Data { Particle particles[]; } data;\n"
     "void main() {\n    o.o[0] = floatBitsToUint(data.particles[p.index].velocity.z);\n}\n",
@@ -57,9 +67,14 @@ SHADERS = {
 
 
 def access_line(shader: str) -> int:
-    """The source line of main's first statement (the access)."""
+    """The source line of main's first access to the tested descriptor."""
     lines = (HEADER + SHADERS[shader]).splitlines()
-    return lines.index("void main() {") + 2
+    body = lines.index("void main() {")
+    return next(
+        number
+        for number, line in enumerate(lines[body:], body + 1)
+        if "data." in line or "texels" in line
+    )
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,24 @@ SCENARIOS = {
         khronos_finds=False,
     ),
     "texel_atomic_inside": Scenario("texel_atomic", "storage_texel", 512, 0, 256, 0, 63, None),
+    # After the Khronos layer's own tests of blocks bound too small (UniformBufferTooSmall,
+    # ...TooSmall2, StorageBufferTooSmall, ...TooSmallArray, ...TooSmallNestedStruct).
+    "uniform_too_small": Scenario(
+        "ubo_two_ints", "uniform", 4, 0, 4, 0, 0, "uniform buffer read: 4 bytes at offset 4"
+    ),
+    "uniform_half_bound": Scenario(
+        "ubo_two_ints", "uniform", 256, 0, 4, 0, 0, "uniform buffer read: 4 bytes at offset 4"
+    ),
+    "storage_too_small": Scenario(
+        "ssbo_two_ints", "storage", 4, 0, 4, 0, 0, "storage buffer read: 4 bytes at offset 4"
+    ),
+    "uniform_array_too_small": Scenario(
+        "ubo_array17", "uniform", 256, 0, 64, 0, 0, "uniform buffer read: 4 bytes at offset 64"
+    ),
+    "uniform_nested_struct": Scenario(
+        "ubo_nested", "uniform", 256, 0, 8, 0, 0, "uniform buffer read: 4 bytes at offset 16"
+    ),
+    "uniform_nested_inside": Scenario("ubo_nested", "uniform", 256, 0, 24, 0, 0, None),
     "update_template": Scenario(
         "write",
         "storage",
@@ -264,8 +297,9 @@ def test_gpuav_reports_what_khronos_reports_with_the_bytes(
         assert _results(gpuav_out) == _results(plain)
         return
     finds = scenario.khronos_finds and scenario.khronos_runs
-    assert [m["id"] for m in khronos] == ([khronos_id] if finds else []), khronos
-    assert [m["id"] for m in gpuav] == [vuid], gpuav
+    assert {m["id"] for m in khronos} == ({khronos_id} if finds else set()), khronos
+    assert {m["id"] for m in gpuav} == {vuid}, gpuav
+    # One message per instruction (with a count) where the Khronos layer repeats itself.
     text = gpuav[0]["text"]
     assert re.search(scenario.expected, text), text
     assert f"line {access_line(scenario.shader)}" in text
