@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record import STORAGE_BIT, ErrorCode, ErrorRecord
 from gpuav.layer import debug_labels, recording_site
 from gpuav.layer.buffer_views import BoundTexels
 from gpuav.layer.calls import (
@@ -21,6 +21,8 @@ from gpuav.report.context import ActionContext, ShaderContext
 
 # Errors that robustBufferAccess(2) turns into defined behaviour (warnings, or silence).
 ROBUSTLY_DEFINED = frozenset({ErrorCode.BUFFER_OUT_OF_BOUNDS, ErrorCode.TEXEL_OUT_OF_BOUNDS})
+BEHAVIOUR_DEVICE_DEFAULT = 0  # VkPipelineRobustnessBufferBehaviorEXT
+BEHAVIOUR_DISABLED = 1
 SPILLED_COMMAND = "unknown action (output blocks ran out, or a command gpuav does not hook)"
 
 
@@ -54,7 +56,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         shaders=shaders,
         binding_sizes=binding_sizes,
         buffer_descriptor=_buffer_lookup(device, action.bound_sets),
-        robust_buffer_access=device.robust_buffer_access,
+        robust_buffers=robust_buffers(device.robust_buffer_access, pipeline.buffer_robustness),
         recorded_at=None if spilled else recording_site.site_of(action.recorded_at),
         labels=() if spilled else debug_labels.labels_at(state, action.labels),
         address_buffer=_address_lookup(device),
@@ -72,6 +74,23 @@ def _address_lookup(device: DeviceState) -> Callable[[int, int], AddressedBuffer
         return replace(found, name=device.name_of(found.handle))
 
     return lookup
+
+
+def robust_buffers(device_robust: bool, behaviours: tuple[int, int]) -> tuple[bool, bool]:
+    """(storage, uniform) robustness: a pipeline's VkPipelineRobustnessBufferBehaviorEXT,
+    or the device's features where it says DEVICE_DEFAULT."""
+    storage, uniform = (
+        device_robust if behaviour == BEHAVIOUR_DEVICE_DEFAULT else behaviour != BEHAVIOUR_DISABLED
+        for behaviour in behaviours
+    )
+    return storage, uniform
+
+
+def _robustly_defined(record: ErrorRecord, context: ActionContext) -> bool:
+    """A buffer or texel access outside its range where robustness defines the result."""
+    if record.error_code not in ROBUSTLY_DEFINED or not record.details:
+        return False
+    return context.robust(bool(record.details[0] & STORAGE_BIT))
 
 
 def _buffer_lookup(
@@ -139,8 +158,8 @@ def report_action(
     context = action_context(device, state, action)
     decoded = decode_output_buffer(words, RESERVED_TAIL_WORDS)
     records = list(decoded.records)
-    if device.robust_buffer_access and not device.instance.settings.robust_buffer_warnings:
-        records = [r for r in records if r.error_code not in ROBUSTLY_DEFINED]
+    if not device.instance.settings.robust_buffer_warnings:
+        records = [r for r in records if not _robustly_defined(r, context)]
     objects = _objects(context, {record.shader_id for record in records})
     try:
         messages = compose_messages(records, context)

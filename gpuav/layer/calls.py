@@ -99,6 +99,9 @@ class PipelineInfo:
     layout: int
     stages: tuple[StageInfo, ...]
     uses_libraries: bool = False
+    # VK_EXT_pipeline_robustness: the storage- and uniform-buffer behaviours it asks for
+    # (VkPipelineRobustnessBufferBehaviorEXT; 0, the device's default, when it asks nothing).
+    buffer_robustness: tuple[int, int] = (0, 0)
 
 
 class DeviceCalls(Protocol):

@@ -141,6 +141,7 @@ def post_call_record_create_pipelines(
             plan.instrumented,
             shaders,
             plan.context_stages if plan.instrumented else 0,
+            info.buffer_robustness,
         )
 
 

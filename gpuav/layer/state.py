@@ -80,6 +80,7 @@ class PipelineState:
     instrumented: bool
     shaders: dict[int, ShaderTracker]
     context_stages: int = 0  # reaches our buffers through the pushed context address
+    buffer_robustness: tuple[int, int] = (0, 0)  # PipelineInfo's
 
 
 @dataclass(slots=True)

@@ -65,14 +65,18 @@ class ActionContext:
     # The buffer descriptor at (set, binding, index) of the action's bound sets, where the
     # layer tracks it (buffer-range messages name the buffer).
     buffer_descriptor: Callable[[int, int, int], BufferDescriptor | None] = _no_descriptor
-    # robustBufferAccess or robustBufferAccess2 on: out-of-range buffer accesses are defined
-    # behaviour, reported as warnings.
-    robust_buffer_access: bool = False
+    # Robust buffer access (the device's robustBufferAccess(2), or the pipeline's robustness)
+    # for (storage, uniform) buffers: out-of-range accesses are defined behaviour there,
+    # reported as warnings.
+    robust_buffers: tuple[bool, bool] = (False, False)
     recorded_at: RecordingSite | None = None
     labels: tuple[str, ...] = ()  # debug-utils label regions open at the action, outermost first
     # The buffer a device address falls in or lies nearest to (address, size), where the layer
     # knows one (device-address messages name it).
     address_buffer: Callable[[int, int], AddressedBuffer | None] = _no_buffer
+
+    def robust(self, storage: bool) -> bool:
+        return self.robust_buffers[0 if storage else 1]
 
     def shader(self, shader_id: int) -> ShaderContext | None:
         """The shader a record names, or None for an unknown id (corrupt record)."""

@@ -235,10 +235,10 @@ def compose_message(
         facts = RangeFacts.of(record)
         bound = context.buffer_descriptor(facts.descriptor_set, facts.binding, facts.index)
         message_id = buffer_message_id(context.command, facts.storage)
-        severity = Severity.WARNING if context.robust_buffer_access else Severity.ERROR
+        severity = Severity.WARNING if context.robust(facts.storage) else Severity.ERROR
         problem = range_text(facts, _access_word(info, index))
         _add_after_descriptor(details, descriptor_line(bound))
-        if context.robust_buffer_access:
+        if context.robust(facts.storage):
             details.append(
                 "Robust buffer access is on, so the access is defined (a read gives zero or "
                 "in-range data, a write may be discarded), but it is almost always a bug."
@@ -246,7 +246,7 @@ def compose_message(
     elif record.error_code is ErrorCode.TEXEL_OUT_OF_BOUNDS:
         texel = TexelFacts.of(record)
         message_id = TEXEL_MESSAGE_ID
-        severity = Severity.WARNING if context.robust_buffer_access else Severity.ERROR
+        severity = Severity.WARNING if context.robust(texel.storage) else Severity.ERROR
         problem = texel_text(texel, _access_word(info, index))
         _add_after_descriptor(
             details,

@@ -214,6 +214,17 @@ def _stage_info(stage: Any) -> StageInfo:
     return StageInfo(int(stage.stage), module, inline_words)
 
 
+def _buffer_robustness(pipeline_next: Any, stage_nexts: list[Any]) -> tuple[int, int]:
+    """(storage, uniform) buffer behaviours of VkPipelineRobustnessCreateInfoEXT, from the
+    pipeline's chain or else the first stage's that has one."""
+    for chain_start in (pipeline_next, *stage_nexts):
+        found = find(address(chain_start), vk.VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT)
+        if found:
+            info = at(found, "VkPipelineRobustnessCreateInfoEXT")
+            return int(info.storageBuffers), int(info.uniformBuffers)
+    return 0, 0
+
+
 def _uses_libraries(info: Any) -> bool:
     flags = int(info.flags)
     # maintenance5: a chained VkPipelineCreateFlags2CreateInfoKHR replaces flags
@@ -250,6 +261,9 @@ def _graphics_infos(create_infos: int, count: int) -> list[PipelineInfo]:
             address(infos[i].layout),
             tuple(_stage_info(infos[i].pStages[s]) for s in range(infos[i].stageCount)),
             _uses_libraries(infos[i]),
+            _buffer_robustness(
+                infos[i].pNext, [infos[i].pStages[s].pNext for s in range(infos[i].stageCount)]
+            ),
         )
         for i in range(count)
     ]
@@ -259,7 +273,10 @@ def _compute_infos(create_infos: int, count: int) -> list[PipelineInfo]:
     infos = vkffi.cast("VkComputePipelineCreateInfo *", create_infos)
     return [
         PipelineInfo(
-            address(infos[i].layout), (_stage_info(infos[i].stage),), _uses_libraries(infos[i])
+            address(infos[i].layout),
+            (_stage_info(infos[i].stage),),
+            _uses_libraries(infos[i]),
+            _buffer_robustness(infos[i].pNext, [infos[i].stage.pNext]),
         )
         for i in range(count)
     ]

@@ -12,7 +12,8 @@
  * "robust" enables robustBufferAccess; "quiet" passes the layer setting
  * robust_buffer_warnings = false through VK_EXT_layer_settings; "template" writes the set with
  * a descriptor update template; "push" pushes the descriptors (VK_KHR_push_descriptor)
- * instead of binding a set, with a push template too when "template" is given. Prints "message" lines
+ * instead of binding a set, with a push template too when "template" is given;
+ * "per_pipeline" asks for robust buffer access in the pipeline (VK_EXT_pipeline_robustness). Prints "message" lines
  * (vk_app_common.h), then "result" and the result words, then "data" and the tested buffer's
  * first 16 words. */
 #include <stddef.h>
@@ -49,6 +50,17 @@ static VkDescriptorType descriptor_type(const char *name) {
     exit(2);
 }
 
+/* Whether the comma-separated `options` hold `name`. */
+static int has_option(const char *options, const char *name) {
+    size_t length = strlen(name);
+    for (const char *at = options; (at = strstr(at, name)) != NULL; at += length) {
+        int starts = at == options || at[-1] == ',';
+        int ends = at[length] == '\0' || at[length] == ',';
+        if (starts && ends) return 1;
+    }
+    return 0;
+}
+
 static int is_texel(VkDescriptorType type) {
     return type == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER ||
            type == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
@@ -76,7 +88,7 @@ int main(int argc, char **argv) {
     LayerSetting quiet = {GPUAV_LAYER_NAME, "robust_buffer_warnings", 0, 1, &warnings};
     LayerSettingsCreateInfo settings = {(VkStructureType)1000496000, NULL, 1, &quiet};
     VkInstance instance = create_instance("buffer_range_app", VK_API_VERSION_1_2,
-                                          strstr(options, "quiet") ? &settings : NULL, 1,
+                                          has_option(options, "quiet") ? &settings : NULL, 1,
                                           extensions);
     VkDebugUtilsMessengerEXT messenger = create_messenger(
         instance,
@@ -88,13 +100,22 @@ int main(int argc, char **argv) {
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
     VkQueue queue;
-    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    features.features.robustBufferAccess = strstr(options, "robust") ? VK_TRUE : VK_FALSE;
-    int pushing = strstr(options, "push") != NULL;
-    int templated = strstr(options, "template") != NULL;
-    const char *device_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    int per_pipeline = has_option(options, "per_pipeline");
+    VkPhysicalDevicePipelineRobustnessFeaturesEXT pipeline_robustness = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
+    pipeline_robustness.pipelineRobustness = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                          per_pipeline ? &pipeline_robustness : NULL};
+    features.features.robustBufferAccess = has_option(options, "robust") ? VK_TRUE : VK_FALSE;
+    int pushing = has_option(options, "push");
+    int templated = has_option(options, "template");
+    const char *device_extensions[2];
+    uint32_t extension_count = 0;
+    if (pushing) device_extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    if (per_pipeline)
+        device_extensions[extension_count++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME;
     VkDevice device =
-        create_device(physical, &features, pushing ? 1 : 0, device_extensions, &queue);
+        create_device(physical, &features, extension_count, device_extensions, &queue);
 
     VkBuffer tested, results;
     VkDeviceMemory tested_memory, results_memory;
@@ -202,7 +223,19 @@ int main(int argc, char **argv) {
     if (!pushing && !templated) vkUpdateDescriptorSets(device, 2, writes, 0, NULL);
 
     VkShaderModule module = load_shader_module(device, argv[1]);
-    VkPipeline pipeline = create_compute_pipeline(device, layout, module, NULL);
+    VkPipelineRobustnessCreateInfoEXT robustness = {
+        VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT};
+    robustness.storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_ROBUST_BUFFER_ACCESS_EXT;
+    robustness.uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_ROBUST_BUFFER_ACCESS_EXT;
+    VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                                 per_pipeline ? &robustness : NULL};
+    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = "main";
+    pipeline_info.layout = layout;
+    VkPipeline pipeline;
+    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
     VkCommandPool command_pool = create_command_pool(device);
     VkCommandBuffer command_buffer = begin_command_buffer(device, command_pool, 0);
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
