@@ -8,6 +8,10 @@ record (checked first) or the misaligned one when not. The table is found by bin
 over its entries (a loop of about log2(buffers) steps, each two state words); with no table
 published the range check passes. Only 32-bit integers are used, so the helper fits every
 module; the address comes in as two words.
+
+Each invocation remembers, in a Private variable, the last stretch of addresses a search
+found inside one buffer (an entry's start up to its reach): a span inside it passes without
+a search, so the accesses of a loop walking one buffer search once.
 """
 
 from __future__ import annotations
@@ -16,15 +20,16 @@ from gpuav.instrument import address_table
 from gpuav.instrument.record import ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.builder import Builder
-from gpuav.spirv.grammar import LoopControl, Op
+from gpuav.spirv.grammar import LoopControl, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
 
 
 def define_address_check(
     builder: Builder, writer: RecordWriter, state_word: int
-) -> tuple[int, int, int]:
+) -> tuple[int, int, int, int]:
     """Define ``gpuav_check_address`` (reading the table through ``gpuav_state_word``);
-    returns its id and those of the two record writers it calls."""
+    returns its id, those of the two record writers it calls and the Private variable of
+    the remembered stretch (for the entry points' interfaces)."""
     out_of_bounds = writer.define_writer(
         ErrorCode.ADDRESS_OUT_OF_BOUNDS, "gpuav_write_address_record"
     )
@@ -33,7 +38,7 @@ def define_address_check(
     function, parameters = builder.new_function(check.bool_, [check.uint] * 6)
     instruction_index, operand, low, high, size, alignment = parameters
     builder.name(function.id, "gpuav_check_address")
-    inside = check.inside_table(low, high, size)
+    inside = check.inside_remembered(low, high, size)
     bool_, uint = check.bool_, check.uint
     zero = builder.constant_uint(0)
     mask = builder.op(Op.ISub, uint, alignment, builder.constant_uint(1))
@@ -52,7 +57,7 @@ def define_address_check(
             builder.op(Op.FunctionCall, builder.type_void(), out_of_bounds, *words)
     ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, misplaced))
     builder.op_void(Op.ReturnValue, ok)
-    return function.id, out_of_bounds, misaligned
+    return function.id, out_of_bounds, misaligned, check.remembered
 
 
 class _AddressCheck:
@@ -61,6 +66,60 @@ class _AddressCheck:
         self.state_word = state_word
         self.uint = builder.type_int(32, False)
         self.bool_ = builder.type_bool()
+        uvec4 = builder.type_vector(self.uint, 4)
+        # (start low, start high, reach low, reach high); all zero: nothing remembered.
+        self.remembered = builder.declare(
+            Op.Variable,
+            builder.type_pointer(StorageClass.Private, uvec4),
+            StorageClass.Private,
+            builder.constant_null(uvec4),
+        )
+        builder.name(self.remembered, "gpuav_address_stretch")
+
+    def _end(self, low: int, high: int, size: int) -> tuple[int, int, int]:
+        """(end low, end high, wrapped past 2^64) of the span at ``high:low``."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        zero = builder.constant_uint(0)
+        summed = builder.op(Op.IAddCarry, builder.type_struct(uint, uint), low, size)
+        end_low = builder.op(Op.CompositeExtract, uint, summed, 0)
+        carry = builder.op(Op.CompositeExtract, uint, summed, 1)
+        end_high = builder.op(Op.IAdd, uint, high, carry)
+        wrapped = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.INotEqual, bool_, carry, zero),
+            builder.op(Op.IEqual, bool_, end_high, zero),
+        )
+        return end_low, end_high, wrapped
+
+    def inside_remembered(self, low: int, high: int, size: int) -> int:
+        """Whether the span lies in the remembered stretch, else the search's answer (which
+        remembers the stretch it found)."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        uvec4 = builder.type_vector(uint, 4)
+        stretch = builder.op(Op.Load, uvec4, self.remembered)
+        start_low, start_high, reach_low, reach_high = (
+            builder.op(Op.CompositeExtract, uint, stretch, k) for k in range(4)
+        )
+        end_low, end_high, wrapped = self._end(low, high, size)
+        hit = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(
+                Op.LogicalAnd,
+                bool_,
+                self._at_most(start_low, start_high, low, high),
+                self._at_most(end_low, end_high, reach_low, reach_high),
+            ),
+            builder.op(Op.LogicalNot, bool_, wrapped),
+        )
+        with builder.if_then(builder.op(Op.LogicalNot, bool_, hit)) as miss:
+            searched = self.inside_table(low, high, size)
+        return builder.phi(
+            bool_, (searched, miss.exit_label), (builder.constant_bool(True), miss.head_label)
+        )
 
     def _word(self, at: int, plus: int = 0) -> int:
         builder = self.builder
@@ -112,17 +171,7 @@ class _AddressCheck:
         entry = self._entry(table, last)
         reach_low = self._word(entry, address_table.REACH_LOW)
         reach_high = self._word(entry, address_table.REACH_HIGH)
-        pair = builder.type_struct(uint, uint)
-        summed = builder.op(Op.IAddCarry, pair, low, size)
-        end_low = builder.op(Op.CompositeExtract, uint, summed, 0)
-        carry = builder.op(Op.CompositeExtract, uint, summed, 1)
-        end_high = builder.op(Op.IAdd, uint, high, carry)
-        wrapped = builder.op(
-            Op.LogicalAnd,
-            bool_,
-            builder.op(Op.INotEqual, bool_, carry, zero),
-            builder.op(Op.IEqual, bool_, end_high, zero),
-        )
+        end_low, end_high, wrapped = self._end(low, high, size)
         reached = self._at_most(end_low, end_high, reach_low, reach_high)
         fits = builder.op(
             Op.LogicalAnd,
@@ -130,6 +179,20 @@ class _AddressCheck:
             builder.op(Op.LogicalAnd, bool_, found, reached),
             builder.op(Op.LogicalNot, bool_, wrapped),
         )
+        # Every address from the entry's start up to its reach lies in one buffer (the reach
+        # is that of a buffer starting at or before the entry).
+        with builder.if_then(builder.op(Op.LogicalAnd, bool_, published, fits)):
+            start_low = self._word(entry, address_table.START_LOW)
+            start_high = self._word(entry, address_table.START_HIGH)
+            stretch = builder.op(
+                Op.CompositeConstruct,
+                builder.type_vector(uint, 4),
+                start_low,
+                start_high,
+                reach_low,
+                reach_high,
+            )
+            builder.op_void(Op.Store, self.remembered, stretch)
         return builder.op(Op.LogicalOr, bool_, builder.op(Op.LogicalNot, bool_, published), fits)
 
     def _search(self, table: int, count: int, low: int, high: int) -> int:

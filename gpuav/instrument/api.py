@@ -219,9 +219,15 @@ def _instrument(
     for unused in unused_helpers:
         if unused is not None:
             _drop_function(module, unused)
+    interface = [*helpers.variables, helpers.stage_info]
+    if helpers.address_stretch is not None:
+        if result.address_findings.accesses:
+            interface.append(helpers.address_stretch)
+        else:
+            _drop_global(module, helpers.address_stretch)
     for function, entry_point in entry_functions:
         stage_words.fill(entry_point, function)
-    list_in_interfaces(builder, [*helpers.variables, helpers.stage_info])
+    list_in_interfaces(builder, interface)
     result.helpers = helpers
     return result
 
@@ -299,6 +305,14 @@ def _has_descriptor_variables(module: Module) -> bool:
         variable.opcode == Op.Variable and variable.operands[2] in DESCRIPTOR_CLASSES
         for variable in module.globals
     )
+
+
+def _drop_global(module: Module, result_id: int) -> None:
+    """Remove an unused global of the helpers (its name too)."""
+    module.globals = [g for g in module.globals if g.result_id != result_id]
+    module.debug_names = [
+        i for i in module.debug_names if not (i.operands and i.operands[0] == result_id)
+    ]
 
 
 def _drop_function(module: Module, function_id: int) -> None:

@@ -52,6 +52,7 @@ class Helpers:
     write_local_record: int | None = None
     check_address: int | None = None  # with descriptor state; and its two record writers
     address_writers: tuple[int, ...] = ()
+    address_stretch: int | None = None  # its Private variable
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -104,7 +105,9 @@ def _define(
     state = StateReader(builder, resources, writer)
     check_range, write_range = define_range_check(builder, writer)
     check_texel, write_texel = define_texel_check(builder, writer)
-    check_address, *address_writers = define_address_check(builder, writer, state.state_word)
+    check_address, *address_writers, address_stretch = define_address_check(
+        builder, writer, state.state_word
+    )
     return Helpers(
         writer.check_bounds,
         state.check_descriptor,
@@ -120,6 +123,7 @@ def _define(
         write_local_record=write_local,
         check_address=check_address,
         address_writers=tuple(address_writers),
+        address_stretch=address_stretch,
     )
 
 
@@ -211,6 +215,9 @@ class _Template:
             else ids[helpers.write_local_record],
             check_address=None if helpers.check_address is None else ids[helpers.check_address],
             address_writers=tuple(ids[writer] for writer in helpers.address_writers),
+            address_stretch=None
+            if helpers.address_stretch is None
+            else ids[helpers.address_stretch],
         )
 
     @staticmethod

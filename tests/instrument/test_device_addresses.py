@@ -198,3 +198,31 @@ def test_no_published_table_checks_nothing(vk: VulkanContext) -> None:
     out, records, _ = _run(vk, _instrument(words), None, published=False)
     assert records == []
     assert out[:2] == [10, 13]  # index 4 then reads past the buffer, unchecked
+
+
+LOOP = """#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 1) in;
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Data { uint v[]; };
+layout(set = 0, binding = 0) buffer In { Data data; int index[8]; } inp;
+layout(set = 0, binding = 1) buffer Out { uint o[8]; } o;
+void main() {
+    for (int k = 0; k < 8; ++k) {
+        o.o[k] = inp.data.v[inp.index[k]];
+    }
+}
+"""
+
+
+@pytest.mark.vulkan
+def test_the_remembered_stretch_lets_no_access_outside_through(vk: VulkanContext) -> None:
+    """One invocation walks the buffer: after an access inside, the stretch it found is
+    remembered, yet the accesses outside between accesses inside are still reported."""
+    words = compile_glsl(LOOP, "comp", target_env="vulkan1.2")
+    out, records, address = _run(vk, _instrument(words), None)
+    load = records[0].instruction_index if records else -1
+    assert load in origins(words, Op.Load)
+    assert records == [
+        _record(load, 0, address + 4 * at) for at in INDICES if not 0 <= at < DATA_WORDS
+    ]
+    assert out == [10 + at if 0 <= at < DATA_WORDS else 0 for at in INDICES]
