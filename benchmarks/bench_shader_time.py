@@ -46,10 +46,10 @@ class KernelSource:
     app: Path
     source: Path
     what: str
-    variant: str | None = None  # a -D for glslangValidator
+    defines: tuple[str, ...] = ()  # each a -D for glslangValidator
 
 
-MODEL_VARIANTS = {
+_MODELS = {
     "CHECKED": "both checks in the loop",
     "HOISTED": "the store's check before the loop",
     "VERSIONED": "one check of the mask's span, unchecked loop",
@@ -59,7 +59,10 @@ MODEL_VARIANTS = {
     "GUARDED_LOAD": "only the load checked in the loop",
     "GUARDED_STORE": "only the store checked in the loop",
     "GUARDED_QUIET": "both checked in the loop, nothing reported",
+    "PLAIN": "no check (ssbo_loops)",
 }
+_HINTS = {"": "", "UNROLL": ", loops [[unroll]]", "DONT_UNROLL": ", loops [[dont_unroll]]"}
+MODEL_SOURCE = SHADERS / "ssbo_loops_models.comp"
 KERNELS = {
     "indexed_fetches": KernelSource(
         BENCHMARKS / "shader_time_app.py",
@@ -69,12 +72,14 @@ KERNELS = {
     "ssbo_loops": KernelSource(
         LOOPS_APP, SHADERS / "ssbo_loops.comp", "1M invocations x 64 SSBO loads + stores"
     ),
-    # Models of ssbo_loops checked by hand (shaders/ssbo_loops_models.comp): run with no layer.
+    # Models of ssbo_loops checked by hand (shaders/ssbo_loops_models.comp), with a hint on
+    # their loops or none: model_checked, model_checked_unroll, model_plain_dont_unroll...
     **{
-        f"model_{variant.lower()}": KernelSource(
-            LOOPS_APP, SHADERS / "ssbo_loops_models.comp", f"model: {what}", variant
+        "_".join(filter(None, ["model", model.lower(), hint.lower()])): KernelSource(
+            LOOPS_APP, MODEL_SOURCE, f"model: {what}{said}", tuple(filter(None, [model, hint]))
         )
-        for variant, what in MODEL_VARIANTS.items()
+        for model, what in _MODELS.items()
+        for hint, said in _HINTS.items()
     },
 }
 DEFAULT_KERNELS = ["ssbo_loops", "indexed_fetches"]
@@ -175,9 +180,9 @@ def one_run(app: Path, shader: Path, dispatches: int, configuration: Configurati
 def compile_kernel(name: str, folder: Path) -> Path:
     kernel = KERNELS[name]
     shader = folder / f"{name}.spv"
-    variant = [f"-D{kernel.variant}"] if kernel.variant else []
+    defines = [f"-D{define}" for define in kernel.defines]
     subprocess.run(
-        ["glslangValidator", "-V", "--target-env", "vulkan1.2", *variant,
+        ["glslangValidator", "-V", "--target-env", "vulkan1.2", *defines,
          "-o", str(shader), str(kernel.source)],
         check=True, capture_output=True,
     )  # fmt: skip

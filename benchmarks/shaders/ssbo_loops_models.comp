@@ -14,6 +14,9 @@
 //   GUARDED_LOAD      only the load checked in the loop
 //   GUARDED_STORE     only the store checked in the loop
 //   GUARDED_QUIET     both accesses under their check in the loop, nothing reported on failure
+//   PLAIN             no check: ssbo_loops.comp itself
+// and with any of them UNROLL or DONT_UNROLL: the loops carry that hint for the driver.
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
 layout(set = 0, binding = 1) buffer Result { uint v[]; } result;
@@ -30,53 +33,66 @@ const uint MASK = (1u << 20) - 1u;
 #define REPORT_STORE
 #endif
 
+#if defined(UNROLL)
+#define LOOP [[unroll]] for
+#elif defined(DONT_UNROLL)
+#define LOOP [[dont_unroll]] for
+#else
+#define LOOP for
+#endif
+
 void main() {
     uint i = gl_GlobalInvocationID.x;
     uint n = uint(data.v.length());
     bool store_ok = i < uint(result.v.length());
     uint acc = 0u;
 #if defined(SUNK)
-    for (uint k = 0u; k < 64u; ++k) acc += data.v[(i * 2654435761u + k) & MASK];
+    LOOP (uint k = 0u; k < 64u; ++k) acc += data.v[(i * 2654435761u + k) & MASK];
     result.v[i] = acc;
+#elif defined(PLAIN)
+    LOOP (uint k = 0u; k < 64u; ++k) {
+        acc += data.v[(i * 2654435761u + k) & MASK];
+        result.v[i] = acc;
+    }
 #elif defined(ATOMIC_ELSEWHERE)
     if (n == 0u) atomicOr(result.v[0], 1u);
-    for (uint k = 0u; k < 64u; ++k) {
+    LOOP (uint k = 0u; k < 64u; ++k) {
         acc += data.v[(i * 2654435761u + k) & MASK];
         result.v[i] = acc;
     }
 #elif defined(GUARDED_LOAD)
-    for (uint k = 0u; k < 64u; ++k) {
+    LOOP (uint k = 0u; k < 64u; ++k) {
         uint at = (i * 2654435761u + k) & MASK;
         if (at < n) acc += data.v[at]; else REPORT_LOAD;
         result.v[i] = acc;
     }
 #elif defined(GUARDED_STORE)
-    for (uint k = 0u; k < 64u; ++k) {
+    LOOP (uint k = 0u; k < 64u; ++k) {
         acc += data.v[(i * 2654435761u + k) & MASK];
         if (store_ok) result.v[i] = acc; else REPORT_STORE;
     }
 #elif defined(CHECKED) || defined(GUARDED_QUIET)
-    for (uint k = 0u; k < 64u; ++k) {
+    LOOP (uint k = 0u; k < 64u; ++k) {
         uint at = (i * 2654435761u + k) & MASK;
         if (at < n) acc += data.v[at]; else REPORT_LOAD;
         if (store_ok) result.v[i] = acc; else REPORT_STORE;
     }
 #elif defined(HOISTED)
     if (!store_ok) REPORT_STORE;
-    for (uint k = 0u; k < 64u; ++k) {
+    LOOP (uint k = 0u; k < 64u; ++k) {
         uint at = (i * 2654435761u + k) & MASK;
         if (at < n) acc += data.v[at]; else REPORT_LOAD;
         if (store_ok) result.v[i] = acc;
     }
 #elif defined(VERSIONED) || defined(VERSIONED_QUIET)
     if (MASK < n && store_ok) {
-        for (uint k = 0u; k < 64u; ++k) {
+        LOOP (uint k = 0u; k < 64u; ++k) {
             acc += data.v[(i * 2654435761u + k) & MASK];
             result.v[i] = acc;
         }
     } else {
         if (!store_ok) REPORT_STORE;
-        for (uint k = 0u; k < 64u; ++k) {
+        LOOP (uint k = 0u; k < 64u; ++k) {
             uint at = (i * 2654435761u + k) & MASK;
             if (at < n) acc += data.v[at]; else REPORT_LOAD;
             if (store_ok) result.v[i] = acc;
