@@ -1,7 +1,8 @@
 """GPU time of issue 14's storage-buffer kernel (shaders/ssbo_loops.comp), as a separate process.
 
 1M invocations (16,384 workgroups of 64), each running 64 iterations of a hashed load from a
-4 MiB storage buffer and a store to its own word of another. The device, submissions and
+4 MiB storage buffer and a store to its own word of another (a third, small buffer is where the
+hand-checked models of shaders/ssbo_loops_models.comp report a failure). The device, submissions and
 timestamps are those of ``shader_time_app.Kernel``; only the buffers and the set differ. The
 buffers live in device-local memory that the host can map where the device has such memory (a
 kernel reading host memory over the bus would time the bus, not the checks). Prints one JSON
@@ -21,6 +22,7 @@ import vulkan as vk
 from benchmarks.shader_time_app import HOST_MEMORY, INVOCATIONS, Kernel, ffi
 
 DATA_WORDS = 1 << 20
+REPORT_WORDS = 4  # binding 2: where the hand-checked models report (ssbo_loops.comp has none)
 DEVICE_LOCAL = vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
 
 
@@ -62,7 +64,9 @@ class LoopKernel(Kernel):
     def _buffers(self, shader: bytes) -> None:
         storage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
         data = self._buffer([data_word(k) for k in range(DATA_WORDS)], storage)
+        report = self._buffer([0] * REPORT_WORDS, storage)
         self.result = self._buffer([0] * INVOCATIONS, storage)
+        buffers = ((0, data, DATA_WORDS), (1, self.result, INVOCATIONS), (2, report, REPORT_WORDS))
         bindings = [
             vk.VkDescriptorSetLayoutBinding(
                 binding=binding,
@@ -70,11 +74,11 @@ class LoopKernel(Kernel):
                 descriptorCount=1,
                 stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
             )
-            for binding in (0, 1)
+            for binding, _, _ in buffers
         ]
         set_layout = vk.vkCreateDescriptorSetLayout(
             self.device,
-            vk.VkDescriptorSetLayoutCreateInfo(bindingCount=2, pBindings=bindings),
+            vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(bindings), pBindings=bindings),
             None,
         )
         pool = vk.vkCreateDescriptorPool(
@@ -84,7 +88,7 @@ class LoopKernel(Kernel):
                 poolSizeCount=1,
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(
-                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=2
+                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=len(buffers)
                     )
                 ],
             ),
@@ -102,7 +106,7 @@ class LoopKernel(Kernel):
                 descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                 pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=buffer, offset=0, range=4 * words)],
             )
-            for binding, buffer, words in ((0, data, DATA_WORDS), (1, self.result, INVOCATIONS))
+            for binding, buffer, words in buffers
         ]  # fmt: skip
         vk.vkUpdateDescriptorSets(self.device, len(writes), writes, 0, None)
         self.layout = vk.vkCreatePipelineLayout(

@@ -1,7 +1,8 @@
 #version 450
 // Models of ssbo_loops.comp, not instrumented by anyone: checks written by hand the way the
 // physical limit of a range check would have them (one compare and one branch per access
-// against the bound range, which is the buffer's length; a failure reported by an atomic),
+// against the bound range, which is the buffer's length; a failure reported by an atomic on
+// a buffer of its own, as gpuav's records go to its own output buffer),
 // and variants that tell what the driver's compiler does with the plain loop. One variant per
 // compilation (glslangValidator -DVARIANT); every variant computes the plain kernel's result.
 //   CHECKED           both checks in the loop (a pass that hoists only the range)
@@ -14,21 +15,27 @@
 //   GUARDED_LOAD      only the load checked in the loop
 //   GUARDED_STORE     only the store checked in the loop
 //   GUARDED_QUIET     both accesses under their check in the loop, nothing reported on failure
+//   SELECTED          no branch around an access: the load's index is clamped and its value
+//                     selected, the store (its check made before the loop) always runs, to an
+//                     index selected before the loop (for a pointer selected by a pass)
 //   PLAIN             no check: ssbo_loops.comp itself
 // and with any of them UNROLL or DONT_UNROLL: the loops carry that hint for the driver.
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
 layout(set = 0, binding = 1) buffer Result { uint v[]; } result;
+layout(set = 0, binding = 2) buffer Report { uint v[]; } report;
 const uint MASK = (1u << 20) - 1u;
 
-#if defined(CHECKED) || defined(GUARDED_LOAD) || defined(VERSIONED) || defined(HOISTED)
-#define REPORT_LOAD atomicOr(result.v[0], 0x80000000u)
+#if defined(CHECKED) || defined(GUARDED_LOAD) || defined(VERSIONED) || defined(HOISTED) \
+    || defined(SELECTED)
+#define REPORT_LOAD atomicOr(report.v[0], 1u)
 #else
 #define REPORT_LOAD
 #endif
-#if defined(CHECKED) || defined(GUARDED_STORE) || defined(VERSIONED) || defined(HOISTED)
-#define REPORT_STORE atomicOr(result.v[0], 0x40000000u)
+#if defined(CHECKED) || defined(GUARDED_STORE) || defined(VERSIONED) || defined(HOISTED) \
+    || defined(SELECTED)
+#define REPORT_STORE atomicOr(report.v[0], 2u)
 #else
 #define REPORT_STORE
 #endif
@@ -49,6 +56,17 @@ void main() {
 #if defined(SUNK)
     LOOP (uint k = 0u; k < 64u; ++k) acc += data.v[(i * 2654435761u + k) & MASK];
     result.v[i] = acc;
+#elif defined(SELECTED)
+    if (!store_ok) REPORT_STORE;
+    uint to = store_ok ? i : 0u;
+    LOOP (uint k = 0u; k < 64u; ++k) {
+        uint at = (i * 2654435761u + k) & MASK;
+        bool ok = at < n;
+        if (!ok) REPORT_LOAD;
+        uint value = data.v[ok ? at : 0u];
+        acc += ok ? value : 0u;
+        result.v[to] = acc;
+    }
 #elif defined(PLAIN)
     LOOP (uint k = 0u; k < 64u; ++k) {
         acc += data.v[(i * 2654435761u + k) & MASK];
