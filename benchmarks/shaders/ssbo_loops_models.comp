@@ -18,6 +18,11 @@
 //   SELECTED          no branch around an access: the load's index is clamped and its value
 //                     selected, the store (its check made before the loop) always runs, to an
 //                     index selected before the loop (for a pointer selected by a pass)
+//   SELECTED_QUIET    SELECTED with nothing reported
+//   DEFERRED          SELECTED with no report in the loop: failures gathered in a register,
+//                     reported once after it
+//   ATOMIC_IN_LOOP    no check; an atomic on the report buffer under a branch in the loop
+//                     that never runs
 //   PLAIN             no check: ssbo_loops.comp itself
 // and with any of them UNROLL or DONT_UNROLL: the loops carry that hint for the driver.
 #extension GL_EXT_control_flow_attributes : require
@@ -56,7 +61,7 @@ void main() {
 #if defined(SUNK)
     LOOP (uint k = 0u; k < 64u; ++k) acc += data.v[(i * 2654435761u + k) & MASK];
     result.v[i] = acc;
-#elif defined(SELECTED)
+#elif defined(SELECTED) || defined(SELECTED_QUIET)
     if (!store_ok) REPORT_STORE;
     uint to = store_ok ? i : 0u;
     LOOP (uint k = 0u; k < 64u; ++k) {
@@ -66,6 +71,24 @@ void main() {
         uint value = data.v[ok ? at : 0u];
         acc += ok ? value : 0u;
         result.v[to] = acc;
+    }
+#elif defined(DEFERRED)
+    bool bad = !store_ok;
+    uint to = store_ok ? i : 0u;
+    LOOP (uint k = 0u; k < 64u; ++k) {
+        uint at = (i * 2654435761u + k) & MASK;
+        bool ok = at < n;
+        bad = bad || !ok;
+        uint value = data.v[ok ? at : 0u];
+        acc += ok ? value : 0u;
+        result.v[to] = acc;
+    }
+    if (bad) atomicOr(report.v[0], 1u);
+#elif defined(ATOMIC_IN_LOOP)
+    LOOP (uint k = 0u; k < 64u; ++k) {
+        acc += data.v[(i * 2654435761u + k) & MASK];
+        if (acc == 0xFFFFFFFFu) atomicOr(report.v[0], 4u);
+        result.v[i] = acc;
     }
 #elif defined(PLAIN)
     LOOP (uint k = 0u; k < 64u; ++k) {
