@@ -75,10 +75,32 @@ class ErrorCode(IntEnum):
     LOCAL_INDEX_OUT_OF_BOUNDS = 4
     ADDRESS_OUT_OF_BOUNDS = 5
     ADDRESS_MISALIGNED = 6
+    # Action parameters in GPU memory, checked by gpuav's validation dispatch
+    # (gpuav.layer.action_checks); far from the shader checks' codes, which grow from 0.
+    GROUP_COUNT = 0x20  # draw, axis (3: the total), group count, limit
+    FIRST_INSTANCE = 0x21  # draw, firstInstance
+    DRAW_COUNT_LIMIT = 0x22  # 0, count, maxDrawIndirectCount
+    DRAW_COUNT_PAST_BUFFER = 0x23  # 0, count, maxDrawCount, commands the buffer holds
+    INDEX_RANGE = 0x24  # draw, firstIndex, indexCount, indices bound
+    VERTEX_RANGE = 0x25  # draw, first, count, vertices (instances) bound, 1 for instances
+    VERTEX_INDEX_RANGE = 0x26  # draw, index position, index, vertexOffset, vertices, how many
     # Not an error: a debugPrintfEXT line (gpuav.instrument.printf), of variable length. Far
     # from the error codes, which grow from 0.
     DEBUG_PRINTF = 0x100
 
+
+# Records of gpuav's validation dispatch, not of a shader of the app.
+ACTION_CHECK_ERRORS = frozenset(
+    {
+        ErrorCode.GROUP_COUNT,
+        ErrorCode.FIRST_INSTANCE,
+        ErrorCode.DRAW_COUNT_LIMIT,
+        ErrorCode.DRAW_COUNT_PAST_BUFFER,
+        ErrorCode.INDEX_RANGE,
+        ErrorCode.VERTEX_RANGE,
+        ErrorCode.VERTEX_INDEX_RANGE,
+    }
+)
 
 # Words that follow the error code, per error.
 VALIDATION_WORDS: dict[ErrorCode, int] = {
@@ -89,6 +111,7 @@ VALIDATION_WORDS: dict[ErrorCode, int] = {
     ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: 3,  # where, index, length (LOCAL_* below)
     ErrorCode.ADDRESS_OUT_OF_BOUNDS: 5,  # operand, address low and high, size, alignment
     ErrorCode.ADDRESS_MISALIGNED: 5,  # the same words
+    **dict.fromkeys(ACTION_CHECK_ERRORS, 6),  # see the codes' comments
     ErrorCode.DEBUG_PRINTF: 1,  # at least: the format string's OpString id; arguments follow
 }
 

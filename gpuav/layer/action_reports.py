@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from gpuav.instrument.record import STORAGE_BIT, ErrorCode, ErrorRecord
+from gpuav.instrument.record import ACTION_CHECK_ERRORS, STORAGE_BIT, ErrorCode, ErrorRecord
 from gpuav.layer import debug_labels, recording_site
+from gpuav.layer.action_check_reports import compose_check_messages
 from gpuav.layer.buffer_views import BoundTexels
 from gpuav.layer.calls import (
     OBJECT_TYPE_COMMAND_BUFFER,
@@ -160,9 +161,14 @@ def report_action(
     records = list(decoded.records)
     if not device.instance.settings.robust_buffer_warnings:
         records = [r for r in records if not _robustly_defined(r, context)]
+    checked = [record for record in records if record.error_code in ACTION_CHECK_ERRORS]
+    if checked:
+        records = [record for record in records if record.error_code not in ACTION_CHECK_ERRORS]
     objects = _objects(context, {record.shader_id for record in records})
     try:
         messages = compose_messages(records, context)
+        if checked:
+            messages += compose_check_messages(device, state, action, checked, context)
     except Exception as error:  # the report side must not cost the app its run
         device.reporter.emit(internal_error_message("compose_messages", error), objects)
         messages = []

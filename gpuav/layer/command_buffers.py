@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 from gpuav.instrument.descriptor_state import NO_STATE
-from gpuav.layer import faults, notices, recording_site
+from gpuav.layer import action_checks, faults, notices, recording_site
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -59,6 +59,7 @@ def _reset(state: CommandBufferState) -> None:
     state.bound_handles.clear()
     state.action_count = 0
     state.labels = None
+    action_checks.reset(state)
 
 
 def pre_call_record_free_command_buffers(device: DeviceState, handles: Iterable[int]) -> None:
@@ -66,6 +67,7 @@ def pre_call_record_free_command_buffers(device: DeviceState, handles: Iterable[
         state = device.command_buffers.pop(handle, None)
         if state is not None:
             _reset(state)
+            action_checks.reset(state, freed=True)
             device.command_pools.get(state.pool, set()).discard(handle)
 
 
@@ -82,7 +84,13 @@ def pre_call_record_destroy_command_pool(device: DeviceState, pool: int) -> None
 
 def pre_call_record_begin_command_buffer(state: CommandBufferState) -> None:
     """Beginning a recorded command buffer resets it implicitly."""
-    if state.action_count or state.executed or state.bound or state.bound_handles:
+    if (
+        state.action_count
+        or state.executed
+        or state.bound
+        or state.bound_handles
+        or state.checks is not None
+    ):
         _reset(state)
     state.labels = None
 
@@ -97,6 +105,7 @@ def pre_call_record_end_command_buffer(state: CommandBufferState) -> None:
     vkEndCommandBuffer is never inside a render pass, so the barrier is always legal here,
     and it spares an extra submission per vkQueueSubmit.
     """
+    action_checks.pre_call_record_end_command_buffer(state)
     if state.primary and state.has_output():
         state.device.calls.cmd_host_read_barrier(state.handle)
 
@@ -104,6 +113,8 @@ def pre_call_record_end_command_buffer(state: CommandBufferState) -> None:
 def post_call_record_cmd_bind_pipeline(
     state: CommandBufferState, bind_point: int, pipeline: int
 ) -> None:
+    if bind_point == PIPELINE_BIND_POINT_GRAPHICS:
+        action_checks.post_call_record_bind_graphics_pipeline(state, pipeline)
     tracked = state.device.pipelines.get(pipeline)
     if tracked is None:
         state.bound.pop(bind_point, None)
@@ -248,3 +259,37 @@ def post_call_record_cmd_execute_commands(
         secondary = device.command_buffers.get(handle)
         if secondary is not None:
             state.executed.append(secondary)
+
+
+def current_action(
+    state: CommandBufferState, bind_point: int, command: str, appended: bool
+) -> Action | None:
+    """The Action of the draw or dispatch just counted by ``pre_call_record_action`` (the last
+    one when that ``appended`` it), made with a block of its own (bound to nothing) when its
+    pipeline is not instrumented: gpuav's validation dispatch writes there
+    (``action_checks``). None without output memory."""
+    if appended:
+        return state.actions[-1]
+    number = state.action_count - 1
+    device = state.device
+    output = device.output
+    if output is None or device.degraded:
+        return None
+    block = output.acquire()
+    if block.spill:
+        degrade(device, "no device memory left for output blocks")
+        return None
+    pipeline = state.bound.get(bind_point) or PipelineState(0, bind_point, 0, False, {})
+    state.chunks.add(block.chunk)
+    labels = state.labels
+    action = Action(
+        number,
+        command,
+        pipeline,
+        block,
+        state.bound_handles.get(bind_point, ()),
+        recording_site.capture(skip=2),
+        None if labels is None else labels.at_action,
+    )
+    state.actions.append(action)
+    return action

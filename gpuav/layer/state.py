@@ -19,6 +19,7 @@ from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
 
 if TYPE_CHECKING:
+    from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
     from gpuav.layer.descriptor_sets import DescriptorTracker
@@ -114,6 +115,7 @@ class CommandBufferState:
     bound_words: dict[int, array[int]] = field(default_factory=dict)
     bound_handles: dict[int, tuple[int, ...]] = field(default_factory=dict)
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
+    checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
 
     def has_output(self) -> bool:
         """Whether a submit of this command buffer needs a read-back."""
@@ -159,6 +161,8 @@ class DeviceState:
     context_offset: int | None = None
     # Debug-utils labels open on each queue (None until the app uses labels, see debug_labels).
     queue_labels: dict[int, tuple[str, ...]] | None = None
+    # Indirect and vertex-fetch checks (action_checks); None when they could not be set up.
+    action_checks: ActionCheckDevice | None = None
 
     @property
     def reporter(self) -> Reporter:

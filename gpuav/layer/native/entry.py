@@ -21,6 +21,7 @@ from typing import Any
 from gpuav.layer import queue_submit
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS
 from gpuav.layer.native import (
+    hooks_action_checks,
     hooks_buffer_views,
     hooks_buffers,
     hooks_commands,
@@ -123,6 +124,32 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkGetBufferDeviceAddress": hooks_buffers.get_buffer_device_address,
     "vkCreateBufferView": hooks_buffer_views.create_buffer_view,
     "vkDestroyBufferView": hooks_buffer_views.destroy_buffer_view,
+}
+# The indirect and vertex-fetch checks wrap these hooks (hooks_action_checks).
+IMPLEMENTATIONS |= {
+    "vkCreateDevice": hooks_action_checks.create_device,
+    "vkDestroyDevice": hooks_action_checks.destroy_device,
+    "vkCreateBuffer": hooks_action_checks.create_buffer,
+    "vkCreateCommandPool": hooks_action_checks.create_command_pool,
+    "vkCreateGraphicsPipelines": hooks_action_checks.create_graphics_pipelines,
+    "vkDestroyPipeline": hooks_action_checks.destroy_pipeline,
+    "vkCmdBindVertexBuffers": hooks_action_checks.cmd_bind_vertex_buffers,
+    "vkCmdBindVertexBuffers2": hooks_action_checks.cmd_bind_vertex_buffers2,
+    "vkCmdBindIndexBuffer": hooks_action_checks.cmd_bind_index_buffer,
+    "vkCmdBindIndexBuffer2KHR": hooks_action_checks.cmd_bind_index_buffer2,
+    "vkCmdDraw": hooks_action_checks.cmd_draw,
+    "vkCmdDrawIndexed": hooks_action_checks.cmd_draw_indexed,
+    "vkCmdDrawIndirect": hooks_action_checks.cmd_draw_indirect,
+    "vkCmdDrawIndexedIndirect": hooks_action_checks.cmd_draw_indexed_indirect,
+    "vkCmdDrawIndirectCount": hooks_action_checks.cmd_draw_indirect_count,
+    "vkCmdDrawIndexedIndirectCount": hooks_action_checks.cmd_draw_indexed_indirect_count,
+    "vkCmdDispatchIndirect": hooks_action_checks.cmd_dispatch_indirect,
+    "vkCmdDrawMeshTasksIndirectEXT": hooks_action_checks.cmd_draw_mesh_tasks_indirect,
+    "vkCmdDrawMeshTasksIndirectCountEXT": (
+        hooks_action_checks.cmd_draw_mesh_tasks_indirect_count
+    ),
+    "vkQueueSubmit": hooks_action_checks.queue_submit,
+    "vkQueueSubmit2": hooks_action_checks.queue_submit2,
 }
 
 

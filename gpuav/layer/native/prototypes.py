@@ -96,6 +96,12 @@ HOOKED: tuple[str, ...] = (
     "vkBindBufferMemory",
     "vkBindBufferMemory2",
     "vkGetBufferDeviceAddress",
+    # Indirect and vertex-fetch checks (hooks_action_checks).
+    "vkCreateCommandPool",
+    "vkCmdBindVertexBuffers",
+    "vkCmdBindVertexBuffers2",
+    "vkCmdBindIndexBuffer",
+    "vkCmdBindIndexBuffer2KHR",
 )
 
 # Instance-level commands among HOOKED (the rest are device-level).
@@ -142,6 +148,8 @@ ALIASES: dict[str, str] = {
     "vkWaitSemaphoresKHR": "vkWaitSemaphores",
     "vkGetSemaphoreCounterValueKHR": "vkGetSemaphoreCounterValue",
     "vkBindBufferMemory2KHR": "vkBindBufferMemory2",
+    "vkCmdBindVertexBuffers2EXT": "vkCmdBindVertexBuffers2",
+    "vkCmdBindIndexBuffer2": "vkCmdBindIndexBuffer2KHR",
     "vkGetBufferDeviceAddressKHR": "vkGetBufferDeviceAddress",
     "vkGetBufferDeviceAddressEXT": "vkGetBufferDeviceAddress",
 }

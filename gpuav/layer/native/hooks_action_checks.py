@@ -1,0 +1,565 @@
+"""Entry points of the indirect and vertex-fetch checks (``action_checks``): what they need to
+know (limits and features at device creation, pipelines' vertex input, command pools' queue
+families, bound vertex and index buffers, buffers that indirect and index data live in), the
+actions they check, and the submissions that run gpuav's validation command buffers.
+
+Each wraps the layer's general hook of the same command, so the rest of the layer is unchanged;
+a failure here is reported and the app's call goes down as it came.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import vulkan._vulkan as vk
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import action_checks as checks
+from gpuav.layer import command_buffers as engine
+from gpuav.layer.action_check_parameters import KIND_DRAW, KIND_DRAW_INDEXED, KIND_GROUPS
+from gpuav.layer.action_checks import ActionCheckDevice, BoundIndexBuffer, DeviceLimits
+from gpuav.layer.calls import PIPELINE_BIND_POINT_COMPUTE, PIPELINE_BIND_POINT_GRAPHICS
+from gpuav.layer.native import hooks_buffers, hooks_commands
+from gpuav.layer.native import hooks_instance, hooks_pipelines, hooks_queue
+from gpuav.layer.native.device_calls import NativeDeviceCalls
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
+from gpuav.layer.native.enabled_features import enabled_feature_names
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.validation_calls import NativeActionCheckCalls
+from gpuav.layer.native.vk import address, at, chain, handles_at
+from gpuav.layer.state import Action, CommandBufferState
+from gpuav.layer.vertex_input import (
+    INPUT_RATE_INSTANCE,
+    WHOLE_SIZE,
+    Attribute,
+    BoundVertexBuffer,
+    VertexInput,
+    format_bytes,
+)
+
+ERROR_INITIALIZATION_FAILED = -3
+BUFFER_USAGE_INDEX = 0x40
+BUFFER_USAGE_INDIRECT = 0x100
+BUFFER_USAGE_STORAGE = 0x20
+STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO = 1000470006
+STRUCTURE_TYPE_MESH_SHADER_PROPERTIES = 1000328001
+DYNAMIC_STATE_VERTEX_INPUT = 1000352000
+DYNAMIC_STATE_VERTEX_INPUT_BINDING_STRIDE = 1000267005
+SHADER_STAGE_TASK = 0x40
+_MESH_WORDS = 64  # room for VkPhysicalDeviceMeshShaderPropertiesEXT after its header
+
+
+def _lookup(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
+    return hooks_commands._lookup(command_buffer)
+
+
+# -- device -------------------------------------------------------------------------------------
+
+
+def _limits(record: DeviceRecord, physical_device: int, create_info: int) -> DeviceLimits:
+    properties = vkffi.new("VkPhysicalDeviceProperties2 *")
+    properties.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+    mesh = vkffi.new("uint32_t[]", 4 + _MESH_WORDS)
+    mesh[0] = STRUCTURE_TYPE_MESH_SHADER_PROPERTIES
+    mesh[4 : 4 + _MESH_WORDS] = [0xFFFF_FFFF] * _MESH_WORDS
+    get = record.instance.next.vkGetPhysicalDeviceProperties2
+    if get is not None:
+        properties.pNext = mesh
+        get(physical_device, address(properties))
+    else:
+        record.instance.next.vkGetPhysicalDeviceProperties(
+            physical_device, address(properties) + 16
+        )
+    limits = properties.properties.limits
+    words = list(mesh[4 : 4 + 15])
+    features = enabled_feature_names(create_info)
+    return DeviceLimits(
+        compute_groups=tuple(int(v) for v in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
+        task_groups=(words[1], words[2], words[3], words[0]),
+        mesh_groups=(words[12], words[13], words[14], words[11]),
+        max_draw_indirect_count=int(limits.maxDrawIndirectCount),
+        first_instance="drawIndirectFirstInstance" in features,
+        storage_alignment=int(limits.minStorageBufferOffsetAlignment),
+        max_storage_range=int(limits.maxStorageBufferRange),
+    )
+
+
+def create_device(physical_device: int, create_info: int, allocator: int, device_out: int) -> int:
+    result = hooks_instance.create_device(physical_device, create_info, allocator, device_out)
+    if result != 0:
+        return result
+    record = REGISTRY.device_of(handles_at(device_out, 1)[0])
+    state = None if record is None else record.state
+    if record is None or state is None or not state.enabled:
+        return result
+    try:
+        calls = state.calls
+        if isinstance(calls, NativeDeviceCalls):
+            state.action_checks = ActionCheckDevice(
+                _limits(record, physical_device, create_info),
+                NativeActionCheckCalls(calls, state.set_layout, state.facts.memory_type_flags),
+            )
+    except BaseException as error:
+        report_error("vkCreateDevice (action checks)", error, record.instance.state)
+    return result
+
+
+def destroy_device(device: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is not None and record.state is not None and record.state.action_checks:
+        try:
+            record.state.action_checks.calls.destroy()
+        except BaseException as error:
+            report_error("vkDestroyDevice (action checks)", error, record.instance.state)
+        record.state.action_checks = None
+    hooks_instance.destroy_device(device, allocator)
+
+
+def create_buffer(device: int, create_info: int, allocator: int, buffer_out: int) -> int:
+    """Indirect and index buffers also get storage-buffer usage: the checks read them."""
+    record = REGISTRY.device_of(device)
+    passed = create_info
+    keep: list[Any] = []
+    if record is not None and record.state is not None and record.state.action_checks:
+        try:
+            passed = _with_storage_usage(create_info, keep)
+        except BaseException as error:
+            report_error("vkCreateBuffer (action checks)", error, record.instance.state)
+            passed = create_info
+    return hooks_buffers.create_buffer(device, passed, allocator, buffer_out)
+
+
+def _with_storage_usage(create_info: int, keep: list[Any]) -> int:
+    info = at(create_info, "VkBufferCreateInfo")
+    usage = int(info.usage)
+    if not usage & (BUFFER_USAGE_INDEX | BUFFER_USAGE_INDIRECT) or usage & BUFFER_USAGE_STORAGE:
+        return create_info
+    for structure_type, _ in chain(address(info.pNext)):
+        if structure_type == STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO:
+            return create_info  # its 64-bit usage rules; left as the app made it
+    copy = vkffi.new("VkBufferCreateInfo *")
+    vkffi.memmove(copy, info, vkffi.sizeof("VkBufferCreateInfo"))
+    copy.usage = usage | BUFFER_USAGE_STORAGE
+    keep.append(copy)
+    return address(copy)
+
+
+def create_command_pool(device: int, create_info: int, allocator: int, pool_out: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkCreateCommandPool(device, create_info, allocator, pool_out))
+    engine_ = None if record.state is None else record.state.action_checks
+    if result == 0 and engine_ is not None:
+        try:
+            family = int(at(create_info, "VkCommandPoolCreateInfo").queueFamilyIndex)
+            engine_.pool_families[handles_at(pool_out, 1)[0]] = family
+        except BaseException as error:
+            report_error("vkCreateCommandPool", error, record.instance.state)
+    return result
+
+
+# -- pipelines ----------------------------------------------------------------------------------
+
+
+def _vertex_input(info: Any) -> VertexInput | None:
+    dynamic: set[int] = set()
+    if info.pDynamicState != vkffi.NULL:
+        states = info.pDynamicState
+        dynamic = {int(states.pDynamicStates[k]) for k in range(states.dynamicStateCount)}
+    restart = bool(
+        info.pInputAssemblyState != vkffi.NULL and info.pInputAssemblyState.primitiveRestartEnable
+    )
+    if DYNAMIC_STATE_VERTEX_INPUT in dynamic:
+        return VertexInput({}, frozenset(), (), restart, dynamic=True)
+    if info.pVertexInputState == vkffi.NULL:
+        return None
+    state = info.pVertexInputState
+    strides = {}
+    instance_rate = set()
+    for k in range(state.vertexBindingDescriptionCount):
+        binding = state.pVertexBindingDescriptions[k]
+        strides[int(binding.binding)] = int(binding.stride)
+        if int(binding.inputRate) == INPUT_RATE_INSTANCE:
+            instance_rate.add(int(binding.binding))
+    sizes = format_bytes()
+    attributes = []
+    for k in range(state.vertexAttributeDescriptionCount):
+        attribute = state.pVertexAttributeDescriptions[k]
+        attributes.append(
+            Attribute(
+                int(attribute.location),
+                int(attribute.binding),
+                int(attribute.format),
+                int(attribute.offset),
+                sizes.get(int(attribute.format), 0),
+            )
+        )
+    return VertexInput(
+        strides,
+        frozenset(instance_rate),
+        tuple(attributes),
+        restart,
+        DYNAMIC_STATE_VERTEX_INPUT_BINDING_STRIDE in dynamic,
+    )
+
+
+def create_graphics_pipelines(
+    device: int, cache: int, count: int, create_infos: int, allocator: int, pipelines_out: int
+) -> int:
+    result = hooks_pipelines.create_graphics_pipelines(
+        device, cache, count, create_infos, allocator, pipelines_out
+    )
+    record = REGISTRY.device_of(device)
+    engine_ = None if record is None or record.state is None else record.state.action_checks
+    if result >= 0 and engine_ is not None and record is not None:
+        try:
+            infos = vkffi.cast("VkGraphicsPipelineCreateInfo *", create_infos)
+            for index, handle in enumerate(handles_at(pipelines_out, count)):
+                if not handle:
+                    continue
+                info = infos[index]
+                vertex_input = _vertex_input(info)
+                if vertex_input is not None:
+                    engine_.vertex_inputs[handle] = vertex_input
+                stages = [int(info.pStages[k].stage) for k in range(info.stageCount)]
+                if any(stage & SHADER_STAGE_TASK for stage in stages):
+                    engine_.task_pipelines.add(handle)
+        except BaseException as error:
+            report_error("vkCreateGraphicsPipelines (vertex input)", error, record.instance.state)
+    return result
+
+
+def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    engine_ = None if record is None or record.state is None else record.state.action_checks
+    if engine_ is not None:
+        engine_.vertex_inputs.pop(pipeline, None)
+        engine_.task_pipelines.discard(pipeline)
+    hooks_pipelines.destroy_pipeline(device, pipeline, allocator)
+
+
+# -- bindings -----------------------------------------------------------------------------------
+
+
+def _record_bind(command_buffer: int, command: str, work: Any) -> None:
+    record, state = _lookup(command_buffer)
+    if record is None or state is None or state.device.action_checks is None:
+        return
+    try:
+        work(state)
+    except BaseException as error:
+        report_error(command, error, record.instance.state)
+
+
+def cmd_bind_vertex_buffers(
+    command_buffer: int, first: int, count: int, buffers: int, offsets: int
+) -> None:
+    record, _ = _lookup(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindVertexBuffers(command_buffer, first, count, buffers, offsets)
+    _record_bind(command_buffer, "vkCmdBindVertexBuffers", lambda state: _bind_vertex(
+        state, first, count, buffers, offsets, 0, 0))  # fmt: skip
+
+
+def cmd_bind_vertex_buffers2(
+    command_buffer: int, first: int, count: int, buffers: int, offsets: int, sizes: int,
+    strides: int,
+) -> None:  # fmt: skip
+    record, _ = _lookup(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindVertexBuffers2(command_buffer, first, count, buffers, offsets, sizes,
+                                        strides)  # fmt: skip
+    _record_bind(command_buffer, "vkCmdBindVertexBuffers2", lambda state: _bind_vertex(
+        state, first, count, buffers, offsets, sizes, strides))  # fmt: skip
+
+
+def _bind_vertex(
+    state: CommandBufferState, first: int, count: int, buffers: int, offsets: int, sizes: int,
+    strides: int,
+) -> None:  # fmt: skip
+    handles = handles_at(buffers, count)
+    offset_values = handles_at(offsets, count)
+    size_values = handles_at(sizes, count) if sizes else [WHOLE_SIZE] * count
+    stride_values: list[int | None] = (
+        list(handles_at(strides, count)) if strides else [None] * count
+    )
+    checks.post_call_record_bind_vertex_buffers(
+        state,
+        first,
+        [
+            BoundVertexBuffer(handle, offset, size, stride)
+            for handle, offset, size, stride in zip(
+                handles, offset_values, size_values, stride_values, strict=True
+            )
+        ],
+    )
+
+
+def cmd_bind_index_buffer(command_buffer: int, buffer: int, offset: int, index_type: int) -> None:
+    record, _ = _lookup(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindIndexBuffer(command_buffer, buffer, offset, index_type)
+    _record_bind(command_buffer, "vkCmdBindIndexBuffer", lambda state: (
+        checks.post_call_record_bind_index_buffer(
+            state, BoundIndexBuffer(buffer, offset, index_type))))  # fmt: skip
+
+
+def cmd_bind_index_buffer2(
+    command_buffer: int, buffer: int, offset: int, size: int, index_type: int
+) -> None:
+    record, _ = _lookup(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindIndexBuffer2KHR(command_buffer, buffer, offset, size, index_type)
+    _record_bind(command_buffer, "vkCmdBindIndexBuffer2", lambda state: (
+        checks.post_call_record_bind_index_buffer(
+            state, BoundIndexBuffer(buffer, offset, index_type, size))))  # fmt: skip
+
+
+# -- actions ------------------------------------------------------------------------------------
+
+
+def _checked_action(command_buffer: int, bind_point: int, command: str, work: Any) -> Any:
+    """The layer's action work, then the check's (given how to get the Action); the next
+    layer's table."""
+    record, state = _lookup(command_buffer)
+    before = -1 if state is None else len(state.actions)
+    table = hooks_commands._action(command_buffer, bind_point, command)
+    if record is None or state is None or state.device.action_checks is None:
+        return table
+    try:
+        appended = len(state.actions) > before
+        work(state, lambda: engine.current_action(state, bind_point, command, appended))
+    except BaseException as error:
+        report_error(command, error, record.instance.state)
+    return table
+
+
+def _indirect(
+    command: str, kind: int, buffer: int, offset: int, draw_count: int, stride: int,
+    count_buffer: int = 0, count_offset: int = 0, bind_point: int = PIPELINE_BIND_POINT_GRAPHICS,
+) -> Any:  # fmt: skip
+    def work(state: CommandBufferState, action_of: Any) -> None:
+        action: Action | None = action_of()
+        if action is None:
+            return
+        task = None
+        if "MeshTasks" in command:
+            engine_ = state.device.action_checks
+            current = checks.checks_of(state).graphics_pipeline
+            task = engine_ is not None and current in engine_.task_pipelines
+        checks.record_indirect(state, action, kind, buffer, offset, draw_count, stride,
+                               count_buffer, count_offset, task)  # fmt: skip
+
+    return work
+
+
+def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
+    def work(state: CommandBufferState, action_of: Any) -> None:
+        checks.record_draw(state, action_of, a, b, c, d)
+
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDraw", work)
+    if table is not None:
+        table.vkCmdDraw(command_buffer, a, b, c, d)
+
+
+def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
+    def work(state: CommandBufferState, action_of: Any) -> None:
+        if not checks.wants_indexed_check(state):
+            return
+        action = action_of()
+        if action is not None:
+            offset = d - (1 << 32) if d >= 1 << 31 else d
+            checks.record_draw_indexed(state, action, a, b, c, offset, e)
+
+    command = "vkCmdDrawIndexed"
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    if table is not None:
+        table.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
+
+
+def cmd_draw_indirect(
+    command_buffer: int, buffer: int, offset: int, count: int, stride: int
+) -> None:
+    command = "vkCmdDrawIndirect"
+    work = _indirect(command, KIND_DRAW, buffer, offset, count, stride)
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    if table is not None:
+        table.vkCmdDrawIndirect(command_buffer, buffer, offset, count, stride)
+
+
+def cmd_draw_indexed_indirect(
+    command_buffer: int, buffer: int, offset: int, count: int, stride: int
+) -> None:
+    command = "vkCmdDrawIndexedIndirect"
+    work = _indirect(command, KIND_DRAW_INDEXED, buffer, offset, count, stride)
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    if table is not None:
+        table.vkCmdDrawIndexedIndirect(command_buffer, buffer, offset, count, stride)
+
+
+def cmd_draw_indirect_count(
+    command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
+    max_count: int, stride: int,
+) -> None:  # fmt: skip
+    command = "vkCmdDrawIndirectCount"
+    work = _indirect(command, KIND_DRAW, buffer, offset, max_count, stride, count_buffer,
+                     count_offset)  # fmt: skip
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    if table is not None:
+        table.vkCmdDrawIndirectCount(command_buffer, buffer, offset, count_buffer, count_offset,
+                                     max_count, stride)  # fmt: skip
+
+
+def cmd_draw_indexed_indirect_count(
+    command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
+    max_count: int, stride: int,
+) -> None:  # fmt: skip
+    command = "vkCmdDrawIndexedIndirectCount"
+    work = _indirect(command, KIND_DRAW_INDEXED, buffer, offset, max_count, stride,
+                     count_buffer, count_offset)  # fmt: skip
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    if table is not None:
+        table.vkCmdDrawIndexedIndirectCount(command_buffer, buffer, offset, count_buffer,
+                                            count_offset, max_count, stride)  # fmt: skip
+
+
+def cmd_dispatch_indirect(command_buffer: int, buffer: int, offset: int) -> None:
+    command = "vkCmdDispatchIndirect"
+    work = _indirect(command, KIND_GROUPS, buffer, offset, 1, 0,
+                     bind_point=PIPELINE_BIND_POINT_COMPUTE)  # fmt: skip
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, command, work)
+    if table is not None:
+        table.vkCmdDispatchIndirect(command_buffer, buffer, offset)
+
+
+def cmd_draw_mesh_tasks_indirect(
+    command_buffer: int, buffer: int, offset: int, count: int, stride: int
+) -> None:
+    command = "vkCmdDrawMeshTasksIndirectEXT"
+    work = _indirect(command, KIND_GROUPS, buffer, offset, count, stride)
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    if table is not None:
+        table.vkCmdDrawMeshTasksIndirectEXT(command_buffer, buffer, offset, count, stride)
+
+
+def cmd_draw_mesh_tasks_indirect_count(
+    command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
+    max_count: int, stride: int,
+) -> None:  # fmt: skip
+    command = "vkCmdDrawMeshTasksIndirectCountEXT"
+    work = _indirect(command, KIND_GROUPS, buffer, offset, max_count, stride, count_buffer,
+                     count_offset)  # fmt: skip
+    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    if table is not None:
+        table.vkCmdDrawMeshTasksIndirectCountEXT(command_buffer, buffer, offset, count_buffer,
+                                                 count_offset, max_count, stride)  # fmt: skip
+
+
+# -- submission ---------------------------------------------------------------------------------
+
+
+def queue_submit(queue: int, count: int, submits: int, fence: int) -> int:
+    keep: list[Any] = []
+    passed = _with_validation(queue, "vkQueueSubmit", count, submits, keep, _submit_infos)
+    return hooks_queue.queue_submit_hook(queue, count, passed, fence)
+
+
+def queue_submit2(queue: int, count: int, submits: int, fence: int) -> int:
+    keep: list[Any] = []
+    passed = _with_validation(queue, "vkQueueSubmit2", count, submits, keep, _submit_infos2)
+    return hooks_queue.queue_submit2_hook(queue, count, passed, fence)
+
+
+def _with_validation(
+    queue: int, command: str, count: int, submits: int, keep: list[Any], rewrite: Any
+) -> int:
+    record = REGISTRY.device_of(queue)
+    state = None if record is None else record.state
+    if record is None or state is None or state.action_checks is None or not count:
+        return submits
+    try:
+        return int(rewrite(state, count, submits, keep))
+    except BaseException as error:
+        report_error(f"{command} (action checks)", error, record.instance.state)
+        return submits
+
+
+def _expanded(state: Any, handles: list[int]) -> list[int] | None:
+    """The app's command buffers, each followed by gpuav's that check it; None: none to add."""
+    added = False
+    result: list[int] = []
+    for handle in handles:
+        result.append(handle)
+        extra = checks.validation_command_buffers(state, handle)
+        if extra:
+            added = True
+            result.extend(extra)
+    return result if added else None
+
+
+# Structures whose arrays follow the command buffers one to one: such a batch is left alone.
+_PARALLEL_ARRAYS = frozenset({1000060005, 1000145000})  # device group, protected submit
+
+
+def _submit_infos(state: Any, count: int, submits: int, keep: list[Any]) -> int:
+    infos = vkffi.cast("VkSubmitInfo *", submits)
+    copies = vkffi.new("VkSubmitInfo[]", count)
+    vkffi.memmove(copies, infos, vkffi.sizeof("VkSubmitInfo") * count)
+    changed = False
+    for index in range(count):
+        info = infos[index]
+        if any(kind in _PARALLEL_ARRAYS for kind, _ in chain(address(info.pNext))):
+            continue
+        handles = handles_at(address(info.pCommandBuffers), int(info.commandBufferCount))
+        expanded = _expanded(state, handles)
+        if expanded is None:
+            continue
+        array = vkffi.new("VkCommandBuffer[]", len(expanded))
+        vkffi.cast("uintptr_t *", array)[0 : len(expanded)] = expanded
+        keep.append(array)
+        copies[index].commandBufferCount = len(expanded)
+        copies[index].pCommandBuffers = array
+        changed = True
+    if not changed:
+        return submits
+    keep.append(copies)
+    return address(copies)
+
+
+def _submit_infos2(state: Any, count: int, submits: int, keep: list[Any]) -> int:
+    infos = vkffi.cast("VkSubmitInfo2 *", submits)
+    copies = vkffi.new("VkSubmitInfo2[]", count)
+    vkffi.memmove(copies, infos, vkffi.sizeof("VkSubmitInfo2") * count)
+    changed = False
+    for index in range(count):
+        info = infos[index]
+        if any(kind in _PARALLEL_ARRAYS for kind, _ in chain(address(info.pNext))):
+            continue
+        items = [info.pCommandBufferInfos[k] for k in range(info.commandBufferInfoCount)]
+        added = []
+        for item in items:
+            added.append((item, None))
+            for extra in checks.validation_command_buffers(state, address(item.commandBuffer)):
+                added.append((item, extra))
+        if len(added) == len(items):
+            continue
+        array = vkffi.new("VkCommandBufferSubmitInfo[]", len(added))
+        for position, (item, extra) in enumerate(added):
+            vkffi.memmove(array + position, vkffi.addressof(item),
+                          vkffi.sizeof("VkCommandBufferSubmitInfo"))  # fmt: skip
+            if extra is not None:
+                array[position].pNext = vkffi.NULL
+                array[position].commandBuffer = vkffi.cast("VkCommandBuffer", extra)
+        keep.append(array)
+        copies[index].commandBufferInfoCount = len(added)
+        copies[index].pCommandBufferInfos = array
+        changed = True
+    if not changed:
+        return submits
+    keep.append(copies)
+    return address(copies)

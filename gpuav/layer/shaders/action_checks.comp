@@ -1,0 +1,210 @@
+#version 450
+// gpuav's own validation dispatch: checks the parameters of one draw or dispatch that live in
+// GPU memory (indirect commands, draw counts, index values) and writes error records, in the
+// layout of gpuav.instrument.record, into that action's output block. The layer records it in
+// a command buffer of its own that runs right after the app's (gpuav.layer.action_checks).
+// tools/generate_action_checks.py builds it, passing the ERROR_*, KIND_*, FLAG_* and P_*
+// values of gpuav.instrument.record and gpuav.layer.action_check_parameters as -D options.
+layout(local_size_x = 64) in;
+
+layout(set = 0, binding = 0) buffer Output { uint written; uint data[]; } output_block;
+layout(set = 1, binding = 0) readonly buffer Commands { uint words[]; } commands;
+layout(set = 1, binding = 1) readonly buffer Count { uint words[]; } count_buffer;
+layout(set = 1, binding = 2) readonly buffer Indices { uint words[]; } indices;
+
+// What each word means: gpuav.layer.action_check_parameters.
+layout(push_constant) uniform Parameters { uint word[PARAMETER_WORDS]; } p;
+
+const uint RECORD_WORDS = 13u;  // the seven common words and six validation words
+const uint UNLIMITED = 0xFFFFFFFFu;
+
+shared uint bad_count;
+shared uint first_bad;
+
+void write_record(uint code, uint w0, uint w1, uint w2, uint w3, uint w4, uint w5) {
+    uint whole = uint(output_block.data.length());
+    uint capacity = whole >= RESERVED_TAIL_WORDS ? whole - RESERVED_TAIL_WORDS : 0u;
+    uint start = atomicAdd(output_block.written, RECORD_WORDS);
+    if (start > capacity || RECORD_WORDS > capacity - start) {
+        return;
+    }
+    uint values[13] = uint[13](RECORD_WORDS, VALIDATION_SHADER_ID, 0u, STAGE_COMPUTE, 0u, 0u,
+                               code, w0, w1, w2, w3, w4, w5);
+    for (uint k = 0u; k < RECORD_WORDS; ++k) {
+        output_block.data[start + k] = values[k];
+    }
+}
+
+uint command_word(uint draw, uint member) {
+    return commands.words[p.word[P_FIRST_WORD] + draw * p.word[P_STRIDE_WORDS] + member];
+}
+
+uint index_at(uint element) {
+    uint flags = p.word[P_FLAGS];
+    if ((flags & FLAG_INDEX16) != 0u) {
+        return (indices.words[element >> 1] >> ((element & 1u) * 16u)) & 0xFFFFu;
+    }
+    if ((flags & FLAG_INDEX8) != 0u) {
+        return (indices.words[element >> 2] >> ((element & 3u) * 8u)) & 0xFFu;
+    }
+    return indices.words[element];
+}
+
+uint restart_value() {
+    uint flags = p.word[P_FLAGS];
+    if ((flags & FLAG_INDEX16) != 0u) {
+        return 0xFFFFu;
+    }
+    return (flags & FLAG_INDEX8) != 0u ? 0xFFu : UNLIMITED;
+}
+
+// first + count > capacity, without wrapping.
+bool past(uint first, uint count, uint capacity) {
+    return count > capacity || first > capacity - count;
+}
+
+// Every index of one draw, spread over the workgroups: index + vertexOffset must name a vertex
+// the bound vertex buffers hold. One record per workgroup that found any. Called in uniform
+// control flow (it has barriers).
+void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offset) {
+    uint vertex_capacity = p.word[P_VERTEX_CAPACITY];
+    uint index_capacity = p.word[P_INDEX_CAPACITY];
+    uint readable = first_index < index_capacity ? index_capacity - first_index : 0u;
+    uint count = min(index_count, readable);
+    if (gl_LocalInvocationIndex == 0u) {
+        bad_count = 0u;
+        first_bad = UNLIMITED;
+    }
+    barrier();
+    bool restart = (p.word[P_FLAGS] & FLAG_RESTART) != 0u;
+    uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint k = gl_GlobalInvocationID.x; k < count; k += threads) {
+        uint value = index_at(p.word[P_INDEX_FIRST_ELEMENT] + first_index + k);
+        if (restart && value == restart_value()) {
+            continue;
+        }
+        int vertex = int(value) + vertex_offset;
+        if (vertex < 0 || uint(vertex) >= vertex_capacity) {
+            atomicAdd(bad_count, 1u);
+            atomicMin(first_bad, k);
+        }
+    }
+    barrier();
+    if (gl_LocalInvocationIndex == 0u && bad_count != 0u) {
+        uint value = index_at(p.word[P_INDEX_FIRST_ELEMENT] + first_index + first_bad);
+        write_record(ERROR_VERTEX_INDEX_RANGE, draw, first_index + first_bad, value,
+                     uint(vertex_offset), vertex_capacity, bad_count);
+    }
+    barrier();
+}
+
+void check_groups(uint draw, uint x, uint y, uint z) {
+    uint counts[3] = uint[3](x, y, z);
+    uint limits[3] = uint[3](p.word[P_LIMIT_X], p.word[P_LIMIT_Y], p.word[P_LIMIT_Z]);
+    for (uint axis = 0u; axis < 3u; ++axis) {
+        if (counts[axis] > limits[axis]) {
+            write_record(ERROR_GROUP_COUNT, draw, axis, counts[axis], limits[axis], 0u, 0u);
+        }
+    }
+    uint high;
+    uint low;
+    umulExtended(x, y, high, low);
+    uint high_z;
+    uint total;
+    umulExtended(low, z, high_z, total);
+    bool wrapped = high != 0u && z != 0u || high_z != 0u;
+    if (wrapped || total > p.word[P_LIMIT_TOTAL]) {
+        write_record(ERROR_GROUP_COUNT, draw, 3u, wrapped ? UNLIMITED : total,
+                     p.word[P_LIMIT_TOTAL], 0u, 0u);
+    }
+}
+
+void check_first_instance(uint draw, uint first_instance) {
+    if ((p.word[P_FLAGS] & FLAG_FIRST_INSTANCE) != 0u && first_instance != 0u) {
+        write_record(ERROR_FIRST_INSTANCE, draw, first_instance, 0u, 0u, 0u, 0u);
+    }
+}
+
+void check_instances(uint draw, uint first_instance, uint instance_count) {
+    uint capacity = p.word[P_INSTANCE_CAPACITY];
+    if (instance_count != 0u && past(first_instance, instance_count, capacity)) {
+        write_record(ERROR_VERTEX_RANGE, draw, first_instance, instance_count, capacity, 1u, 0u);
+    }
+}
+
+void main() {
+    uint kind = p.word[P_KIND];
+    bool first_thread = gl_GlobalInvocationID.x == 0u;
+    if (kind == KIND_REPORT) {
+        if (first_thread) {
+            write_record(p.word[P_REPORT_CODE], p.word[P_REPORT_WORDS], p.word[P_REPORT_WORDS + 1],
+                         p.word[P_REPORT_WORDS + 2], p.word[P_REPORT_WORDS + 3],
+                         p.word[P_REPORT_WORDS + 4], p.word[P_REPORT_WORDS + 5]);
+        }
+        return;
+    }
+    if (kind == KIND_DIRECT_INDEXED) {
+        scan_indices(0u, p.word[P_DIRECT_FIRST_INDEX], p.word[P_DIRECT_INDEX_COUNT],
+                     int(p.word[P_DIRECT_VERTEX_OFFSET]));
+        return;
+    }
+    uint draws = p.word[P_DRAW_COUNT];
+    if ((p.word[P_FLAGS] & FLAG_COUNT_BUFFER) != 0u) {
+        uint count = count_buffer.words[p.word[P_COUNT_WORD]];
+        if (first_thread && count > p.word[P_MAX_DRAW_INDIRECT_COUNT]) {
+            write_record(ERROR_DRAW_COUNT_LIMIT, 0u, count, p.word[P_MAX_DRAW_INDIRECT_COUNT], 0u,
+                         0u, 0u);
+        }
+        if (first_thread && count > p.word[P_DRAWS_IN_BUFFER]) {
+            write_record(ERROR_DRAW_COUNT_PAST_BUFFER, 0u, count, p.word[P_DRAW_COUNT],
+                         p.word[P_DRAWS_IN_BUFFER], 0u, 0u);
+        }
+        draws = min(count, draws);
+    }
+    draws = min(draws, p.word[P_DRAWS_IN_BUFFER]);
+    for (uint draw = 0u; draw < draws; ++draw) {
+        if (kind == KIND_GROUPS) {
+            if (first_thread) {
+                check_groups(draw, command_word(draw, 0u), command_word(draw, 1u),
+                             command_word(draw, 2u));
+            }
+        } else if (kind == KIND_DRAW) {
+            uint vertex_count = command_word(draw, 0u);
+            uint instance_count = command_word(draw, 1u);
+            uint first_vertex = command_word(draw, 2u);
+            uint first_instance = command_word(draw, 3u);
+            uint capacity = p.word[P_VERTEX_CAPACITY];
+            if (first_thread) {
+                check_first_instance(draw, first_instance);
+                if (instance_count != 0u && vertex_count != 0u &&
+                    past(first_vertex, vertex_count, capacity)) {
+                    write_record(ERROR_VERTEX_RANGE, draw, first_vertex, vertex_count, capacity,
+                                 0u, 0u);
+                }
+                if (vertex_count != 0u) {
+                    check_instances(draw, first_instance, instance_count);
+                }
+            }
+        } else if (kind == KIND_DRAW_INDEXED) {
+            uint index_count = command_word(draw, 0u);
+            uint instance_count = command_word(draw, 1u);
+            uint first_index = command_word(draw, 2u);
+            int vertex_offset = int(command_word(draw, 3u));
+            uint first_instance = command_word(draw, 4u);
+            uint capacity = p.word[P_INDEX_CAPACITY];
+            if (first_thread) {
+                check_first_instance(draw, first_instance);
+                if (index_count != 0u && past(first_index, index_count, capacity)) {
+                    write_record(ERROR_INDEX_RANGE, draw, first_index, index_count, capacity,
+                                 0u, 0u);
+                }
+                if (index_count != 0u) {
+                    check_instances(draw, first_instance, instance_count);
+                }
+            }
+            if (instance_count != 0u && (p.word[P_FLAGS] & FLAG_SCAN_INDICES) != 0u) {
+                scan_indices(draw, first_index, index_count, vertex_offset);
+            }
+        }
+    }
+}

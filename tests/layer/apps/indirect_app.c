@@ -1,0 +1,394 @@
+/* One indirect or vertex-fetching action with parameters it is given: the indirect-command and
+ * index/vertex-fetch scenarios (knows nothing of gpuav).
+ *
+ *   indirect_app SHADER_DIR MODE A B C
+ *
+ * MODE (A, B, C its numbers):
+ *   dispatch X Y Z         vkCmdDispatchIndirect of (X, Y, Z) (compute.spv counts groups)
+ *   draw FIRST_INSTANCE    vkCmdDrawIndirect of one triangle {3, 1, 0, FIRST_INSTANCE},
+ *                          drawIndirectFirstInstance off
+ *   count COUNT MAX DRAWS  vkCmdDrawIndirectCount: DRAWS triangles in the buffer (the buffer
+ *                          is DRAWS commands long; its memory is larger and zeroed), COUNT in
+ *                          the count buffer, maxDrawCount MAX
+ *   indexed_indirect FIRST COUNT  vkCmdDrawIndexedIndirect {COUNT, 1, FIRST, 0, 0} over an
+ *                          index buffer of 6 indices
+ *   indexed INDEX OFFSET   vkCmdDrawIndexed of indices {0, 1, INDEX} with vertexOffset OFFSET
+ *                          (3 vertices bound)
+ *   indexed_secondary INDEX OFFSET  the same, recorded in a secondary command buffer
+ *   vertices FIRST COUNT   vkCmdDraw(COUNT, 1, FIRST, 0) with 3 vertices bound
+ *   instances FIRST COUNT  vkCmdDraw(3, COUNT, 0, FIRST) with 2 per-instance offsets bound
+ *
+ * Draws render triangles into an 8x8 image (vertex.vert, fragment.frag, or instanced.vert with
+ * a per-instance attribute) in a render pass. Prints "message" lines (vk_app_common.h), then
+ * "result" and the hash of the image (or of the compute result words). It waits for its
+ * fence, then for the queue and the device (the Khronos layer reads back late on lavapipe). */
+#include <string.h>
+
+#include "vk_app_common.h"
+
+enum { SIZE = 8, MEMORY_BYTES = 4096 };
+
+typedef struct {
+    VkDevice device;
+    VkQueue queue;
+    VkPhysicalDeviceMemoryProperties memory;
+    const char *shader_dir;
+} Context;
+
+typedef struct {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void *data;
+} Buffer;
+
+/* A buffer of `size` bytes in zeroed host-visible memory of MEMORY_BYTES (reads just past its
+ * end stay in zeroed memory), holding `bytes`. */
+static Buffer make_buffer(Context *ctx, VkDeviceSize size, VkBufferUsageFlags usage,
+                          const void *bytes, size_t count) {
+    Buffer made;
+    VkBufferCreateInfo info = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = size;
+    info.usage = usage;
+    CHECK(vkCreateBuffer(ctx->device, &info, NULL, &made.buffer));
+    VkMemoryRequirements requirements;
+    vkGetBufferMemoryRequirements(ctx->device, made.buffer, &requirements);
+    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    allocate.allocationSize = requirements.size > MEMORY_BYTES ? requirements.size : MEMORY_BYTES;
+    allocate.memoryTypeIndex = memory_type(
+        &ctx->memory, requirements.memoryTypeBits,
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    CHECK(vkAllocateMemory(ctx->device, &allocate, NULL, &made.memory));
+    CHECK(vkBindBufferMemory(ctx->device, made.buffer, made.memory, 0));
+    CHECK(vkMapMemory(ctx->device, made.memory, 0, VK_WHOLE_SIZE, 0, &made.data));
+    memset(made.data, 0, allocate.allocationSize);
+    if (bytes) memcpy(made.data, bytes, count);
+    return made;
+}
+
+static VkShaderModule module(Context *ctx, const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", ctx->shader_dir, name);
+    return load_shader_module(ctx->device, path);
+}
+
+static uint32_t run_dispatch(Context *ctx, VkCommandPool pool, const uint32_t groups[3]) {
+    Buffer arguments = make_buffer(ctx, 12, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, groups, 12);
+    Buffer counter = make_buffer(ctx, 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL, 0);
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    create_compute_layouts(ctx->device, 1, 4, &set_layout, &layout);
+    VkPipeline pipeline =
+        create_compute_pipeline(ctx->device, layout, module(ctx, "compute.spv"), NULL);
+    VkDescriptorBufferInfo info = {counter.buffer, 0, VK_WHOLE_SIZE};
+    VkDescriptorPool descriptor_pool;
+    VkDescriptorSet set = create_storage_set(ctx->device, set_layout, 1, &info, &descriptor_pool);
+    VkCommandBuffer command_buffer = begin_command_buffer(ctx->device, pool, 0);
+    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set,
+                            0, NULL);
+    vkCmdDispatchIndirect(command_buffer, arguments.buffer, 0);
+    CHECK(vkEndCommandBuffer(command_buffer));
+    vkDestroyFence(ctx->device, submit_and_wait(ctx->device, ctx->queue, command_buffer), NULL);
+    return *(uint32_t *)counter.data;
+}
+
+typedef struct {
+    VkImage image;
+    VkRenderPass render_pass;
+    VkFramebuffer framebuffer;
+    Buffer readback;
+} Target;
+
+static Target make_target(Context *ctx) {
+    Target target;
+    VkImageCreateInfo image = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    image.imageType = VK_IMAGE_TYPE_2D;
+    image.format = VK_FORMAT_R8G8B8A8_UNORM;
+    image.extent = (VkExtent3D){SIZE, SIZE, 1};
+    image.mipLevels = image.arrayLayers = 1;
+    image.samples = VK_SAMPLE_COUNT_1_BIT;
+    image.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    CHECK(vkCreateImage(ctx->device, &image, NULL, &target.image));
+    VkMemoryRequirements requirements;
+    vkGetImageMemoryRequirements(ctx->device, target.image, &requirements);
+    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex = memory_type(&ctx->memory, requirements.memoryTypeBits, 0);
+    VkDeviceMemory memory;
+    CHECK(vkAllocateMemory(ctx->device, &allocate, NULL, &memory));
+    CHECK(vkBindImageMemory(ctx->device, target.image, memory, 0));
+    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view_info.image = target.image;
+    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view_info.format = image.format;
+    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkImageView view;
+    CHECK(vkCreateImageView(ctx->device, &view_info, NULL, &view));
+    VkAttachmentDescription attachment = {0};
+    attachment.format = image.format;
+    attachment.samples = VK_SAMPLE_COUNT_1_BIT;
+    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+    attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+    attachment.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    attachment.finalLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    VkAttachmentReference color = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+    VkSubpassDescription subpass = {0};
+    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
+    subpass.colorAttachmentCount = 1;
+    subpass.pColorAttachments = &color;
+    VkSubpassDependency after = {0, VK_SUBPASS_EXTERNAL,
+                                 VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                                 VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+                                 VK_ACCESS_TRANSFER_READ_BIT, 0};
+    VkRenderPassCreateInfo pass = {VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
+    pass.attachmentCount = 1;
+    pass.pAttachments = &attachment;
+    pass.subpassCount = 1;
+    pass.pSubpasses = &subpass;
+    pass.dependencyCount = 1;
+    pass.pDependencies = &after;
+    CHECK(vkCreateRenderPass(ctx->device, &pass, NULL, &target.render_pass));
+    VkFramebufferCreateInfo framebuffer = {VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
+    framebuffer.renderPass = target.render_pass;
+    framebuffer.attachmentCount = 1;
+    framebuffer.pAttachments = &view;
+    framebuffer.width = framebuffer.height = SIZE;
+    framebuffer.layers = 1;
+    CHECK(vkCreateFramebuffer(ctx->device, &framebuffer, NULL, &target.framebuffer));
+    target.readback =
+        make_buffer(ctx, SIZE * SIZE * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, NULL, 0);
+    return target;
+}
+
+/* Per-vertex vec2 positions at binding 0; with `instanced`, a per-instance vec2 offset at
+ * binding 1 (instanced.vert). */
+static VkPipeline make_pipeline(Context *ctx, VkRenderPass render_pass, int instanced) {
+    VkPipelineShaderStageCreateInfo stages[2] = {
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
+    stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
+    stages[0].module = module(ctx, instanced ? "instanced.spv" : "vertex.spv");
+    stages[0].pName = "main";
+    stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
+    stages[1].module = module(ctx, "fragment.spv");
+    stages[1].pName = "main";
+    VkVertexInputBindingDescription bindings[2] = {
+        {0, 8, VK_VERTEX_INPUT_RATE_VERTEX}, {1, 8, VK_VERTEX_INPUT_RATE_INSTANCE}};
+    VkVertexInputAttributeDescription attributes[2] = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
+                                                       {1, 1, VK_FORMAT_R32G32_SFLOAT, 0}};
+    VkPipelineVertexInputStateCreateInfo vertex_input = {
+        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+    vertex_input.vertexBindingDescriptionCount = instanced ? 2 : 1;
+    vertex_input.pVertexBindingDescriptions = bindings;
+    vertex_input.vertexAttributeDescriptionCount = instanced ? 2 : 1;
+    vertex_input.pVertexAttributeDescriptions = attributes;
+    VkPipelineInputAssemblyStateCreateInfo assembly = {
+        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+    VkViewport viewport = {0, 0, SIZE, SIZE, 0, 1};
+    VkRect2D scissor = {{0, 0}, {SIZE, SIZE}};
+    VkPipelineViewportStateCreateInfo viewport_state = {
+        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+    viewport_state.viewportCount = viewport_state.scissorCount = 1;
+    viewport_state.pViewports = &viewport;
+    viewport_state.pScissors = &scissor;
+    VkPipelineRasterizationStateCreateInfo raster = {
+        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+    raster.lineWidth = 1;
+    VkPipelineMultisampleStateCreateInfo multisample = {
+        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+    VkPipelineColorBlendAttachmentState blend = {0};
+    blend.colorWriteMask = 0xF;
+    VkPipelineColorBlendStateCreateInfo blend_state = {
+        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+    blend_state.attachmentCount = 1;
+    blend_state.pAttachments = &blend;
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    VkPipelineLayout layout;
+    CHECK(vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &layout));
+    VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
+    info.stageCount = 2;
+    info.pStages = stages;
+    info.pVertexInputState = &vertex_input;
+    info.pInputAssemblyState = &assembly;
+    info.pViewportState = &viewport_state;
+    info.pRasterizationState = &raster;
+    info.pMultisampleState = &multisample;
+    info.pColorBlendState = &blend_state;
+    info.layout = layout;
+    info.renderPass = render_pass;
+    VkPipeline pipeline;
+    CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
+    return pipeline;
+}
+
+static const float TRIANGLE[6] = {-1, -1, 1, -1, -1, 1};
+
+/* What a draw mode binds and records inside the render pass. */
+typedef struct {
+    const char *mode;
+    uint32_t a, b, c;
+    Buffer vertices, instances, indices, arguments, count;
+} Draw;
+
+static void prepare(Context *ctx, Draw *draw) {
+    const char *mode = draw->mode;
+    draw->vertices = make_buffer(ctx, sizeof TRIANGLE, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT,
+                                 TRIANGLE, sizeof TRIANGLE);
+    if (!strcmp(mode, "draw")) {
+        uint32_t command[4] = {3, 1, 0, draw->a};
+        draw->arguments =
+            make_buffer(ctx, sizeof command, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, command, 16);
+    } else if (!strcmp(mode, "count")) {
+        uint32_t commands[64] = {0};
+        for (uint32_t k = 0; k < draw->c && k < 16; ++k) commands[4 * k] = 3, commands[4 * k + 1] = 1;
+        draw->arguments = make_buffer(ctx, 16 * (draw->c ? draw->c : 1),
+                                      VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, commands,
+                                      16 * (draw->c < 16 ? draw->c : 16));
+        draw->count = make_buffer(ctx, 4, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, &draw->a, 4);
+    } else if (!strcmp(mode, "indexed_indirect")) {
+        uint32_t indices[6] = {0, 1, 2, 0, 1, 2};
+        uint32_t command[5] = {draw->b, 1, draw->a, 0, 0};
+        draw->indices =
+            make_buffer(ctx, sizeof indices, VK_BUFFER_USAGE_INDEX_BUFFER_BIT, indices, 24);
+        draw->arguments =
+            make_buffer(ctx, sizeof command, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, command, 20);
+    } else if (!strncmp(mode, "indexed", 7)) {
+        uint32_t indices[3] = {0, 1, draw->a};
+        draw->indices =
+            make_buffer(ctx, sizeof indices, VK_BUFFER_USAGE_INDEX_BUFFER_BIT, indices, 12);
+    } else if (!strcmp(mode, "instances")) {
+        float offsets[4] = {0, 0, 0.5f, 0.5f};
+        draw->instances =
+            make_buffer(ctx, sizeof offsets, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, offsets, 16);
+    }
+}
+
+static void record_draw(VkCommandBuffer command_buffer, const Draw *draw, VkPipeline pipeline) {
+    const char *mode = draw->mode;
+    VkDeviceSize zero = 0;
+    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
+    vkCmdBindVertexBuffers(command_buffer, 0, 1, &draw->vertices.buffer, &zero);
+    if (!strcmp(mode, "draw")) {
+        vkCmdDrawIndirect(command_buffer, draw->arguments.buffer, 0, 1, 16);
+    } else if (!strcmp(mode, "count")) {
+        vkCmdDrawIndirectCount(command_buffer, draw->arguments.buffer, 0, draw->count.buffer, 0,
+                               draw->b, 16);
+    } else if (!strcmp(mode, "indexed_indirect")) {
+        vkCmdBindIndexBuffer(command_buffer, draw->indices.buffer, 0, VK_INDEX_TYPE_UINT32);
+        vkCmdDrawIndexedIndirect(command_buffer, draw->arguments.buffer, 0, 1, 20);
+    } else if (!strncmp(mode, "indexed", 7)) {
+        vkCmdBindIndexBuffer(command_buffer, draw->indices.buffer, 0, VK_INDEX_TYPE_UINT32);
+        vkCmdDrawIndexed(command_buffer, 3, 1, 0, (int32_t)draw->b, 0);
+    } else if (!strcmp(mode, "vertices")) {
+        vkCmdDraw(command_buffer, draw->b, 1, draw->a, 0);
+    } else if (!strcmp(mode, "instances")) {
+        vkCmdBindVertexBuffers(command_buffer, 1, 1, &draw->instances.buffer, &zero);
+        vkCmdDraw(command_buffer, 3, draw->b, 0, draw->a);
+    }
+}
+
+static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
+    prepare(ctx, draw);
+    Target target = make_target(ctx);
+    VkPipeline pipeline = make_pipeline(ctx, target.render_pass, !strcmp(draw->mode, "instances"));
+    int secondary = !strcmp(draw->mode, "indexed_secondary");
+    VkCommandBuffer inner = VK_NULL_HANDLE;
+    if (secondary) {
+        VkCommandBufferAllocateInfo info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        info.commandPool = pool;
+        info.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        info.commandBufferCount = 1;
+        CHECK(vkAllocateCommandBuffers(ctx->device, &info, &inner));
+        VkCommandBufferInheritanceInfo inheritance = {
+            VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+        inheritance.renderPass = target.render_pass;
+        inheritance.framebuffer = target.framebuffer;
+        VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT;
+        begin.pInheritanceInfo = &inheritance;
+        CHECK(vkBeginCommandBuffer(inner, &begin));
+        record_draw(inner, draw, pipeline);
+        CHECK(vkEndCommandBuffer(inner));
+    }
+    VkCommandBuffer command_buffer = begin_command_buffer(ctx->device, pool, 0);
+    VkClearValue clear = {{{0, 0, 0, 1}}};
+    VkRenderPassBeginInfo begin = {VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+    begin.renderPass = target.render_pass;
+    begin.framebuffer = target.framebuffer;
+    begin.renderArea.extent = (VkExtent2D){SIZE, SIZE};
+    begin.clearValueCount = 1;
+    begin.pClearValues = &clear;
+    vkCmdBeginRenderPass(command_buffer, &begin,
+                         secondary ? VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS
+                                   : VK_SUBPASS_CONTENTS_INLINE);
+    if (secondary)
+        vkCmdExecuteCommands(command_buffer, 1, &inner);
+    else
+        record_draw(command_buffer, draw, pipeline);
+    vkCmdEndRenderPass(command_buffer);
+    VkBufferImageCopy region = {0};
+    region.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = (VkExtent3D){SIZE, SIZE, 1};
+    vkCmdCopyImageToBuffer(command_buffer, target.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           target.readback.buffer, 1, &region);
+    VkMemoryBarrier to_host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0, NULL);
+    CHECK(vkEndCommandBuffer(command_buffer));
+    vkDestroyFence(ctx->device, submit_and_wait(ctx->device, ctx->queue, command_buffer), NULL);
+    return fnv1a(target.readback.data, SIZE * SIZE * 4);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s SHADER_DIR MODE A [B [C]]\n", argv[0]);
+        return 2;
+    }
+    Context ctx = {0};
+    ctx.shader_dir = argv[1];
+    const char *mode = argv[2];
+    uint32_t numbers[3] = {0, 0, 0};
+    for (int k = 3; k < argc && k < 6; ++k) numbers[k - 3] = (uint32_t)strtoul(argv[k], NULL, 0);
+
+    VkInstance instance = create_instance("indirect_app", VK_API_VERSION_1_2, NULL, 1,
+                                          (const char *[]){"VK_EXT_debug_utils"});
+    VkDebugUtilsMessengerEXT messenger = create_messenger(
+        instance,
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+        print_message);
+    VkPhysicalDevice physical = first_physical_device(instance);
+    vkGetPhysicalDeviceMemoryProperties(physical, &ctx.memory);
+    VkPhysicalDeviceVulkan12Features features12 = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    features12.drawIndirectCount = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                          &features12};
+    ctx.device = create_device(physical, &features, 0, NULL, &ctx.queue);
+    VkCommandPool pool = create_command_pool(ctx.device);
+
+    uint32_t result;
+    if (!strcmp(mode, "dispatch")) {
+        result = run_dispatch(&ctx, pool, numbers);
+    } else {
+        Draw draw = {mode, numbers[0], numbers[1], numbers[2]};
+        result = run_draw(&ctx, pool, &draw);
+    }
+    CHECK(vkQueueWaitIdle(ctx.queue));
+    CHECK(vkDeviceWaitIdle(ctx.device));
+    printf("result %08x\n", result);
+    fflush(stdout);
+    vkDestroyCommandPool(ctx.device, pool, NULL);
+    vkDestroyDevice(ctx.device, NULL);
+    destroy_messenger(instance, messenger);
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}
