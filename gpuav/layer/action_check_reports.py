@@ -93,8 +93,9 @@ def compose_check_messages(
     context: ActionContext,
 ) -> list[Message]:
     """One message per distinct error of the action's validation dispatch."""
-    kept = None if state.checks is None or action.number is None else state.checks.facts
-    facts = check_facts(device, None if kept is None else kept.get(action.number))
+    number = action.number
+    kept = None if state.checks is None or number is None else state.checks.facts
+    facts = check_facts(device, None if kept is None or number is None else kept.get(number))
     messages = []
     for record, count in fold(records):
         said = check_message(record, action.command, facts, device.robust_buffer_access)

@@ -7,7 +7,7 @@ action as shader messages do.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,11 +90,6 @@ def _structure(command: str) -> str:
     return "VkDrawIndexedIndirectCommand" if "Indexed" in command else "VkDrawIndirectCommand"
 
 
-def _command_id(command: str) -> str:
-    """The spec's command name (the count variants' KHR/AMD aliases share the core VUIDs)."""
-    return command
-
-
 def _fetch_line(fetch: VertexFetch | None, what: str) -> list[str]:
     if fetch is None:
         return []
@@ -157,7 +152,7 @@ def check_message(
         )  # fmt: skip
     if code is ErrorCode.DRAW_COUNT_LIMIT:
         return CheckMessage(
-            f"VUID-{_command_id(command)}-countBuffer-02717", False,
+            f"VUID-{command}-countBuffer-02717", False,
             f"The count buffer holds a draw count of {words[0]}, greater than "
             f"maxDrawIndirectCount ({words[1]}).",
             indirect, {"count": words[0], "limit": words[1]},
@@ -168,7 +163,7 @@ def check_message(
         reads_past = drawn > held
         if reads_past:
             suffix = "03121" if count == 1 else "03122"
-            message_id = f"VUID-{_command_id(command)}-countBuffer-{suffix}"
+            message_id = f"VUID-{command}-countBuffer-{suffix}"
         else:
             message_id = DRAW_COUNT_WARNING_ID
         effect = (
@@ -255,6 +250,3 @@ def fold(records: Sequence[ErrorRecord]) -> list[tuple[ErrorRecord, int]]:
             )  # fmt: skip
         folded.append((first, len(group)))
     return folded
-
-
-FactsLookup = Callable[[], CheckFacts]

@@ -19,8 +19,13 @@ from gpuav.layer import command_buffers as engine
 from gpuav.layer.action_check_parameters import KIND_DRAW, KIND_DRAW_INDEXED, KIND_GROUPS
 from gpuav.layer.action_checks import ActionCheckDevice, BoundIndexBuffer, DeviceLimits
 from gpuav.layer.calls import PIPELINE_BIND_POINT_COMPUTE, PIPELINE_BIND_POINT_GRAPHICS
-from gpuav.layer.native import hooks_buffers, hooks_commands
-from gpuav.layer.native import hooks_instance, hooks_pipelines, hooks_queue
+from gpuav.layer.native import (
+    hooks_buffers,
+    hooks_commands,
+    hooks_instance,
+    hooks_pipelines,
+    hooks_queue,
+)
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
 from gpuav.layer.native.enabled_features import enabled_feature_names
@@ -541,11 +546,11 @@ def _submit_infos2(state: Any, count: int, submits: int, keep: list[Any]) -> int
         if any(kind in _PARALLEL_ARRAYS for kind, _ in chain(address(info.pNext))):
             continue
         items = [info.pCommandBufferInfos[k] for k in range(info.commandBufferInfoCount)]
-        added = []
+        added: list[tuple[Any, int | None]] = []
         for item in items:
             added.append((item, None))
-            for extra in checks.validation_command_buffers(state, address(item.commandBuffer)):
-                added.append((item, extra))
+            for ours in checks.validation_command_buffers(state, address(item.commandBuffer)):
+                added.append((item, ours))
         if len(added) == len(items):
             continue
         array = vkffi.new("VkCommandBufferSubmitInfo[]", len(added))

@@ -113,7 +113,7 @@ class NativeActionCheckCalls:
         self._dummy = self._device_calls.create_state_buffer(16, self._memory_types)
         return self._made["pipeline"]
 
-    # -- descriptor sets ----------------------------------------------------------------------------
+    # -- descriptor sets ---------------------------------------------------------------------------
 
     def _descriptor_set(self) -> int:
         if self._free_sets:
@@ -173,7 +173,7 @@ class NativeActionCheckCalls:
             write.pBufferInfo = infos + binding
         self.next.vkUpdateDescriptorSets(self.device, CHECK_BINDINGS, address(writes), 0, 0)
 
-    # -- command buffers ----------------------------------------------------------------------------
+    # -- command buffers ---------------------------------------------------------------------------
 
     def _command_buffer(self, family: int) -> int:
         pool = self._command_pools.get(family)

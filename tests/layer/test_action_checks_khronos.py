@@ -1,0 +1,237 @@
+"""Indirect commands and vertex fetches (``gpuav.layer.action_checks``) on lavapipe, side by side
+with the Khronos layer 1.4.309's GPU-AV: ``apps/indirect_app.c`` runs one planted bad (or
+correct) indirect dispatch or draw, indexed draw or plain draw, under gpuav and under the
+Khronos layer. Whatever the Khronos layer's GPU-AV reports, gpuav reports under the same id,
+with the numbers; correct twins are silent and draw the same image as without a layer. gpuav
+also reports what the Khronos layer misses: plain draws and instanced attributes fetched past
+the vertex buffers' end. (The Khronos layer's core checks, such as vkCmdDrawIndirectCount's
+maxDrawCount-03111, are host-side API checks outside GPU-AV and not compared.)
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gpuav.layer import action_check_parameters
+from gpuav.layer.action_checks_spirv import WORDS
+from tests.apps_common.build import compile_c_program
+from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
+from tests.shaders.glsl import compile_glsl
+from tools.generate_action_checks import compile_words
+
+pytestmark = pytest.mark.vulkan
+
+SHADERS = {
+    "compute": ("comp", """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer Counter { uint groups; } counter;
+void main() { atomicAdd(counter.groups, 1u); }
+"""),
+    "vertex": ("vert", """#version 450
+layout(location = 0) in vec2 position;
+void main() { gl_Position = vec4(position, 0.0, 1.0); }
+"""),
+    "instanced": ("vert", """#version 450
+layout(location = 0) in vec2 position;
+layout(location = 1) in vec2 offset;
+void main() { gl_Position = vec4(position * 0.5 + offset, 0.0, 1.0); }
+"""),
+    "fragment": ("frag", """#version 450
+layout(location = 0) out vec4 color;
+void main() { color = vec4(1.0, 0.5, 0.25, 1.0); }
+"""),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scenario:
+    arguments: tuple[str, ...]
+    gpuav_id: str | None  # None: silent
+    expected: str = ""  # a regular expression on gpuav's first line
+    khronos_id: str | None = None  # what the Khronos layer's GPU-AV says (None: nothing)
+    khronos_severity: int = 0x1000
+
+
+SCENARIOS = {
+    "dispatch_x_past_limit": Scenario(
+        ("dispatch", "70000", "1", "1"),
+        "VUID-VkDispatchIndirectCommand-x-00417",
+        r"VkDispatchIndirectCommand::x is 70000, greater than maxComputeWorkGroupCount\[0\] "
+        r"\(65535\)",
+        "VUID-VkDispatchIndirectCommand-x-00417",
+    ),
+    "dispatch_z_past_limit": Scenario(
+        ("dispatch", "1", "1", "65536"),
+        "VUID-VkDispatchIndirectCommand-z-00419",
+        r"::z is 65536, greater than maxComputeWorkGroupCount\[2\] \(65535\)",
+        "VUID-VkDispatchIndirectCommand-z-00419",
+    ),
+    "dispatch_inside": Scenario(("dispatch", "65535", "1", "1"), None),
+    "first_instance": Scenario(
+        ("draw", "1"),
+        "VUID-VkDrawIndirectCommand-firstInstance-00501",
+        r"firstInstance member of VkDrawIndirectCommand\[0\] is 1",
+        "VUID-VkDrawIndirectCommand-firstInstance-00501",
+    ),
+    "first_instance_zero": Scenario(("draw", "0"), None),
+    "count_past_buffer_clamped": Scenario(
+        ("count", "3", "2", "2"),
+        "GPUAV-draw-count-past-buffer",
+        r"draw count of 3, but the indirect buffer holds 2 VkDrawIndirectCommand.*maxDrawCount "
+        r"\(2\) keeps",
+        "WARNING-GPU-AV-drawCount",
+        0x100,
+    ),
+    "count_past_buffer": Scenario(
+        ("count", "3", "4", "2"),
+        "VUID-vkCmdDrawIndirectCount-countBuffer-03122",
+        r"draw count of 3, but the indirect buffer holds 2 .* 1 of the 3 draws read past",
+        "WARNING-GPU-AV-drawCount",
+        0x100,
+    ),
+    "count_inside": Scenario(("count", "2", "2", "2"), None),
+    "indexed_indirect_index_range": Scenario(
+        ("indexed_indirect", "4", "6"),
+        "VUID-VkDrawIndexedIndirectCommand-robustBufferAccess2-08798",
+        r"firstIndex 4 and indexCount 6: indices \[4, 10\) reach 4 past the 6 indices bound",
+        "VUID-VkDrawIndexedIndirectCommand-robustBufferAccess2-08798",
+    ),
+    "indexed_indirect_inside": Scenario(("indexed_indirect", "0", "6"), None),
+    "index_value_past_vertices": Scenario(
+        ("indexed", "5", "0"),
+        "VUID-vkCmdDrawIndexed-None-02721",
+        r"element 2 is 5, and with vertexOffset 0 it fetches vertex 5, past the 3 vertices .*"
+        r"\(1 index",
+        "VUID-vkCmdDrawIndexed-None-02721",
+    ),
+    "vertex_offset_past_vertices": Scenario(
+        ("indexed", "0", "3"),
+        "VUID-vkCmdDrawIndexed-None-02721",
+        r"element 0 is 0, and with vertexOffset 3 it fetches vertex 3, past the 3 vertices .*"
+        r"\(3 indices",
+        "VUID-vkCmdDrawIndexed-None-02721",
+    ),
+    "index_value_inside": Scenario(("indexed", "2", "0"), None),
+    "index_value_in_secondary": Scenario(
+        ("indexed_secondary", "5", "0"),
+        "VUID-vkCmdDrawIndexed-None-02721",
+        r"element 2 is 5, .* vertex 5",
+        "VUID-vkCmdDrawIndexed-None-02721",
+    ),
+    "vertices_past_buffer": Scenario(
+        ("vertices", "1", "3"),
+        "VUID-vkCmdDraw-None-02721",
+        r"firstVertex 1 and vertexCount 3 fetch vertices \[1, 4\), but the bound vertex buffers "
+        r"hold 3 vertices",
+    ),
+    "vertices_inside": Scenario(("vertices", "0", "3"), None),
+    "instances_past_buffer": Scenario(
+        ("instances", "1", "2"),
+        "VUID-vkCmdDraw-None-02721",
+        r"firstInstance 1 and instanceCount 2 fetch instances \[1, 3\), but the bound vertex "
+        r"buffers hold 2 instances",
+    ),
+    "instances_inside": Scenario(("instances", "0", "2"), None),
+}
+
+
+@pytest.fixture(scope="module")
+def indirect_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("indirect_app")
+    return compile_c_program(folder / "indirect_app", [APPS / "indirect_app.c"])
+
+
+@pytest.fixture(scope="module")
+def shader_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("indirect_shaders")
+    for name, (stage, source) in SHADERS.items():
+        words = compile_glsl(source, stage)
+        (folder / f"{name}.spv").write_bytes(b"".join(w.to_bytes(4, "little") for w in words))
+    return folder
+
+
+def _run(command: list[str], environment: dict[str, str], cwd: Path) -> dict[str, object]:
+    done = subprocess.run(
+        command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=APP_TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return parse_c_output(done.stdout)
+
+
+def _khronos_environment(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
+    environment = app_environment(None, instrumenter=None)
+    environment.update(
+        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
+        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
+        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
+    )
+    return environment
+
+
+GPU_AV_IDS = ("VUID-Vk", "VUID-vkCmdDrawIndexed-None-02721", "WARNING-GPU-AV-drawCount")
+
+
+def _reported(parsed: dict[str, object], prefixes: tuple[str, ...]) -> list[dict[str, object]]:
+    messages = parsed["messages"]
+    assert isinstance(messages, list)
+    return [m for m in messages if str(m["id"]).startswith(prefixes)]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_gpuav_reports_what_khronos_reports_with_the_numbers(
+    name: str,
+    indirect_app: Path,
+    shader_folder: Path,
+    layer_folder: Path,
+    newer_khronos: NewerKhronos,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    scenario = SCENARIOS[name]
+    argv = [str(indirect_app), str(shader_folder), *scenario.arguments]
+    khronos = _reported(
+        _run(newer_khronos.command(argv), _khronos_environment(newer_khronos), tmp_path),
+        GPU_AV_IDS,
+    )
+    gpuav_run = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    gpuav = _reported(gpuav_run, ("VUID-", "GPUAV-"))
+    plain = _run(argv, app_environment(None), tmp_path)
+    # The checks change nothing the app computes.
+    assert gpuav_run["result"] == plain["result"]
+    if scenario.khronos_id is None:
+        assert khronos == [], khronos
+    else:
+        assert {m["id"] for m in khronos} == {scenario.khronos_id}, khronos
+        assert {m["severity"] for m in khronos} == {scenario.khronos_severity}
+    if scenario.gpuav_id is None:
+        assert gpuav == [], gpuav
+        return
+    # One message per error (index scans fold their workgroups' records).
+    assert [m["id"] for m in gpuav] == [scenario.gpuav_id], gpuav
+    text = str(gpuav[0]["text"])
+    assert re.search(scenario.expected, text), text
+    assert "Index 0 (vkCmd" in text, text
+
+
+def test_validation_shader_is_what_its_source_compiles_to_and_passes_spirv_val(
+    newer_khronos: NewerKhronos,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    assert tuple(compile_words()) == WORDS, "run tools/generate_action_checks.py"
+    module = tmp_path / "action_checks.spv"
+    module.write_bytes(struct.pack(f"<{len(WORDS)}I", *WORDS))
+    for validator in ("spirv-val", str(newer_khronos.root / "spirv-val")):
+        done = subprocess.run(
+            [validator, "--target-env", "vulkan1.1", str(module)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+
+
+def test_every_parameter_word_fits_the_guaranteed_push_constant_space() -> None:
+    assert action_check_parameters.PARAMETER_WORDS * 4 <= 128
