@@ -21,8 +21,11 @@
  * Draws render triangles into an 8x8 image (vertex.vert, fragment.frag, or instanced.vert with
  * a per-instance attribute) in a render pass. Prints "message" lines (vk_app_common.h), then
  * "result" and the hash of the image (or of the compute result words). It waits for its
- * fence, then for the queue and the device (the Khronos layer reads back late on lavapipe). */
+ * fence, then for the queue and the device (the Khronos layer reads back late on lavapipe).
+ * With INDIRECT_APP_REPEAT=N in the environment a draw mode records its draw N times and prints
+ * "timing RECORD_US SUBMIT_US" (recording, and submit to the end of the waits), for benchmarks. */
 #include <string.h>
+#include <time.h>
 
 #include "vk_app_common.h"
 
@@ -292,7 +295,15 @@ static void record_draw(VkCommandBuffer command_buffer, const Draw *draw, VkPipe
     }
 }
 
+static double now_us(void) {
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    return at.tv_sec * 1e6 + at.tv_nsec / 1e3;
+}
+
 static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
+    const char *repeat_text = getenv("INDIRECT_APP_REPEAT");
+    int repeat = repeat_text ? atoi(repeat_text) : 1;
     prepare(ctx, draw);
     Target target = make_target(ctx);
     VkPipeline pipeline = make_pipeline(ctx, target.render_pass, !strcmp(draw->mode, "instances"));
@@ -315,6 +326,7 @@ static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
         record_draw(inner, draw, pipeline);
         CHECK(vkEndCommandBuffer(inner));
     }
+    double started = now_us();
     VkCommandBuffer command_buffer = begin_command_buffer(ctx->device, pool, 0);
     VkClearValue clear = {{{0, 0, 0, 1}}};
     VkRenderPassBeginInfo begin = {VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
@@ -329,7 +341,7 @@ static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
     if (secondary)
         vkCmdExecuteCommands(command_buffer, 1, &inner);
     else
-        record_draw(command_buffer, draw, pipeline);
+        for (int k = 0; k < repeat; ++k) record_draw(command_buffer, draw, pipeline);
     vkCmdEndRenderPass(command_buffer);
     VkBufferImageCopy region = {0};
     region.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
@@ -341,7 +353,10 @@ static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
     vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0, NULL);
     CHECK(vkEndCommandBuffer(command_buffer));
+    double recorded = now_us();
     vkDestroyFence(ctx->device, submit_and_wait(ctx->device, ctx->queue, command_buffer), NULL);
+    CHECK(vkQueueWaitIdle(ctx->queue));
+    if (repeat_text) printf("timing %.0f %.0f\n", recorded - started, now_us() - recorded);
     return fnv1a(target.readback.data, SIZE * SIZE * 4);
 }
 
