@@ -9,8 +9,10 @@ another, each checked against the bound range; ssbo_loops_app.py), the default t
 
 Each configuration runs the kernel's app in fresh processes, round-robin; each cell is the
 median over runs of the run's median dispatch (the first dispatch of a run, which pays the
-pipeline's first use, is left out), with the slowest and fastest run beside it. The result's
-checksum must be the same in every configuration. Not a test: timings depend on the machine.
+pipeline's first use, is left out); the ratio to no layer is given both of the medians and
+paired (each run against the no-layer run of its own round, median and range of those). The
+result's checksum must be the same in every configuration. Not a test: timings depend on the
+machine.
 
 The Khronos layer 1.4.309 needs glibc 2.38; ``--khronos-root`` names a folder laid out as
 ``/work/shared/tools/newer-khronos.sh`` lays out ``$NK_ROOT`` (``layer/`` holds the manifest,
@@ -221,18 +223,28 @@ def measure(
     return found
 
 
+def paired_ratios(cell: Cell, plain: Cell) -> list[float]:
+    """Each run's median over the no-layer median of the same round: on a shared machine the
+    rounds' load drifts, and a ratio within a round cancels it."""
+    return [ours / theirs for ours, theirs in zip(cell.medians, plain.medians, strict=True)]
+
+
 def print_kernel(kernel: str, found: dict[str, Cell]) -> None:
     device = found["no layer"].device
-    print(f"\n{kernel}: {KERNELS[kernel].what}; {device}; median of run medians (ms)")
-    plain = statistics.median(found["no layer"].medians)
+    print(f"\n{kernel}: {KERNELS[kernel].what}; {device}")
+    header = f"{'median':>9s}   {'ratio':>7s}  {'paired':>7s} {'[range]':12s}  run medians (ms)"
+    print(f"  {'':34s} {header}")
+    plain = found["no layer"]
+    plain_median = statistics.median(plain.medians)
     for name, cell in found.items():
         median = statistics.median(cell.medians)
+        paired = paired_ratios(cell, plain)
         runs = " ".join(f"{v:.3f}" for v in cell.medians)
         aborted = sum(1 for e in cell.exits if e != 0)
         print(
-            f"  {name:34s} {median:9.3f} ms  {median / plain:6.2f}x"
-            f"  [{min(cell.medians):.3f} .. {max(cell.medians):.3f}]  runs: {runs}"
-            f"  checksums: {sorted(set(cell.checksums))}"
+            f"  {name:34s} {median:9.3f} ms  {median / plain_median:6.2f}x"
+            f"  {statistics.median(paired):6.2f}x [{min(paired):.2f}..{max(paired):.2f}]"
+            f"  {runs}  checksums: {sorted(set(cell.checksums))}"
             + (f"  (exited non-zero after printing: {aborted})" if aborted else "")
         )
     every = {c for cell in found.values() for c in cell.checksums}
@@ -269,7 +281,12 @@ def main() -> int:
         "--config", action="append", help="run only these configurations (and no layer)"
     )
     parser.add_argument("--json", help="write every dispatch time to this file")
+    parser.add_argument("--print", help="print the tables of a file --json wrote, run nothing")
     options = parser.parse_args()
+    if options.print:
+        for kernel, table in json.loads(Path(options.print).read_text()).items():
+            print_kernel(kernel, {name: Cell(**cell) for name, cell in table.items()})
+        return 0
     kernels = options.kernel or DEFAULT_KERNELS
     configs = configurations(options)
     everything: dict[str, dict[str, Cell]] = {}
