@@ -154,7 +154,7 @@ def _instrument(
             raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument {reason}")
     if any(m.operands[0] in _PHYSICAL for m in module.memory_model):
         raise DescriptorBoundsUnsupported(f"{PASS_NAME} does not instrument physical addressing")
-    roots = _descriptor_variables(module)
+    roots = _descriptor_variables(module, every=descriptor_state)
     # Local arrays are checked with or without descriptors (and without descriptor state).
     local_indexing = may_index_locals(module)
     descriptors = bool(roots) or (descriptor_state and _has_descriptor_variables(module))
@@ -205,6 +205,8 @@ def _instrument(
     remove_unused_links(module, findings, def_use)
     if helpers.descriptor_length is not None and not guarder.called_descriptor_length:
         _drop_function(module, helpers.descriptor_length)
+    if helpers.descriptor_word is not None and not guarder.called_descriptor_word:
+        _drop_function(module, helpers.descriptor_word)
     unused_helpers: list[int | None] = []
     if not buffer_findings.accesses:
         unused_helpers += [helpers.check_buffer_range, helpers.write_range_record]
@@ -323,8 +325,9 @@ def _drop_function(module: Module, function_id: int) -> None:
     ]
 
 
-def _descriptor_variables(module: Module) -> set[int]:
-    """Descriptor arrays; single blocks too where variable pointers allow OpPtrAccessChain."""
+def _descriptor_variables(module: Module, *, every: bool = False) -> set[int]:
+    """Descriptor arrays; single blocks too where variable pointers allow OpPtrAccessChain;
+    ``every`` descriptor variable with descriptor state (each use checks it was written)."""
     variable_pointers = any(c.operands[0] in _VARIABLE_POINTERS for c in module.capabilities)
     types = {i.operands[0]: i for i in module.globals if i.opcode in _TYPES_OF_INTEREST}
     found: set[int] = set()
@@ -333,6 +336,9 @@ def _descriptor_variables(module: Module) -> set[int]:
             continue
         pointer = types.get(variable.operands[0])
         pointee = None if pointer is None else types.get(pointer.operands[2])
+        if every:
+            found.add(variable.operands[1])
+            continue
         if pointee is None:
             continue
         if pointee.opcode in _ARRAYS or (variable_pointers and pointee.opcode == Op.TypeStruct):

@@ -13,6 +13,12 @@ an unchecked index. A correct program computes exactly what it did before.
 
 The clones index descriptors with safe indices (``safe_indices``): the branch alone does not
 keep a bad index away from every driver.
+
+With descriptor state, every use of a descriptor is checked for being written (and its
+resource alive, VUID-...-None-08114), arrayed or not. Where the index is a constant inside
+the array, the descriptor's word is read once per function, in its first block, and the
+access only tests it: ``gpuav_check_descriptor`` (which writes the record) runs only where
+the word says the descriptor may not be used.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from gpuav.instrument.accesses import (
     MergedLookup,
 )
 from gpuav.instrument.helpers import Helpers
+from gpuav.instrument.record import NO_SET_BINDING, pack_set_binding
 from gpuav.instrument.safe_indices import SafeIndexer, SafeIndices
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
@@ -86,6 +93,10 @@ class Guarder:
         # the guard's head block); None outside a guard
         self._as_uint_cache: dict[int, int] | None = None
         self.called_descriptor_length = False  # else the pass drops that helper
+        self.called_descriptor_word = False  # likewise
+        # (function id, set, binding, index) -> whether the descriptor may be used, read once
+        # in the function's first block
+        self._hoisted: dict[tuple[int, int, int, int], int] = {}
 
     @property
     def module(self) -> Module:
@@ -100,23 +111,34 @@ class Guarder:
         if not any(self._checked(lookup) for lookup in access.lookups):
             return  # e.g. a runtime array without set and binding: nothing to compare with
         function, block = place
+        usable = {
+            id(lookup): self._hoisted_usable(function, lookup)
+            for lookup in access.lookups
+            if isinstance(lookup, DescriptorLookup) and self._hoistable(lookup)
+        }
         position = next(k for k, i in enumerate(block.instructions) if i is consumer)
         del block.instructions[position]
         builder.position_at_start(block, function)
         builder.index = position
         self._as_uint_cache = {}
         try:
-            self._guard_at(access, consumer)
+            self._guard_at(access, consumer, usable)
         finally:
             self._as_uint_cache = None
 
-    def _guard_at(self, access: DescriptorAccess, consumer: Instruction) -> None:
+    def _guard_at(
+        self, access: DescriptorAccess, consumer: Instruction, usable: dict[int, int]
+    ) -> None:
         builder = self.builder
         index = access.instruction_index
         index = NO_INSTRUCTION_INDEX if index is None else index
         # Each check calls a helper that also writes its record when it fails.
         conditions = [
-            self._check(index, lookup) for lookup in access.lookups if self._checked(lookup)
+            self._check(index, lookup)
+            if id(lookup) not in usable
+            else self._check_unless(usable[id(lookup)], index, lookup)
+            for lookup in access.lookups
+            if self._checked(lookup)
         ]
         ok = conditions[0]
         for condition in conditions[1:]:
@@ -151,7 +173,7 @@ class Guarder:
     def _checked(self, lookup: Lookup) -> bool:
         if isinstance(lookup, MergedLookup):
             return id(lookup.merge) in self.merged
-        if lookup.runtime_sized:
+        if lookup.runtime_sized or self.with_state(lookup):
             return self.with_state(lookup)
         if lookup.static_index is None:
             return True
@@ -187,6 +209,56 @@ class Guarder:
             self.module.annotations.append(
                 Instruction(decoration.opcode, [target, *decoration.operands[1:]])
             )
+
+    # -- a constant index: the descriptor's word read once per function --------------------
+
+    def _hoistable(self, lookup: DescriptorLookup) -> bool:
+        return (
+            self.helpers.descriptor_word is not None
+            and self.with_state(lookup)
+            and lookup.element is None
+            and lookup.static_index is not None
+            and lookup.static_length is not None
+            and not lookup.statically_out_of_bounds
+        )
+
+    def _hoisted_usable(self, function: Function, lookup: DescriptorLookup) -> int:
+        """``gpuav_descriptor_word(...) != 0``, emitted once per function and descriptor in
+        the function's first block (after its variables); call before splitting anything."""
+        assert lookup.descriptor_set is not None and lookup.binding is not None
+        assert lookup.static_index is not None and self.helpers.descriptor_word is not None
+        key = (function.id, lookup.descriptor_set, lookup.binding, lookup.static_index)
+        if key not in self._hoisted:
+            builder = self.builder
+            entry = function.blocks[0]
+            after = 0
+            for at, instruction in enumerate(entry.instructions):
+                if instruction.opcode == Op.Variable:
+                    after = at + 1
+            builder.position_at_start(entry, function)
+            builder.index = after
+            word = builder.op(
+                Op.FunctionCall,
+                self.uint,
+                self.helpers.descriptor_word,
+                builder.constant_uint(lookup.descriptor_set),
+                builder.constant_uint(lookup.binding),
+                builder.constant_uint(lookup.static_index),
+            )
+            self._hoisted[key] = builder.op(
+                Op.INotEqual, self.bool_, word, builder.constant_uint(0)
+            )
+            self.called_descriptor_word = True
+        return self._hoisted[key]
+
+    def _check_unless(self, usable: int, instruction_index: int, lookup: Lookup) -> int:
+        """``usable``, or else, on a branch of its own, the full check (which reports)."""
+        builder = self.builder
+        with builder.if_then(builder.op(Op.LogicalNot, self.bool_, usable)) as slow:
+            checked = self._check(instruction_index, lookup)
+        return builder.phi(
+            self.bool_, (checked, slow.exit_label), (builder.constant_bool(True), slow.head_label)
+        )
 
     # -- index arithmetic ------------------------------------------------------------------
 
@@ -228,7 +300,16 @@ class Guarder:
             operands.flat,
             operands.total,
             operands.extra_ok,
+            builder.constant_uint(self._set_binding(lookup)),
         )
+
+    def _set_binding(self, lookup: Lookup) -> int:
+        """The record's set and binding word of a lookup checked without descriptor state."""
+        if isinstance(lookup, MergedLookup):
+            return NO_SET_BINDING  # whichever was chosen: not known here
+        if lookup.descriptor_set is None or lookup.binding is None:
+            return NO_SET_BINDING
+        return pack_set_binding(lookup.descriptor_set, lookup.binding)
 
     def operands(self, lookup: DescriptorLookup) -> CheckOperands:
         """Emit the index arithmetic of one lookup at the insert point."""

@@ -65,8 +65,10 @@ class _Finder:
         self.unchecked: list[UncheckedUse] = []
         # merge result id -> (merge, what it merges, lookups of the incoming values reached)
         self.merges: dict[int, tuple[Instruction, str, dict[int, Lookup]]] = {}
+        self.with_state = False  # descriptor state: every descriptor use is checked
 
     def run(self, include_runtime: bool) -> Findings:
+        self.with_state = include_runtime
         for variable in self.module.globals:
             if variable.opcode == Op.Variable and variable.operands[2] in DESCRIPTOR_CLASSES:
                 self._variable(variable, include_runtime)
@@ -84,6 +86,8 @@ class _Finder:
     def _needs_check(self, lookup: Lookup, include_runtime: bool) -> bool:
         if isinstance(lookup, MergedLookup):
             return include_runtime or not lookup.runtime_sized
+        if include_runtime and lookup.descriptor_set is not None and lookup.binding is not None:
+            return True  # with descriptor state, every use checks that it was written (08114)
         if lookup.runtime_sized:
             return include_runtime
         if lookup.static_index is None:
@@ -107,17 +111,19 @@ class _Finder:
             return
         var_id = variable.operands[1]
         if not arrays:
+            whole = DescriptorLookup(
+                var_id,
+                (),
+                (),
+                static_index=0,
+                static_length=1,
+                descriptor_set=self.decorations.descriptor_set(var_id),
+                binding=self.decorations.binding(var_id),
+            )
             if kind == "buffer":  # only an OpPtrAccessChain can move a single block's index
-                whole = DescriptorLookup(
-                    var_id,
-                    (),
-                    (),
-                    static_index=0,
-                    static_length=1,
-                    descriptor_set=self.decorations.descriptor_set(var_id),
-                    binding=self.decorations.binding(var_id),
-                )
                 self._walk_pointer(var_id, whole, {})
+            elif include_runtime:  # with descriptor state: was it written?
+                self._walk_image_pointer(variable, whole, {})
             return
         lengths = tuple(
             None if types.is_runtime_array(array) else types.definition(array).operands[2]
@@ -296,7 +302,8 @@ class _Finder:
             elif opcode in POINTER_OPERANDS and any(
                 user.operands[at] == pointer for at in POINTER_OPERANDS[opcode]
             ):
-                if links or merged:  # a direct use of a non-arrayed variable needs no check
+                # A direct use of a non-arrayed variable needs a check only for being written.
+                if links or merged or self.with_state:
                     self._add(user, user.origin, links, lookup, "buffer")
             elif (links or merged) and not self._call(user, lookup, links, "buffer"):
                 self._unchecked(user, f"buffer descriptor pointer used by {user.name}")
@@ -342,6 +349,11 @@ class _Finder:
         lookup: Lookup,
         kind: str,
     ) -> None:
+        type_id = consumer.type_id
+        if consumer.result_id is not None and type_id is not None:
+            if self.types.opcode(type_id) not in NULLABLE_RESULTS:  # e.g. a loaded pointer
+                self._unchecked(consumer, "a result with no null value")
+                return
         entry = self.found.get(id(consumer))
         if entry is None:
             self.found[id(consumer)] = (consumer, index, dict(links), [lookup], kind)

@@ -53,6 +53,7 @@ class Helpers:
     check_address: int | None = None  # with descriptor state; and its two record writers
     address_writers: tuple[int, ...] = ()
     address_stretch: int | None = None  # its Private variable
+    descriptor_word: int | None = None  # with descriptor state
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -124,6 +125,7 @@ def _define(
         check_address=check_address,
         address_writers=tuple(address_writers),
         address_stretch=address_stretch,
+        descriptor_word=state.descriptor_word,
     )
 
 
@@ -218,6 +220,9 @@ class _Template:
             address_stretch=None
             if helpers.address_stretch is None
             else ids[helpers.address_stretch],
+            descriptor_word=None
+            if helpers.descriptor_word is None
+            else ids[helpers.descriptor_word],
         )
 
     @staticmethod

@@ -5,8 +5,10 @@ both from the constants here, so the two cannot drift apart.
 
 Buffer: ``struct { uint DataWrittenLength; uint Data[]; }``. A record in ``Data`` is
 ``[size, shader id, instruction index, stage, stage word 0, stage word 1, error code,
-validation words...]``; the bounds error carries (descriptor index, array length), the
-uninitialized-descriptor error carries (descriptor index), the buffer-range error carries
+validation words...]``; the bounds error and the uninitialized-descriptor error (unwritten,
+or its resource destroyed) carry (descriptor index, array length, set << 24 | binding), so
+that a message names the descriptor whose index failed where an instruction uses two (an
+image and a separate sampler); the buffer-range error carries
 (descriptor index, set and binding, byte offset, access size, bound range, flags): the byte
 span ``[offset, offset + size)`` of a load, store or atomic that does not lie inside the
 ``range`` bytes bound to the descriptor.
@@ -104,8 +106,8 @@ ACTION_CHECK_ERRORS = frozenset(
 
 # Words that follow the error code, per error.
 VALIDATION_WORDS: dict[ErrorCode, int] = {
-    ErrorCode.INDEX_OUT_OF_BOUNDS: 2,
-    ErrorCode.DESCRIPTOR_UNINITIALIZED: 1,
+    ErrorCode.INDEX_OUT_OF_BOUNDS: 3,  # descriptor index, array length, set and binding
+    ErrorCode.DESCRIPTOR_UNINITIALIZED: 3,  # the same words
     ErrorCode.BUFFER_OUT_OF_BOUNDS: 6,
     ErrorCode.TEXEL_OUT_OF_BOUNDS: 4,  # descriptor index, set and binding, texel, texel count
     ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: 3,  # where, index, length (LOCAL_* below)
@@ -114,6 +116,13 @@ VALIDATION_WORDS: dict[ErrorCode, int] = {
     **dict.fromkeys(ACTION_CHECK_ERRORS, 6),  # see the codes' comments
     ErrorCode.DEBUG_PRINTF: 1,  # at least: the format string's OpString id; arguments follow
 }
+
+# The descriptor errors' set and binding (set << SET_SHIFT | binding); NO_SET_BINDING where the
+# variable has no decorations.
+DESCRIPTOR_SET_BINDING = ARRAY_LENGTH + 1
+NO_SET_BINDING = 0xFFFF_FFFF
+# Errors whose words are (descriptor index, array length, set and binding).
+DESCRIPTOR_ERRORS = frozenset({ErrorCode.INDEX_OUT_OF_BOUNDS, ErrorCode.DESCRIPTOR_UNINITIALIZED})
 
 # A printf record: the format string's id (of the original module) where the descriptor index
 # of an error is, then each argument's words (gpuav.instrument.printf_arguments).
@@ -131,6 +140,20 @@ RANGE_FLAGS = DESCRIPTOR_INDEX + 5
 SET_SHIFT = 24
 STORAGE_BIT = 1 << 23
 BINDING_MASK = STORAGE_BIT - 1
+
+
+def pack_set_binding(descriptor_set: int, binding: int) -> int:
+    """The DESCRIPTOR_SET_BINDING word of a descriptor error."""
+    return (descriptor_set << SET_SHIFT | binding) & 0xFFFF_FFFF
+
+
+def unpack_set_binding(word: int) -> tuple[int, int] | None:
+    """(set, binding) of a DESCRIPTOR_SET_BINDING word; None for NO_SET_BINDING."""
+    if word == NO_SET_BINDING:
+        return None
+    return word >> SET_SHIFT, word & ((1 << SET_SHIFT) - 1)
+
+
 # RANGE_FLAGS bits: an index was negative; the offset did not fit in 32 bits.
 FLAG_NEGATIVE = 1
 FLAG_WRAPPED = 2
@@ -177,7 +200,8 @@ class ErrorRecord:
     error_code: ErrorCode
     descriptor_index: int
     array_length: int | None = None
-    # The words after the descriptor index of errors other than INDEX_OUT_OF_BOUNDS.
+    # The words after the array length of DESCRIPTOR_ERRORS (the set and binding), after the
+    # descriptor index of the others.
     details: tuple[int, ...] = ()
 
     def encode(self) -> list[int]:
@@ -191,8 +215,9 @@ class ErrorRecord:
             int(self.error_code),
             self.descriptor_index,
         ]
-        if self.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS:
+        if self.error_code in DESCRIPTOR_ERRORS:
             words.append(self.array_length if self.array_length is not None else 0)
+            words.extend(self.details or (NO_SET_BINDING,))
         else:
             words.extend(self.details)
         if self.error_code is ErrorCode.DEBUG_PRINTF:

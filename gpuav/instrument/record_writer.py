@@ -1,8 +1,9 @@
 """The one helper function that writes an error record into the debug output buffer.
 
 ``void gpuav_write_record(uint instruction_index, uint error_code, uint descriptor_index,
-uint array_length)`` claims the record's words with an atomic add on ``DataWrittenLength`` and
-writes them only when the whole record fits in ``Data`` (seed 000: never a partial record).
+uint array_length, uint set_binding)`` (the descriptor errors) claims the record's words with
+an atomic add on ``DataWrittenLength`` and writes them only when the whole record fits in
+``Data`` (seed 000: never a partial record).
 Word positions and sizes come from ``gpuav.instrument.record``; where the buffer is comes from
 ``gpuav.instrument.resources`` (our descriptor set, or a context address).
 """
@@ -39,25 +40,16 @@ class RecordWriter:
     def _define(self) -> int:
         builder = self.builder
         uint = builder.type_int(32, False)
-        bool_ = builder.type_bool()
-        function, (instruction_index, error_code, descriptor_index, array_length) = (
-            builder.new_function(builder.type_void(), [uint, uint, uint, uint])
+        function, (instruction_index, error_code, descriptor_index, array_length, set_binding) = (
+            builder.new_function(builder.type_void(), [uint] * 5)
         )
         builder.name(function.id, "gpuav_write_record")
         self.resources.begin()
-        is_bounds = builder.op(
-            Op.IEqual, bool_, error_code, builder.constant_uint(ErrorCode.INDEX_OUT_OF_BOUNDS)
-        )
-        size = builder.op(
-            Op.Select,
-            uint,
-            is_bounds,
-            builder.constant_uint(record.record_size(ErrorCode.INDEX_OUT_OF_BOUNDS)),
-            builder.constant_uint(record.record_size(ErrorCode.DESCRIPTOR_UNINITIALIZED)),
-        )
-        claimed = self._claimed(instruction_index, error_code, size, descriptor_index)
-        with claimed as start, builder.if_then(is_bounds):
+        # The bounds and uninitialized-descriptor records have the same words.
+        size = builder.constant_uint(record.record_size(ErrorCode.INDEX_OUT_OF_BOUNDS))
+        with self._claimed(instruction_index, error_code, size, descriptor_index) as start:
             self._store(start, record.ARRAY_LENGTH, array_length)
+            self._store(start, record.DESCRIPTOR_SET_BINDING, set_binding)
         builder.op_void(Op.Return)
         return function.id
 
@@ -133,22 +125,27 @@ class RecordWriter:
 
     def _define_check_bounds(self) -> int:
         """``bool gpuav_check_bounds(uint instruction_index, uint index, uint length, bool
-        also)``: ``also && index < length``, writing the bounds record when false."""
+        also, uint set_binding)``: ``also && index < length``, writing the bounds record when
+        false."""
         builder = self.builder
         uint = builder.type_int(32, False)
         bool_ = builder.type_bool()
-        function, (instruction_index, index, length, also) = builder.new_function(
-            bool_, [uint, uint, uint, bool_]
+        function, (instruction_index, index, length, also, set_binding) = builder.new_function(
+            bool_, [uint, uint, uint, bool_, uint]
         )
         builder.name(function.id, "gpuav_check_bounds")
         below = builder.op(Op.ULessThan, bool_, index, length)
         ok = builder.op(Op.LogicalAnd, bool_, also, below)
         with builder.if_then(builder.op(Op.LogicalNot, bool_, ok)):
-            self.emit_call(instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length)
+            self.emit_call(
+                instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length, set_binding
+            )
         builder.op_void(Op.ReturnValue, ok)
         return function.id
 
-    def emit_call(self, instruction_index: int, error_code: int, index: int, length: int) -> None:
+    def emit_call(
+        self, instruction_index: int, error_code: int, index: int, length: int, set_binding: int
+    ) -> None:
         """Call ``gpuav_write_record`` with ids (the error code is a literal value)."""
         builder = self.builder
         builder.op(
@@ -159,6 +156,7 @@ class RecordWriter:
             builder.constant_uint(error_code),
             index,
             length,
+            set_binding,
         )
 
     def _store(self, start: int, offset: int, value: int) -> None:

@@ -9,6 +9,12 @@ and returns whether the access may go ahead. Every state word is read through
 ``gpuav_state_word``, which returns 0 past the buffer's end, so a wrong offset can never make
 the check itself read out of bounds. Layout: ``gpuav.instrument.descriptor_state``.
 
+``uint gpuav_descriptor_word(uint set, uint binding, uint index)`` returns the descriptor's word
+(0: it may not be accessed; an index outside the binding's actual size counts as 0, and with
+no state every descriptor is ACCESSIBLE). A constant index reads it once per function
+(descriptor_bounds) and an access tests it, calling ``gpuav_check_descriptor`` (which writes
+the record) only where it is 0.
+
 ``uint gpuav_descriptor_length(uint set, uint binding, uint static_length)`` returns the same
 length: the guarded access of a runtime array takes its index modulo it (descriptor_bounds).
 
@@ -20,6 +26,7 @@ an index outside the binding, an unwritten descriptor): the buffer-range checks 
 from __future__ import annotations
 
 from gpuav.instrument.descriptor_state import (
+    ACCESSIBLE,
     BINDING_COUNT_WORD,
     MAX_TRACKED_SETS,
     NO_STATE,
@@ -28,7 +35,7 @@ from gpuav.instrument.descriptor_state import (
     binding_size_word,
     binding_table_word,
 )
-from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record import SET_SHIFT, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.instrument.resources import Resources
 from gpuav.spirv.builder import Builder
@@ -52,6 +59,7 @@ class StateReader:
         self.check_descriptor = self._define_check_descriptor()
         self.descriptor_length = self._define_descriptor_length()
         self.buffer_range = self._define_buffer_range()
+        self.descriptor_word = self._define_descriptor_word()
 
     def _define_state_word(self) -> int:
         builder = self.builder
@@ -137,6 +145,22 @@ class StateReader:
         builder.op_void(Op.ReturnValue, builder.op(Op.Select, uint, usable, bound, unknown))
         return function.id
 
+    def _define_descriptor_word(self) -> int:
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function, (set_index, binding, index) = builder.new_function(uint, [uint] * 3)
+        builder.name(function.id, "gpuav_descriptor_word")
+        self.resources.begin()
+        zero = builder.constant_uint(0)
+        region, known, _, scaled, length = self._length(set_index, binding, zero)
+        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
+        word = self._word(region, table, index)
+        inside = builder.op(Op.ULessThan, bool_, index, length)
+        stated = builder.op(Op.Select, uint, inside, word, zero)
+        result = builder.op(Op.Select, uint, known, stated, builder.constant_uint(ACCESSIBLE))
+        builder.op_void(Op.ReturnValue, result)
+        return function.id
+
     def _define_check_descriptor(self) -> int:
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
@@ -156,11 +180,15 @@ class StateReader:
             builder.op(Op.LogicalAnd, bool_, stated, inside),
             builder.op(Op.IEqual, bool_, flag, builder.constant_uint(0)),
         )
+        shifted = builder.op(Op.ShiftLeftLogical, uint, set_index, builder.constant_uint(SET_SHIFT))
+        set_binding = builder.op(Op.BitwiseOr, uint, shifted, binding)
         with builder.if_then(builder.op(Op.LogicalNot, bool_, inside)):
-            self.writer.emit_call(instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length)
+            self.writer.emit_call(
+                instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length, set_binding
+            )
         with builder.if_then(unwritten):
             code = ErrorCode.DESCRIPTOR_UNINITIALIZED
-            self.writer.emit_call(instruction_index, code, index, length)
+            self.writer.emit_call(instruction_index, code, index, length, set_binding)
         ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, unwritten))
         builder.op_void(Op.ReturnValue, ok)
         return function.id

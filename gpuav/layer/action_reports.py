@@ -15,10 +15,12 @@ from gpuav.layer.calls import (
     OBJECT_TYPE_SHADER_MODULE,
 )
 from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_message
+from gpuav.layer.resource_lifetimes import TYPE_NAMES
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
 from gpuav.report.address_text import AddressedBuffer
 from gpuav.report.buffer_range_text import BufferDescriptor
 from gpuav.report.context import ActionContext, ShaderContext
+from gpuav.report.unusable_descriptor_text import RetiredResource
 
 # Errors that robustBufferAccess(2) turns into defined behaviour (warnings, or silence).
 ROBUSTLY_DEFINED = frozenset({ErrorCode.BUFFER_OUT_OF_BOUNDS, ErrorCode.TEXEL_OUT_OF_BOUNDS})
@@ -50,7 +52,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
     return ActionContext(
         command_buffer=state.handle,
         command_buffer_name=device.name_of(state.handle),
-        action_number=0 if spilled else action.number,
+        action_number=None if spilled else action.number,
         command=SPILLED_COMMAND if spilled else action.command,
         pipeline=pipeline.handle,
         pipeline_name=device.name_of(pipeline.handle),
@@ -61,7 +63,32 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         recorded_at=None if spilled else recording_site.site_of(action.recorded_at),
         labels=() if spilled else debug_labels.labels_at(state, action.labels),
         address_buffer=_address_lookup(device),
+        retired_descriptor=_retired_lookup(device, action.bound_sets),
     )
+
+
+def _retired_lookup(
+    device: DeviceState, bound_sets: Sequence[int]
+) -> Callable[[int, int, int], RetiredResource | None]:
+    """Which destroyed object made a descriptor of the action's sets unusable, named."""
+
+    def lookup(descriptor_set: int, binding: int, index: int) -> RetiredResource | None:
+        tracker = device.descriptors
+        found = (
+            None if tracker is None else tracker.retired(bound_sets, descriptor_set, binding, index)
+        )
+        if found is None:
+            return None
+        return RetiredResource(
+            TYPE_NAMES.get(found.kind, found.kind),
+            found.handle,
+            device.name_of(found.handle),
+            TYPE_NAMES.get(found.named_kind, found.named_kind),
+            found.named,
+            device.name_of(found.named) if found.named else None,
+        )
+
+    return lookup
 
 
 def _address_lookup(device: DeviceState) -> Callable[[int, int], AddressedBuffer | None]:
@@ -175,9 +202,9 @@ def report_action(
     for message in messages:
         device.reporter.emit(message, objects)
     deliver_printf(device, context, decoded, objects)
+    number = "" if context.action_number is None else f" #{context.action_number}"
     block = (
-        f"Output block of {context.command} #{context.action_number} in command buffer "
-        f"0x{context.command_buffer:x}"
+        f"Output block of {context.command}{number} in command buffer 0x{context.command_buffer:x}"
     )
     if decoded.dropped_words and not decoded.printf_dropped:  # else said by deliver_printf
         device.reporter.emit(

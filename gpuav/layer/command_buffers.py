@@ -124,7 +124,7 @@ def post_call_record_cmd_bind_pipeline(
     # (newer extensions') never run its shaders with our set unbound.
     output = state.device.output
     if tracked.instrumented and output is not None:
-        _bind_block(state, bind_point, tracked, output.spill, 0, "vkCmdBindPipeline")
+        _bind_block(state, bind_point, tracked, output.spill, None, "vkCmdBindPipeline")
 
 
 def post_call_record_cmd_bind_shaders(state: CommandBufferState, stages: Iterable[int]) -> None:
@@ -138,7 +138,9 @@ def post_call_record_cmd_bind_shaders(state: CommandBufferState, stages: Iterabl
 
 
 def pre_call_record_action(state: CommandBufferState, bind_point: int, command: str) -> None:
-    """Give a draw or dispatch its output block and bind it at our set index."""
+    """Give a draw or dispatch its output block and bind it at our set index. Actions are
+    numbered from 0 in their command buffer, as the Khronos layer numbers them."""
+    number = state.action_count
     state.action_count += 1
     pipeline = state.bound.get(bind_point)
     if pipeline is None or not pipeline.instrumented:
@@ -152,7 +154,7 @@ def pre_call_record_action(state: CommandBufferState, bind_point: int, command: 
     block = output.acquire()
     if block.spill and not device.degraded:
         degrade(device, "no device memory left for output blocks")
-    _bind_block(state, bind_point, pipeline, block, state.action_count, command)
+    _bind_block(state, bind_point, pipeline, block, number, command)
 
 
 def pushed_context_offset(device: DeviceState, pipeline: PipelineState) -> int | None:
@@ -166,7 +168,7 @@ def _bind_block(
     bind_point: int,
     pipeline: PipelineState,
     block: Block,
-    number: int,
+    number: int | None,
     command: str,
 ) -> None:
     """Bind (or push) an output block for the pipeline and remember the action it serves."""
@@ -202,7 +204,7 @@ def _bind_block(
             state.bound_handles.get(bind_point, ()),
             # Past this function and pre_call_record_action; the spill block's records are
             # never pinned on one action, so it needs no site.
-            recording_site.capture(skip=2) if number else None,
+            recording_site.capture(skip=2) if number is not None else None,
             None if labels is None else labels.at_action,
         )
     )

@@ -2,11 +2,14 @@
 
 The layer half of ``gpuav.instrument.descriptor_state``: set layouts (sizes and binding
 flags), sets (pool, variable count, region), and which descriptors were written, from
-vkUpdateDescriptorSets writes and copies and from update templates. PARTIALLY_BOUND bindings
-track which descriptors were written (elsewhere the contract says every descriptor is
-accessible); uniform and storage buffer bindings track the range each descriptor binds
-(``range_word`` of its bytes; of its texels for texel buffers), for the shaders' range checks,
-and the buffer it names, for the messages. Apps with neither pay for nothing but the hook.
+vkUpdateDescriptorSets writes and copies and from update templates. Every binding tracks
+which descriptors were written (VUID-...-None-08114: a descriptor a shader uses must be
+valid), except those valid from the start (inline uniform blocks, immutable samplers);
+uniform and storage buffer bindings track the range each descriptor binds (``range_word`` of
+its bytes; of its texels for texel buffers), for the shaders' range checks, and the buffer it
+names, for the messages. Each descriptor also remembers the objects it names (image view,
+sampler, buffer, buffer view): when one is destroyed, or what it hangs on (its image, buffer
+or memory), the descriptor's word goes back to 0 and the set keeps why (``Retired``).
 Changes land in the set's host words and reach the device at the next submit
 (``StateBuffer.flush``), which is what UPDATE_AFTER_BIND needs: the state at submit time
 counts.
@@ -31,6 +34,7 @@ from gpuav.instrument.descriptor_state import (
 )
 from gpuav.layer.buffer_views import BoundTexels, BufferViewTable, texel_count
 from gpuav.layer.buffers import BoundBuffer, BufferTable
+from gpuav.layer.resource_lifetimes import SAMPLER, ResourceLifetimes, Retired
 from gpuav.layer.state_buffer import Region, StateBuffer
 
 # VkDescriptorBindingFlagBits
@@ -46,10 +50,15 @@ BUFFER_DESCRIPTOR_TYPES = frozenset(
     range(DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC + 1)
 )
 DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET = 0
+DESCRIPTOR_TYPE_SAMPLER = 0
 
 Bound = BoundBuffer | BoundTexels
 # (binding, first element, what each pushed descriptor was written with)
 PushedWrite = tuple[int, int, Sequence[Bound | None]]
+# The objects one descriptor names: (kind, handle) pairs (resource_lifetimes' kinds).
+Named = tuple[tuple[str, int], ...]
+# (set, binding, element) of a descriptor
+DescriptorKey = tuple[int, int, int]
 MAX_PUSHED_REGIONS = 1024
 
 NO_STATE_WORDS = array("I", [NO_STATE] * MAX_TRACKED_SETS)
@@ -61,6 +70,7 @@ class LayoutBinding:
     descriptor_type: int
     count: int
     flags: int = 0
+    immutable_samplers: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -72,12 +82,16 @@ class SetLayoutState:
     types: dict[int, int] = field(default_factory=dict)  # binding -> VkDescriptorType
     buffer_bindings: frozenset[int] = frozenset()
     tracked: frozenset[int] = frozenset()  # bindings whose descriptor words follow writes
+    ready: frozenset[int] = frozenset()  # bindings whose descriptors are valid unwritten
+    immutable: frozenset[int] = frozenset()  # bindings with immutable samplers
 
     @classmethod
     def from_bindings(cls, handle: int, bindings: Iterable[LayoutBinding]) -> SetLayoutState:
         sizes: dict[int, int] = {}
         partial: set[int] = set()
         types: dict[int, int] = {}
+        ready: set[int] = set()
+        immutable: set[int] = set()
         variable = None
         for item in bindings:
             types[item.binding] = item.descriptor_type
@@ -86,16 +100,30 @@ class SetLayoutState:
             sizes[item.binding] = min(item.count, 1) if is_inline else item.count
             if item.flags & BINDING_PARTIALLY_BOUND and not is_inline:
                 partial.add(item.binding)
+            if item.immutable_samplers:
+                immutable.add(item.binding)
+            if is_inline or (
+                item.immutable_samplers and item.descriptor_type == DESCRIPTOR_TYPE_SAMPLER
+            ):
+                ready.add(item.binding)
             if item.flags & BINDING_VARIABLE_DESCRIPTOR_COUNT:
                 variable = item.binding
         buffers = frozenset(b for b, kind in types.items() if kind in BUFFER_DESCRIPTOR_TYPES)
-        partially_bound = frozenset(partial)
+        tracked = frozenset(sizes) - ready
         return cls(
-            handle, sizes, partially_bound, variable, types, buffers, partially_bound | buffers
+            handle,
+            sizes,
+            frozenset(partial),
+            variable,
+            types,
+            buffers,
+            tracked,
+            frozenset(ready),
+            frozenset(immutable),
         )
 
     def region_words(self, variable_count: int) -> array[int]:
-        """The region of a new set: sizes, tables of 1, except PARTIALLY_BOUND ones at 0."""
+        """The region of a new set: sizes, tables of 0 (unwritten), except those ``ready``."""
         slots = max(self.sizes, default=-1) + 1
         words = array("I", bytes(4 * (1 + 2 * slots)))
         words[0] = slots
@@ -105,7 +133,7 @@ class SetLayoutState:
                 size = min(size, variable_count)
             words[binding_table_word(binding)] = len(words)
             words[binding_size_word(binding)] = size
-            fill = 0 if binding in self.partially_bound else 1
+            fill = 1 if binding in self.ready else 0
             words.extend(array("I", [fill]) * size)
         return words
 
@@ -118,6 +146,9 @@ class DescriptorSetState:
     region: Region
     # (binding, element) -> the buffer (or view) a descriptor was last written with
     buffers: dict[tuple[int, int], Bound] = field(default_factory=dict)
+    # (binding, element) -> the objects a descriptor names, and why one may not be used
+    named: dict[tuple[int, int], Named] = field(default_factory=dict)
+    retired: dict[tuple[int, int], Retired] = field(default_factory=dict)
 
     def elements(self, binding: int, element: int, count: int) -> Iterator[tuple[int, int, int]]:
         """(binding, first element, count) runs of a ``count``-descriptor update, rolling over
@@ -166,6 +197,9 @@ class DescriptorTracker:
     )
     push_templates: dict[int, int] = field(default_factory=dict)  # template -> bind point
     tracked_sets: int = 0  # live sets whose layout has a binding that tracks writes
+    lifetimes: ResourceLifetimes = field(default_factory=ResourceLifetimes)
+    # object handle -> the descriptors that name it (checked against the set when used)
+    users: dict[int, set[DescriptorKey]] = field(default_factory=dict)
 
     # -- layouts, pools, sets ---------------------------------------------------------------
 
@@ -187,7 +221,9 @@ class DescriptorTracker:
         layout = self.layouts.get(layout_handle)
         if layout is None:
             return NO_STATE
-        plain = SetLayoutState(layout.handle, layout.sizes, frozenset(), None)
+        plain = SetLayoutState(
+            layout.handle, layout.sizes, frozenset(), None, ready=frozenset(layout.sizes)
+        )
         words = plain.region_words(0)
         ranges = self._pushed_ranges(layout, words, writes)
         key = (layout_handle, ranges)
@@ -275,6 +311,7 @@ class DescriptorTracker:
         element: int,
         count: int,
         buffers: Sequence[Bound | None] | None,
+        named: Sequence[Named] | None = None,
     ) -> None:
         layout = target.layout
         tracked = layout.tracked
@@ -283,9 +320,14 @@ class DescriptorTracker:
         position = 0
         for run_binding, first, run in target.elements(binding, element, count):
             given = buffers[position : position + run] if buffers is not None else None
+            objects = named[position : position + run] if named is not None else None
             position += run
             if run_binding not in tracked:
                 continue
+            for offset in range(run):
+                key = (run_binding, first + offset)
+                target.retired.pop(key, None)
+                self._name(target, key, objects[offset] if objects is not None else ())
             start = target.table(run_binding) + first
             if run_binding in buffer_bindings and given is not None:
                 for offset, bound in enumerate(given):
@@ -300,6 +342,43 @@ class DescriptorTracker:
                 words[start : start + run] = array("I", [ACCESSIBLE]) * run
             self.state.mark(target.region, start, start + run)
 
+    def _name(self, target: DescriptorSetState, key: tuple[int, int], objects: Named) -> None:
+        """Remember the objects a descriptor names (samplers of immutable-sampler bindings
+        are the layout's, not the write's)."""
+        if key[0] in target.layout.immutable:
+            objects = tuple(item for item in objects if item[0] != SAMPLER)
+        objects = tuple(item for item in objects if item[1])
+        if objects:
+            target.named[key] = objects
+            for _, handle in objects:
+                self.users.setdefault(handle, set()).add((target.handle, *key))
+        else:
+            target.named.pop(key, None)
+
+    def retire(self, handle: int, kind: str) -> None:
+        """``handle`` was destroyed or freed: every descriptor naming it, or an object that
+        hangs on it, may not be used any more (word 0), and its set keeps why."""
+        for gone, reason in self.lifetimes.gone(handle, kind):
+            for set_handle, binding, element in self.users.pop(gone, ()):
+                target = self.sets.get(set_handle)
+                key = (binding, element)
+                if target is None or all(h != gone for _, h in target.named.get(key, ())):
+                    continue  # freed, or written with something else since
+                at = target.table(binding) + element
+                target.region.words[at] = 0
+                target.retired[key] = reason
+                self.state.mark(target.region, at, at + 1)
+
+    def retired(
+        self, handles: Sequence[int], set_index: int, binding: int, element: int
+    ) -> Retired | None:
+        """Why a descriptor of the sets bound for an action may not be used, if its
+        resource was destroyed (None: unwritten, or not known)."""
+        if not 0 <= set_index < len(handles):
+            return None
+        tracked = self.sets.get(handles[set_index])
+        return None if tracked is None else tracked.retired.get((binding, element))
+
     def _reachable(self, bound: Bound | None) -> int | None:
         """Bytes (texels for a view) the descriptor reaches, None when unknown."""
         if isinstance(bound, BoundTexels):
@@ -313,12 +392,14 @@ class DescriptorTracker:
         element: int,
         count: int,
         buffers: Sequence[Bound | None] | None = None,
+        named: Sequence[Named] | None = None,
     ) -> None:
         """A VkWriteDescriptorSet (or a template entry) wrote these descriptors; ``buffers``:
-        what a buffer descriptor write gave, one per descriptor."""
+        what a buffer descriptor write gave, one per descriptor; ``named``: the objects each
+        descriptor names."""
         target = self.sets.get(set_handle)
         if target is not None and target.layout.tracked:
-            self._mark_written(target, binding, element, count, buffers)
+            self._mark_written(target, binding, element, count, buffers, named)
 
     def copy(
         self,
@@ -342,6 +423,8 @@ class DescriptorTracker:
             (
                 source.region.words[source.table(binding) + first + offset],
                 source.buffers.get((binding, first + offset)),
+                source.named.get((binding, first + offset), ()),
+                source.retired.get((binding, first + offset)),
             )
             for binding, first, run in source.elements(source_binding, source_element, count)
             for offset in range(run)
@@ -354,12 +437,18 @@ class DescriptorTracker:
             if binding not in target.layout.tracked:
                 continue
             start = target.table(binding) + first
-            words[start : start + run] = array("I", [word for word, _ in values])
-            for offset, (_, bound) in enumerate(values):
+            words[start : start + run] = array("I", [value[0] for value in values])
+            for offset, (_, bound, objects, reason) in enumerate(values):
+                key = (binding, first + offset)
                 if bound is None:
-                    target.buffers.pop((binding, first + offset), None)
+                    target.buffers.pop(key, None)
                 else:
-                    target.buffers[(binding, first + offset)] = bound
+                    target.buffers[key] = bound
+                self._name(target, key, objects)
+                if reason is None:
+                    target.retired.pop(key, None)
+                else:
+                    target.retired[key] = reason
             self.state.mark(target.region, start, start + run)
 
     def create_template(
@@ -382,13 +471,16 @@ class DescriptorTracker:
         set_handle: int,
         template: int,
         read_buffers: Callable[[TemplateEntry], Sequence[Bound | None]] | None = None,
+        read_named: Callable[[TemplateEntry], Sequence[Named]] | None = None,
     ) -> None:
-        """``read_buffers`` reads a buffer entry's descriptor infos from the app's data."""
+        """``read_buffers`` reads a buffer entry's descriptor infos from the app's data,
+        ``read_named`` the objects each descriptor of an entry names."""
         for entry in self.templates.get(template, ()):
             buffers = None
             if read_buffers is not None and entry.descriptor_type in BUFFER_DESCRIPTOR_TYPES:
                 buffers = read_buffers(entry)
-            self.write(set_handle, entry.binding, entry.element, entry.count, buffers)
+            named = None if read_named is None else read_named(entry)
+            self.write(set_handle, entry.binding, entry.element, entry.count, buffers, named)
 
     def bound_buffer(
         self, handles: Sequence[int], set_index: int, binding: int, element: int

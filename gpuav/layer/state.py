@@ -88,7 +88,7 @@ class PipelineState:
 class Action:
     """One draw or dispatch that received an output block."""
 
-    number: int
+    number: int | None  # from 0 in its command buffer; None: the spill block's binding
     command: str
     pipeline: PipelineState
     block: Block

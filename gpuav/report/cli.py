@@ -57,7 +57,7 @@ def run_decode(args: argparse.Namespace) -> int:
     context = ActionContext(
         command_buffer=0,
         command_buffer_name=None,
-        action_number=0,
+        action_number=None,
         command=f"decoded from {args.buffer.name}",
         pipeline=0,
         pipeline_name=None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from gpuav.report.address_text import AddressedBuffer
 from gpuav.report.buffer_range_text import BufferDescriptor
+from gpuav.report.unusable_descriptor_text import RetiredResource
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,19 @@ def _no_descriptor(descriptor_set: int, binding: int, index: int) -> BufferDescr
     return None
 
 
+def _not_retired(descriptor_set: int, binding: int, index: int) -> RetiredResource | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ActionContext:
     """A draw or dispatch: where it was recorded and what it ran."""
 
     command_buffer: int
     command_buffer_name: str | None
-    action_number: int  # 1-based, counting every draw and dispatch in the command buffer
+    # From 0, counting every draw and dispatch in the command buffer (as the Khronos layer
+    # does); None when unknown (the spill block's records, a decoded file)
+    action_number: int | None
     command: str  # the Vulkan command, e.g. "vkCmdDispatch"
     pipeline: int
     pipeline_name: str | None
@@ -74,6 +81,9 @@ class ActionContext:
     # The buffer a device address falls in or lies nearest to (address, size), where the layer
     # knows one (device-address messages name it).
     address_buffer: Callable[[int, int], AddressedBuffer | None] = _no_buffer
+    # Why a descriptor (set, binding, index) of the action's bound sets may not be used,
+    # when its resource was destroyed (None: never written, or not known).
+    retired_descriptor: Callable[[int, int, int], RetiredResource | None] = _not_retired
 
     def robust(self, storage: bool) -> bool:
         return self.robust_buffers[0 if storage else 1]

@@ -154,7 +154,11 @@ def _record(item: list[int], position: int, diagnostics: list[str]) -> ErrorReco
             f"{layout.record_size(code)}"
         )
         return None
-    has_length = code is ErrorCode.INDEX_OUT_OF_BOUNDS
+    has_length = code in layout.DESCRIPTOR_ERRORS
+    first_detail = layout.ARRAY_LENGTH + 1 if has_length else layout.DESCRIPTOR_INDEX + 1
+    details = tuple(item[first_detail:])
+    if has_length and details == (layout.NO_SET_BINDING,):
+        details = ()  # no set and binding: what ErrorRecord.encode writes for ()
     return ErrorRecord(
         shader_id=item[layout.SHADER_ID],
         instruction_index=item[layout.INSTRUCTION_INDEX],
@@ -163,5 +167,5 @@ def _record(item: list[int], position: int, diagnostics: list[str]) -> ErrorReco
         error_code=code,
         descriptor_index=item[layout.DESCRIPTOR_INDEX],
         array_length=item[layout.ARRAY_LENGTH] if has_length else None,
-        details=() if has_length else tuple(item[layout.DESCRIPTOR_INDEX + 1 :]),
+        details=details,
     )

@@ -6,7 +6,9 @@ through OpSampledImage, OpImage or OpCopyObject; a buffer through OpAccessChain 
 OpPtrAccessChain). Following each id operand back along that chain in operand order reaches
 the variable; the first one carrying DescriptorSet or Binding decorations is the descriptor.
 A pointer merged by OpPhi or OpSelect (variable pointers) is followed into every incoming
-value: the descriptor is named when they all come from one variable, else not at all.
+value: the descriptor is named when they all come from one variable, else not at all. A record
+that says which set and binding failed (an image and a separate sampler both indexed) picks
+the variable reached with those.
 """
 
 from __future__ import annotations
@@ -85,8 +87,16 @@ def find_descriptor(
     definitions: Mapping[int, Instruction],
     decorations: Decorations,
     names: Mapping[int, str],
+    wanted: tuple[int, int] | None = None,
 ) -> DescriptorVariable | None:
-    """The first descriptor variable reached from ``operand_ids`` (ids, in operand order)."""
+    """The first descriptor variable reached from ``operand_ids`` (ids, in operand order);
+    the one at set and binding ``wanted`` when one is reached."""
+    if wanted is not None:
+        for start in operand_ids:
+            for reached in _variables_reached(start, definitions):
+                chosen = _variable(reached, definitions, decorations, names)
+                if chosen is not None and (chosen.descriptor_set, chosen.binding) == wanted:
+                    return chosen
     for start in operand_ids:
         variables = _variables_reached(start, definitions)
         found = {

@@ -79,7 +79,7 @@ def message_fields(
         },
         "action": {
             "command": context.command,
-            "index": context.action_number if context.action_number > 0 else None,
+            "index": context.action_number,
             "command_buffer": _handle_and_name(context.command_buffer, context.command_buffer_name),
         },
         "pipeline": _handle_and_name(context.pipeline, context.pipeline_name),

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, unpack_compute_yz
+from gpuav.instrument.record import (
+    DESCRIPTOR_ERRORS,
+    ErrorCode,
+    ErrorRecord,
+    Stage,
+    unpack_compute_yz,
+    unpack_set_binding,
+)
 from gpuav.report.address_text import AddressFacts, address_fields, address_text
 from gpuav.report.buffer_range_text import (
     TEXEL_MESSAGE_ID,
@@ -34,6 +41,13 @@ from gpuav.report.local_array_text import MESSAGE_ID as LOCAL_MESSAGE_ID
 from gpuav.report.local_array_text import local_message
 from gpuav.report.message_fields import message_fields
 from gpuav.report.shader_info import ShaderInfo, SourceLocation, shader_info
+from gpuav.report.unusable_descriptor_text import (
+    RetiredResource,
+    unusable_detail,
+    unusable_fields,
+    unusable_text,
+)
+from gpuav.report.unusable_descriptor_text import message_id as unusable_message_id
 from gpuav.spirv.grammar import OPCODE_NAMES, Op
 
 INDENT = "  "
@@ -60,7 +74,6 @@ class Message:
 
 MESSAGE_IDS = {
     ErrorCode.INDEX_OUT_OF_BOUNDS: "GPUAV-descriptor-index-out-of-bounds",
-    ErrorCode.DESCRIPTOR_UNINITIALIZED: "GPUAV-descriptor-uninitialized",
 }
 _ACCESS_WORDS = {
     Op.Load: "read",
@@ -126,16 +139,25 @@ def error_text(
             f"Index of {record.descriptor_index} used to index descriptor array of length "
             f"{record.array_length}."
         )
-    size = None
-    if descriptor is not None and descriptor.descriptor_set is not None:
+    size = record.array_length
+    if size is None and descriptor is not None and descriptor.descriptor_set is not None:
         key = (descriptor.descriptor_set, descriptor.binding or 0)
         size = context.binding_sizes.get(key)
-    if size is None:
-        return f"Descriptor index {record.descriptor_index} is uninitialized."
-    return (
-        f"Descriptor index {record.descriptor_index} used to index descriptor array of length "
-        f"{size} is uninitialized."
-    )
+    return unusable_text(record.descriptor_index, size, _retired(record, context))
+
+
+def _failed_descriptor(record: ErrorRecord) -> tuple[int, int] | None:
+    """(set, binding) of the descriptor whose index failed, where the record says."""
+    if record.error_code not in DESCRIPTOR_ERRORS or not record.details:
+        return None
+    return unpack_set_binding(record.details[0])
+
+
+def _retired(record: ErrorRecord, context: ActionContext) -> RetiredResource | None:
+    where = _failed_descriptor(record)
+    if where is None:
+        return None
+    return context.retired_descriptor(*where, record.descriptor_index)
 
 
 def _where(location: SourceLocation | None, info: ShaderInfo | None, index: int) -> str:
@@ -183,7 +205,7 @@ def _shader_lines(shader: ShaderContext | None, record: ErrorRecord) -> str:
 
 
 def _action_text(context: ActionContext) -> str:
-    if context.action_number <= 0:
+    if context.action_number is None:
         return f"Action: {context.command}."
     kind = "Draw" if "Draw" in context.command else "Dispatch"
     return f"{kind} Index {context.action_number} ({context.command})."
@@ -204,7 +226,7 @@ def compose_message(
     shader = context.shader(record.shader_id)
     index = record.instruction_index
     location = info.location(index) if info is not None else None
-    descriptor = info.descriptor(index) if info is not None else None
+    descriptor = info.descriptor(index, _failed_descriptor(record)) if info is not None else None
     details = _source_lines(location, info, index)
     if descriptor is not None:
         details.append(f"Descriptor: {descriptor.describe()}.")
@@ -267,6 +289,12 @@ def compose_message(
         after_source = len(_source_lines(location, info, index))
         details[after_source:after_source] = local.lines
         error_fields = local.error_fields
+    elif record.error_code is ErrorCode.DESCRIPTOR_UNINITIALIZED:
+        retired = _retired(record, context)
+        message_id = unusable_message_id(context.command)
+        problem = error_text(record, descriptor, context)
+        _add_after_descriptor(details, unusable_detail(retired))
+        error_fields = unusable_fields(retired)
     else:
         problem = error_text(record, descriptor, context)
     first = f"{problem} {_where(location, info, index)}"

@@ -6,7 +6,7 @@ and the type of each argument (``printf_arguments``, the shapes the pass wrote t
 the argument words back and formats the line (``printf_format``). Every record is a line:
 unlike errors, nothing is folded. The text is
 
-``DEBUG-PRINTF in Dispatch Index 1 (vkCmdDispatch), Command buffer (0x55d1), Compute, global
+``DEBUG-PRINTF in Dispatch Index 0 (vkCmdDispatch), Command buffer (0x55d1), Compute, global
 invocation (3, 0, 0), shader.comp line 12 | x = 3``
 
 the part after `` | `` being exactly what the shader printed, its newlines too. Programs that
@@ -142,8 +142,8 @@ def invocation_text(record: ErrorRecord) -> str:
 
 
 def action_text(context: ActionContext) -> str:
-    """``Dispatch Index 1 (vkCmdDispatch), Command buffer (name)(0x55d1)``."""
-    if context.action_number <= 0:
+    """``Dispatch Index 0 (vkCmdDispatch), Command buffer (name)(0x55d1)``."""
+    if context.action_number is None:
         action = f"Action {context.command}"
     else:
         kind = "Draw" if "Draw" in context.command else "Dispatch"
@@ -176,7 +176,7 @@ def compose_printf_line(
     fields = {
         "action": {
             "command": context.command,
-            "index": context.action_number if context.action_number > 0 else None,
+            "index": context.action_number,
             "command_buffer": {"handle": buffer, "name": context.command_buffer_name}
             if buffer
             else None,

@@ -126,8 +126,11 @@ class ShaderInfo:
             self._disassembly = [printer.line(item).strip() for item in self.instructions]
         return self._disassembly[index]
 
-    def descriptor(self, index: int) -> DescriptorVariable | None:
-        """The descriptor variable the instruction at ``index`` consumes, if one can be found."""
+    def descriptor(
+        self, index: int, wanted: tuple[int, int] | None = None
+    ) -> DescriptorVariable | None:
+        """The descriptor variable the instruction at ``index`` consumes, if one can be found
+        (the one at set and binding ``wanted`` where it consumes several)."""
         if not self._code_start <= index < len(self.instructions) or self._decorations is None:
             return None  # names and decorations mention variables but do not consume them
         instruction = self.instructions[index]
@@ -142,7 +145,7 @@ class ShaderInfo:
             if at not in skip
         ]
         tables = self._tables
-        return find_descriptor(ids, tables.definitions, self._decorations, tables.names)
+        return find_descriptor(ids, tables.definitions, self._decorations, tables.names, wanted)
 
 
 @dataclass

@@ -20,7 +20,7 @@ PARTICLE_MESSAGE = """\
 Index of 6 used to index descriptor array of length 6. At shade_particles.comp line 12.
   12: color_of[particle] = textureLod(materials[material], vec2(0.5), 0.0);
   Descriptor: materials, set 0, binding 0.
-  Command buffer (ParticleCommands)(0x_). Dispatch Index 1 (vkCmdDispatch).
+  Command buffer (ParticleCommands)(0x_). Dispatch Index 0 (vkCmdDispatch).
   Recorded at app.py:183 in Demo.shade_particles.record().
   Pipeline (ShadeParticles)(0x_). Shader Module (shade_particles.comp)(0x_).
   Shader Instruction Index = 95.
@@ -30,7 +30,7 @@ FACE_MESSAGE = """\
 Index of 6 used to index descriptor array of length 6. At textured_face.frag line 11.
   11: uFragColor = light * texture(tex[tex_ind], texcoord.xy);
   Descriptor: tex, set 0, binding 0.
-  Command buffer (CubeDrawCommandBuf)(0x_). Draw Index 1 (vkCmdDraw).
+  Command buffer (CubeDrawCommandBuf)(0x_). Draw Index 0 (vkCmdDraw).
   Recorded at app.py:251 in Demo.draw_face.record().
   Pipeline (CubeFace)(0x_). Shader Module (textured_face.frag)(0x_).
   Shader Instruction Index = 65.
@@ -58,7 +58,7 @@ def test_demo_under_gpuav_reports_both_bugs_with_their_source_lines(tmp_path: Pa
         ("GPUAV-descriptor-index-out-of-bounds", FACE_MESSAGE),
         (
             "GPUAV-output-block-full",
-            "Output block of vkCmdDraw #1 in command buffer 0x_: about 615 more error records "
+            "Output block of vkCmdDraw #0 in command buffer 0x_: about 615 more error records "
             "did not fit after the 137 read; the messages are a sample of the errors.",
         ),
     ]

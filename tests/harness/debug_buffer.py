@@ -51,12 +51,10 @@ def decode_record(words: list[int]) -> ErrorRecord:
         stage_words=(words[record.STAGE_WORD_0], words[record.STAGE_WORD_1]),
         error_code=code,
         descriptor_index=words[record.DESCRIPTOR_INDEX],
-        array_length=(
-            words[record.ARRAY_LENGTH] if code is ErrorCode.INDEX_OUT_OF_BOUNDS else None
-        ),
+        array_length=(words[record.ARRAY_LENGTH] if code in record.DESCRIPTOR_ERRORS else None),
         details=(
-            ()
-            if code is ErrorCode.INDEX_OUT_OF_BOUNDS
+            tuple(w for w in words[record.DESCRIPTOR_SET_BINDING :] if w != record.NO_SET_BINDING)
+            if code in record.DESCRIPTOR_ERRORS
             else tuple(words[record.DESCRIPTOR_INDEX + 1 :])
         ),
     )

@@ -23,7 +23,7 @@ layout(set = 7, binding = 0) buffer Out { uint written; uint data[]; } debug_out
 
 // The protocol of seed 000, by hand: claim space atomically, write only whole records.
 void write_record(uint code, uint descriptor_index) {
-    uint size = code == 0u ? 9u : 8u;
+    uint size = 10u;  // both errors: index, array length, set and binding
     uint at = atomicAdd(debug_output.written, size);
     if (at + size > uint(debug_output.data.length())) return;
     debug_output.data[at + 1u] = 0x5Au;                        // shader id
@@ -33,7 +33,8 @@ void write_record(uint code, uint descriptor_index) {
     debug_output.data[at + 5u] = 0u;
     debug_output.data[at + 6u] = code;
     debug_output.data[at + 7u] = descriptor_index;
-    if (code == 0u) debug_output.data[at + 8u] = 2u;           // array length
+    debug_output.data[at + 8u] = 2u;                           // array length
+    debug_output.data[at + 9u] = 0xFFFFFFFFu;                  // no set and binding
     debug_output.data[at] = size;
 }
 
@@ -53,7 +54,7 @@ def _compute_record(invocation: int, code: ErrorCode, index: int) -> ErrorRecord
         stage_words=(invocation, 0),
         error_code=code,
         descriptor_index=index,
-        array_length=2 if code is ErrorCode.INDEX_OUT_OF_BOUNDS else None,
+        array_length=2,
     )
 
 
@@ -67,7 +68,7 @@ def test_debug_buffer_records_from_compute_at_set_7(vk: VulkanContext) -> None:
     debug = vk.debug_buffer(capacity_words=64)
     sets = {0: [Binding(0, "storage_buffer", [indices])], **debug.sets()}
     result = vk.run_compute(words, sets)
-    assert debug.written_length == 9 + 8
+    assert debug.written_length == 10 + 10
     assert _sorted_records(debug.records()) == [
         _compute_record(1, ErrorCode.INDEX_OUT_OF_BOUNDS, 5),
         _compute_record(3, ErrorCode.DESCRIPTOR_UNINITIALIZED, 3),
@@ -84,14 +85,14 @@ def test_debug_buffer_records_from_compute_at_set_7(vk: VulkanContext) -> None:
 
 def test_debug_buffer_keeps_only_whole_records(vk: VulkanContext) -> None:
     words = glsl(DEBUG_RECORD_COMP, "comp")
-    indices = vk.buffer(data=np.array([2, 3, 4, 5], np.uint32))  # four 9-word records
-    debug = vk.debug_buffer(capacity_words=20)  # room for two
+    indices = vk.buffer(data=np.array([2, 3, 4, 5], np.uint32))  # four 10-word records
+    debug = vk.debug_buffer(capacity_words=21)  # room for two
     vk.run_compute(words, {0: [Binding(0, "storage_buffer", [indices])], **debug.sets()})
     records = debug.records()
-    assert debug.written_length == 36
+    assert debug.written_length == 40
     assert len(records) == 2
     assert all(r.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS for r in records)
-    assert debug.words()[1 + 18 :].tolist() == [0, 0]  # nothing past the last whole record
+    assert debug.words()[1 + 20 :].tolist() == [0]  # nothing past the last whole record
     debug.reset()
     assert debug.records() == [] and debug.written_length == 0
 
@@ -105,10 +106,11 @@ def test_debug_buffer_record_from_fragment_shader(vk: VulkanContext) -> None:
         void main() {
             uvec2 pixel = uvec2(gl_FragCoord.xy);
             if (pixel == app.target) {
-                uint at = atomicAdd(debug_output.written, 9u);
-                if (at + 9u <= uint(debug_output.data.length())) {
-                    uint record[9] = uint[](9u, 7u, 11u, 4u, pixel.x, pixel.y, 0u, 3u, 3u);
-                    for (int k = 0; k < 9; ++k) debug_output.data[at + uint(k)] = record[k];
+                uint at = atomicAdd(debug_output.written, 10u);
+                if (at + 10u <= uint(debug_output.data.length())) {
+                    uint record[10] = uint[](10u, 7u, 11u, 4u, pixel.x, pixel.y, 0u, 3u, 3u,
+                                             0xFFFFFFFFu);
+                    for (int k = 0; k < 10; ++k) debug_output.data[at + uint(k)] = record[k];
                 }
             }
             color = vec4(0.0, 1.0, 0.0, 1.0);

@@ -21,7 +21,13 @@ from gpuav.instrument.descriptor_state import (
     binding_table_word,
     region_words,
 )
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
+from gpuav.instrument.record import (
+    ErrorCode,
+    ErrorRecord,
+    Stage,
+    pack_compute_yz,
+    pack_set_binding,
+)
 from gpuav.spirv.disassembler import disassemble
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
@@ -91,7 +97,14 @@ def _records(
 ) -> list[ErrorRecord]:
     return [
         ErrorRecord(
-            SHADER_ID, sample, Stage.COMPUTE, (x, pack_compute_yz(0, 0)), code, index, length
+            SHADER_ID,
+            sample,
+            Stage.COMPUTE,
+            (x, pack_compute_yz(0, 0)),
+            code,
+            index,
+            length,
+            (pack_set_binding(0, 0),),  # the sampled array's set and binding
         )
         for x, code, index, length in x_and_codes
     ]
@@ -122,7 +135,7 @@ def test_runtime_array_bounds_and_unwritten_descriptor(vk: VulkanContext) -> Non
     sample = origins(words, Op.ImageSampleExplicitLod)[0]
     assert records == _records(
         [
-            (1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, None),
+            (1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, 4),
             (2, ErrorCode.INDEX_OUT_OF_BOUNDS, 4, 4),
             (3, ErrorCode.INDEX_OUT_OF_BOUNDS, 0xFFFF_FFFF, 4),
         ],
@@ -185,22 +198,22 @@ def test_context_address_modes(vk: VulkanContext, source: str) -> None:
     sample = origins(words, Op.ImageSampleExplicitLod)[0]
     assert sorted(debug.records(), key=lambda r: r.stage_words) == _records(
         [
-            (1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, None),
+            (1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, 4),
             (2, ErrorCode.INDEX_OUT_OF_BOUNDS, 4, 4),
         ],
         sample,
     )
 
 
-# 10: one 9-word record and the word that counts lost printf lines (record.RESERVED_TAIL_WORDS).
-@pytest.mark.parametrize(("data_words", "kept"), [(0, 2), (10, 1)])
+# 11: one 10-word record and the word that counts lost printf lines (RESERVED_TAIL_WORDS).
+@pytest.mark.parametrize(("data_words", "kept"), [(0, 2), (11, 1)])
 def test_context_data_words_bound_the_records(
     vk: VulkanContext, data_words: int, kept: int
 ) -> None:
     """0 stands for MIN_CONTEXT_DATA_WORDS (every block holds that many); otherwise the
     context's word count is the bound, even when the buffer is larger."""
     vk.require("bufferDeviceAddress", "shaderInt64")
-    assert MIN_CONTEXT_DATA_WORDS >= 2 * 9
+    assert MIN_CONTEXT_DATA_WORDS >= 2 * 10
     debug = vk.debug_buffer(capacity_words=MIN_CONTEXT_DATA_WORDS)
     context = _context(vk, debug, _bound_sets(0), _state(unwritten=2), data_words)
     out = vk.buffer(4 * 16)
@@ -208,4 +221,4 @@ def test_context_data_words_bound_the_records(
     push = struct.pack("<Q", context.device_address)  # type: ignore[attr-defined]
     vk.run_compute(checked, {0: _app_set(vk, [1, 2, 4, 0], out)}, push_constants=push)
     assert len(debug.records()) == kept
-    assert debug.written_length == 8 + 9
+    assert debug.written_length == 10 + 10

@@ -10,7 +10,13 @@ import struct
 import numpy as np
 import pytest
 
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
+from gpuav.instrument.record import (
+    ErrorCode,
+    ErrorRecord,
+    Stage,
+    pack_compute_yz,
+    pack_set_binding,
+)
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, VulkanContext
 from tests.instrument.util import SHADER_ID, instrumented, origins
@@ -70,6 +76,7 @@ def _compute_record(x: int, instruction: int, index: int, length: int) -> ErrorR
         ErrorCode.INDEX_OUT_OF_BOUNDS,
         index,
         length,
+        (pack_set_binding(0, 0),),  # the failing descriptor's set and binding
     )
 
 
@@ -167,7 +174,7 @@ def test_error_flood_keeps_whole_records(vk: VulkanContext) -> None:
     flood = TEXTURE_COMP.replace("index[4]", "index[]").replace("v[4]", "v[]")
     words = instrumented(compile_glsl(flood, "comp", target_env="vulkan1.2"))
     out = vk.buffer(4 * 16 * 64)
-    debug = vk.debug_buffer(capacity_words=40)  # room for four 9-word records and 4 words
+    debug = vk.debug_buffer(capacity_words=44)  # room for four 10-word records and 4 words
     sets = {
         0: [
             Binding(0, "combined_image_sampler", _textures(vk, 3)),
@@ -179,8 +186,8 @@ def test_error_flood_keeps_whole_records(vk: VulkanContext) -> None:
     vk.run_compute(words, sets, group_count=(16, 1, 1))  # 64 invocations, 16 distinct x
     records = debug.records()
     assert len(records) == 4
-    assert debug.written_length == 9 * 64
-    assert debug.words()[1 + 36 :].tolist() == [0] * 4
+    assert debug.written_length == 10 * 64
+    assert debug.words()[1 + 40 :].tolist() == [0] * 4
     assert all(
         r.error_code is ErrorCode.INDEX_OUT_OF_BOUNDS and r.array_length == 3 for r in records
     )

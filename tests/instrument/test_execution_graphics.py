@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
+from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_set_binding
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, VulkanContext
 from tests.instrument.util import SHADER_ID, instrumented, load_origins, origins
@@ -50,6 +50,8 @@ void main() {
 }
 """
 
+SET_0_BINDING_0 = (pack_set_binding(0, 0),)  # the records' failing descriptor
+
 
 def _glsl(source: str, stage: str) -> list[int]:
     return compile_glsl(source, stage, target_env="vulkan1.2")
@@ -84,6 +86,7 @@ def test_vertex_shader_uniform_block_array(vk: VulkanContext, bad_index: int) ->
             ErrorCode.INDEX_OUT_OF_BOUNDS,
             bad_index,
             2,
+            SET_0_BINDING_0,
         )
         for instance in (0, 1)
     }
@@ -142,6 +145,7 @@ def test_fragment_shader_sampler_array(vk: VulkanContext, bad_index: int) -> Non
             ErrorCode.INDEX_OUT_OF_BOUNDS,
             bad_index,
             2,
+            SET_0_BINDING_0,
         )
     ]
     assert result.color[3, 2].tolist() == [0, 0, 0, 0]  # the null vec4 of the failing path
@@ -249,5 +253,6 @@ def test_tessellation_and_geometry_stage_words(vk: VulkanContext, stage: str) ->
     (load,) = load_origins(words, "offsets")
     code = ErrorCode.INDEX_OUT_OF_BOUNDS
     assert set(debug.records()) == {
-        ErrorRecord(SHADER_ID, load, record_stage, pair, code, 9, 2) for pair in stage_words
+        ErrorRecord(SHADER_ID, load, record_stage, pair, code, 9, 2, SET_0_BINDING_0)
+        for pair in stage_words
     }

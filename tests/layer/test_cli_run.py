@@ -45,7 +45,7 @@ def test_run_reports_and_sets_the_exit_status(
     assert "gpuav: [GPUAV-descriptor-index-out-of-bounds] Index of 6" in done.stderr
     content = json.loads(report.read_text())
     assert content["exit_status"] == 0 and content["errors"] == 1
-    assert "Dispatch Index 3 (vkCmdDispatch)" in content["messages"][0]["text"]
+    assert "Dispatch Index 2 (vkCmdDispatch)" in content["messages"][0]["text"]
 
 
 def test_run_passes_the_program_status_through(tmp_path: Path, layer_folder: Path) -> None:

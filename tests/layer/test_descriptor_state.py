@@ -35,7 +35,8 @@ from tests.layer.conftest import (
 pytestmark = pytest.mark.vulkan
 
 OUT_OF_BOUNDS = "GPUAV-descriptor-index-out-of-bounds"
-UNINITIALIZED = "GPUAV-descriptor-uninitialized"
+UNINITIALIZED = "VUID-vkCmdDispatch-None-08114"
+UNINITIALIZED_DRAW = "VUID-vkCmdDraw-None-08114"
 NOT_DUMPED = 7  # the shader's filler for table words past the binding's size
 ITEM_WORD = range_word(16)  # a written item descriptor: a storage buffer of range 16
 UNTOUCHED = 0xEEEEEEEE
@@ -105,7 +106,7 @@ def test_unwritten_descriptor_is_reported_only_where_accessed(
     assert [slot(result, index)[4:12] for index in range(4)] == [[1, 1, 1, 0, 0, 0, 0, 0]] * 4
     (text,) = texts(result, UNINITIALIZED)
     assert "Descriptor index 5" in text
-    assert "Dispatch Index 3 (vkCmdDispatch)" in text
+    assert "Dispatch Index 2 (vkCmdDispatch)" in text
     assert ids(result) == [UNINITIALIZED]
     assert [slot(result, index)[31] for index in range(4)] == [1000, 1002, UNTOUCHED, 1001]
 
@@ -115,7 +116,7 @@ def test_index_past_the_variable_count_is_out_of_bounds(run_indexing: RunIndexin
     messages = texts(result, OUT_OF_BOUNDS)
     assert len(messages) == 2
     assert "Index of 5 used to index descriptor array of length 5." in messages[0]
-    assert "Dispatch Index 2" in messages[0]
+    assert "Dispatch Index 1" in messages[0]
     assert "Index of 12 used to index descriptor array of length 5." in messages[1]
     assert slot(result, 0)[31] == 1004
     assert UNINITIALIZED not in ids(result)
@@ -192,10 +193,10 @@ def test_layout_using_every_set_is_checked_through_device_addresses(
     assert slot(result, 0)[31] == 1000
     (uninitialized,) = texts(result, UNINITIALIZED)
     assert "Descriptor index 3" in uninitialized
-    assert "Dispatch Index 2 (vkCmdDispatch)" in uninitialized
+    assert "Dispatch Index 1 (vkCmdDispatch)" in uninitialized
     (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
     assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
-    assert "Dispatch Index 3 (vkCmdDispatch)" in out_of_bounds
+    assert "Dispatch Index 2 (vkCmdDispatch)" in out_of_bounds
     (notice,) = texts(result, BY_ADDRESS)
     assert "uses 8 descriptor sets, including set 7" in notice
     assert "GPUAV-pipeline-layout-conflict" not in ids(result)
@@ -246,10 +247,10 @@ def test_shipped_pass_checks_runtime_arrays_against_the_state(
         uninitialized
     )
     assert "Descriptor: items (block Item), set 0, binding 1." in uninitialized
-    assert "Dispatch Index 2 (vkCmdDispatch)" in uninitialized
+    assert "Dispatch Index 1 (vkCmdDispatch)" in uninitialized
     (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
     assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
-    assert "Dispatch Index 3 (vkCmdDispatch)" in out_of_bounds
+    assert "Dispatch Index 2 (vkCmdDispatch)" in out_of_bounds
     assert (BY_ADDRESS in ids(result)) == fill_sets
 
 
@@ -275,13 +276,13 @@ def test_shipped_pass_checks_runtime_arrays_in_fragment_shaders(
         *arguments, shader="fullscreen.vert", frag="indexing.frag", instrumenter=None
     )
     assert slot(result, 0)[31] == 1002
-    (uninitialized,) = texts(result, UNINITIALIZED)
+    (uninitialized,) = texts(result, UNINITIALIZED_DRAW)
     assert "Descriptor index 3 used to index descriptor array of length 8" in uninitialized
-    assert "Draw Index 2 (vkCmdDraw)" in uninitialized
+    assert "Draw Index 1 (vkCmdDraw)" in uninitialized
     assert "Stage = Fragment." in uninitialized
     (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
     assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
-    assert "Draw Index 3 (vkCmdDraw)" in out_of_bounds
+    assert "Draw Index 2 (vkCmdDraw)" in out_of_bounds
     assert (BY_ADDRESS in ids(result)) == fill_sets
 
 
@@ -308,7 +309,7 @@ def test_no_validation_errors_drawing_by_address_with_the_shipped_pass(
         if message["text"].startswith(("Validation Error", "Validation Warning"))
     ]
     assert khronos == []
-    assert {OUT_OF_BOUNDS, UNINITIALIZED, BY_ADDRESS} <= set(ids(result))
+    assert {OUT_OF_BOUNDS, UNINITIALIZED_DRAW, BY_ADDRESS} <= set(ids(result))
 
 
 def test_pushed_descriptors_are_checked_against_their_layout(run_indexing: RunIndexing) -> None:
@@ -319,7 +320,7 @@ def test_pushed_descriptors_are_checked_against_their_layout(run_indexing: RunIn
     assert [slot(result, index)[31] for index in (0, 1, 3)] == [1000, 1002, 1001]
     (out_of_bounds,) = texts(result, OUT_OF_BOUNDS)
     assert "Index of 9 used to index descriptor array of length 8." in out_of_bounds
-    assert "Dispatch Index 3 (vkCmdDispatch)" in out_of_bounds
+    assert "Dispatch Index 2 (vkCmdDispatch)" in out_of_bounds
     assert ids(result) == [OUT_OF_BOUNDS]  # pushed descriptors count as written
 
 

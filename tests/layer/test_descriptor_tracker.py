@@ -1,6 +1,7 @@
 """The descriptor tracker and state buffer on their own (no Vulkan): regions as the contract
 lays them out, written flags from writes, copies and templates, consecutive-binding roll-over
-against a brute-force model, dirty-range flushes, region reuse."""
+against a brute-force model, dirty-range flushes, region reuse, descriptors retired when the
+objects they name (or what those hang on) are destroyed."""
 
 from __future__ import annotations
 
@@ -19,9 +20,19 @@ from gpuav.layer.descriptor_sets import (
     LayoutBinding,
     TemplateEntry,
 )
+from gpuav.layer.resource_lifetimes import (
+    BUFFER,
+    IMAGE,
+    IMAGE_VIEW,
+    MEMORY,
+    SAMPLER,
+    Retired,
+)
 from gpuav.layer.state_buffer import StateBuffer
 
+SAMPLER_TYPE = 0
 COMBINED_IMAGE_SAMPLER = 1
+INLINE_UNIFORM_BLOCK = 1000138000
 STORAGE_BUFFER = 7
 PARTIAL = BINDING_PARTIALLY_BOUND
 VARIABLE = BINDING_VARIABLE_DESCRIPTOR_COUNT
@@ -44,7 +55,10 @@ def test_region_of_a_plain_layout_is_the_contract_region() -> None:
     descriptors.create_layout(10, bindings)
     descriptors.allocate_sets(5, [10], [100], [])
     descriptors.state.flush()
-    assert mapped(descriptors, 100) == region_words({0: 3, 2: 2})
+    unwritten = region_words({0: 3, 2: 2})
+    first_table = unwritten[1]
+    unwritten[first_table:] = [0] * (len(unwritten) - first_table)  # nothing written yet
+    assert mapped(descriptors, 100) == unwritten
 
 
 def test_partially_bound_variable_binding_starts_unwritten_at_its_allocated_count() -> None:
@@ -53,7 +67,7 @@ def test_partially_bound_variable_binding_starts_unwritten_at_its_allocated_coun
     descriptors.create_layout(10, bindings)
     descriptors.allocate_sets(5, [10, 10], [100, 101], [3])
     descriptors.state.flush()
-    assert mapped(descriptors, 100) == [2, 5, 1, 6, 3, 1, 0, 0, 0]
+    assert mapped(descriptors, 100) == [2, 5, 1, 6, 3, 0, 0, 0, 0]
     assert mapped(descriptors, 101)[4] == 0  # no count given: a variable count of zero
     descriptors.write(100, 1, 1, 2)
     assert descriptors.state.flush() == 2  # only the changed words travel
@@ -122,13 +136,47 @@ def test_freed_regions_are_reused_and_a_full_buffer_gives_no_state() -> None:
     assert descriptors.region_of(999) == NO_STATE
 
 
-def test_updates_are_ignored_without_partially_bound_or_buffer_bindings() -> None:
+def test_every_binding_tracks_writes_but_inline_blocks_and_immutable_samplers() -> None:
     descriptors = tracker()
-    descriptors.create_layout(10, [LayoutBinding(0, COMBINED_IMAGE_SAMPLER, 3)])
+    bindings = [
+        LayoutBinding(0, COMBINED_IMAGE_SAMPLER, 3),
+        LayoutBinding(1, SAMPLER_TYPE, 2, immutable_samplers=True),
+        LayoutBinding(2, INLINE_UNIFORM_BLOCK, 16),
+    ]
+    descriptors.create_layout(10, bindings)
     descriptors.allocate_sets(5, [10], [100], [])
-    assert not descriptors.tracks_writes
+    assert descriptors.tracks_writes
     descriptors.state.flush()
-    descriptors.write(100, 0, 0, 3)
+    assert mapped(descriptors, 100)[7:] == [0, 0, 0, 1, 1, 1]  # valid unwritten: 1
+    descriptors.write(100, 0, 1, 2)
+    assert descriptors.state.flush() == 2
+    assert mapped(descriptors, 100)[7:10] == [0, 1, 1]
+
+
+def test_destroyed_objects_retire_the_descriptors_naming_them() -> None:
+    descriptors = tracker()
+    descriptors.create_layout(10, [LayoutBinding(0, COMBINED_IMAGE_SAMPLER, 2)])
+    descriptors.allocate_sets(5, [10, 10], [100, 101], [])
+    descriptors.lifetimes.created(0x1A, IMAGE, 0x3E)  # image on memory
+    descriptors.lifetimes.created(0x71, IMAGE_VIEW, 0x1A)  # its view
+    named = [((SAMPLER, 0x5A), (IMAGE_VIEW, 0x71)), ((SAMPLER, 0x5B), (IMAGE_VIEW, 0x72))]
+    descriptors.write(100, 0, 0, 2, None, named)
+    descriptors.copy(100, 0, 0, 101, 0, 0, 2)
+    descriptors.retire(0x5B, SAMPLER)
+    descriptors.state.flush()
+    assert mapped(descriptors, 100)[3:] == [1, 0]
+    assert descriptors.retired([100], 0, 0, 1) == Retired(SAMPLER, 0x5B)
+    assert descriptors.retired([100], 0, 0, 0) is None
+    descriptors.retire(0x3E, MEMORY)  # memory under the image under the view
+    descriptors.state.flush()
+    assert mapped(descriptors, 100)[3:] == [0, 0] and mapped(descriptors, 101)[3:] == [0, 0]
+    assert descriptors.retired([0, 101], 1, 0, 0) == Retired(MEMORY, 0x3E, IMAGE_VIEW, 0x71)
+    descriptors.write(100, 0, 1, 1, None, [((SAMPLER, 0x5C), (IMAGE_VIEW, 0x73))])
+    descriptors.state.flush()
+    assert mapped(descriptors, 100)[3:] == [0, 1]  # written again: usable, nothing retired
+    assert descriptors.retired([100], 0, 0, 1) is None
+    descriptors.retire(0x5B, SAMPLER)  # no descriptor names it any more
+    descriptors.retire(0xB0, BUFFER)  # one no descriptor ever named
     assert descriptors.state.flush() == 0
 
 
@@ -169,7 +217,7 @@ def test_buffer_descriptors_carry_their_bound_range() -> None:
     descriptors.allocate_sets(5, [10], [101], [])
     descriptors.copy(100, 0, 0, 101, 0, 1, 2)
     descriptors.state.flush()
-    assert mapped(descriptors, 101)[3:6] == [1, table[0], table[1]]
+    assert mapped(descriptors, 101)[3:6] == [0, table[0], table[1]]
     assert descriptors.bound_buffer([0, 101], 1, 0, 2) == (
         STORAGE_BUFFER,
         BoundBuffer(0xB1, 16, 1000),

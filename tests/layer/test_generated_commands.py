@@ -92,7 +92,7 @@ def test_bad_index_in_generated_dispatch_reported_against_it(
     for message in reported:
         assert "Index of 2 used to index descriptor array of length 2" in message["text"]
         # the third action of the command buffer: the second execute, not the vkCmdDispatch
-        assert f"Dispatch Index 3 ({EXECUTE})" in message["text"], message["text"]
+        assert f"Dispatch Index 2 ({EXECUTE})" in message["text"], message["text"]
         assert "vkCmdDispatch)" not in message["text"]
 
 

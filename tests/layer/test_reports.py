@@ -42,7 +42,7 @@ def test_compute_error_names_dispatch_pipeline_shader_and_invocation(
     text = message["text"]
     assert "Index of 6 used to index descriptor array of length 4." in text
     assert re.search(r"Command buffer \(ComputeCommandBuffer\)\(0x[0-9a-f]+\)", text)
-    assert "Dispatch Index 3 (vkCmdDispatch)" in text
+    assert "Dispatch Index 2 (vkCmdDispatch)" in text
     assert re.search(r"Pipeline \(ComputePipeline\)\(0x[0-9a-f]+\)", text)
     assert re.search(r"Shader Module \(ComputeShader\)\(0x[0-9a-f]+\)", text)
     assert "Shader Instruction Index = 42." in text
@@ -111,7 +111,7 @@ def test_shader_module_destroyed_before_submit_still_reports(
     )
     run = run_python_app(arguments, layer_folder)
     (message,) = run.messages
-    assert "Dispatch Index 1 (vkCmdDispatch)" in message["text"]
+    assert "Dispatch Index 0 (vkCmdDispatch)" in message["text"]
     assert re.search(r"Shader Module \(0x[0-9a-f]+\)", message["text"])
     assert "Shader Instruction Index = 42." in message["text"]
 
@@ -124,7 +124,7 @@ def test_secondary_command_buffer_blocks_are_read(
     )
     (message,) = run.messages
     assert "Command buffer (SecondaryCommandBuffer)" in message["text"]
-    assert "Dispatch Index 4 (vkCmdDispatch)" in message["text"]
+    assert "Dispatch Index 3 (vkCmdDispatch)" in message["text"]
 
 
 def test_queue_submit2_is_read_back(run_python_app: RunPython, spirv, layer_folder: Path) -> None:
@@ -141,7 +141,7 @@ def test_each_submit_reports_and_blocks_are_cleared(
     run = run_python_app(arguments, layer_folder)
     messages = run.with_id(OUT_OF_BOUNDS)
     assert len(messages) == 3
-    assert all("Dispatch Index 2 (vkCmdDispatch)" in m["text"] for m in messages)
+    assert all("Dispatch Index 1 (vkCmdDispatch)" in m["text"] for m in messages)
 
 
 def test_many_dispatches_span_several_output_chunks(
@@ -151,7 +151,7 @@ def test_many_dispatches_span_several_output_chunks(
         compute_arguments(spirv, "--dispatches", "600", "--bad-dispatch", "555"), layer_folder
     )
     (message,) = run.messages
-    assert "Dispatch Index 556 (vkCmdDispatch)" in message["text"]
+    assert "Dispatch Index 555 (vkCmdDispatch)" in message["text"]
 
 
 def test_c_app_reports_compute_vertex_and_fragment_errors(
@@ -167,9 +167,9 @@ def test_c_app_reports_compute_vertex_and_fragment_errors(
     )
     texts = [m["text"] for m in run.with_id(OUT_OF_BOUNDS)]
     assert len(texts) == 3
-    assert "Dispatch Index 3 (vkCmdDispatch)" in texts[0] and "Stage = Compute." in texts[0]
-    assert any("Stage = Vertex." in t and "Draw Index 2 (vkCmdDraw)" in t for t in texts)
-    assert any("Stage = Fragment." in t and "Draw Index 2 (vkCmdDraw)" in t for t in texts)
+    assert "Dispatch Index 2 (vkCmdDispatch)" in texts[0] and "Stage = Compute." in texts[0]
+    assert any("Stage = Vertex." in t and "Draw Index 1 (vkCmdDraw)" in t for t in texts)
+    assert any("Stage = Fragment." in t and "Draw Index 1 (vkCmdDraw)" in t for t in texts)
 
 
 def test_c_app_without_messenger_gets_messages_on_stderr(
@@ -179,7 +179,7 @@ def test_c_app_without_messenger_gets_messages_on_stderr(
     run = run_c_app(shaders, ["--bad-dispatch", "0"], layer_folder)
     assert run.messages == []
     assert f"Message Id Name: {OUT_OF_BOUNDS}" in run.stderr
-    assert "Dispatch Index 1 (vkCmdDispatch)" in run.stderr
+    assert "Dispatch Index 0 (vkCmdDispatch)" in run.stderr
 
 
 def test_host_event_wait_is_not_waited_for_and_is_reported_later(
@@ -205,7 +205,7 @@ def test_stage_with_inline_code_instead_of_a_module(
     clean = run_python_app(["--shader", str(spirv("region.comp")), "--inline-module"])
     assert run.result["data_sha256"] == clean.result["data_sha256"]
     (message,) = run.messages
-    assert "Dispatch Index 2 (vkCmdDispatch)" in message["text"]
+    assert "Dispatch Index 1 (vkCmdDispatch)" in message["text"]
     assert "Shader Module (none: code given in the pipeline create info)." in message["text"]
 
 
@@ -224,7 +224,7 @@ def test_debug_report_callbacks_receive_messages(
     assert message["report_callback"] and message["id"] == OUT_OF_BOUNDS
     assert message["severity"] == 0x8  # VK_DEBUG_REPORT_ERROR_BIT_EXT
     assert message["object_type"] == 6  # the command buffer
-    assert "Dispatch Index 1 (vkCmdDispatch)" in message["text"]
+    assert "Dispatch Index 0 (vkCmdDispatch)" in message["text"]
 
 
 def test_timeline_wait_before_signal_does_not_deadlock(

@@ -130,7 +130,7 @@ def test_out_of_bounds_reported_when_output_memory_runs_out(
     assert "GPUAV-resources-exhausted" in run.stderr
     assert "Index of 2 used to index descriptor array of length 2." in run.stderr
     assert "Descriptor: data (block Data), set 0, binding 0." in run.stderr
-    assert "Dispatch Index 4 (vkCmdDispatch)" in run.stderr  # 1-based: dispatch 3 counted from 0
+    assert "Dispatch Index 3 (vkCmdDispatch)" in run.stderr  # the fourth dispatch, counted from 0
     assert (
         "Action: unknown action (output blocks ran out, or a command gpuav does not hook)."
         in run.stderr
@@ -172,7 +172,7 @@ def test_wait_before_signal_does_not_deadlock(run_wild: RunWild, layer_folder: P
         if line.startswith("wait-before-signal"):
             command_buffers.append(set())
         elif OUT_OF_BOUNDS in line:
-            assert "Dispatch Index 4 (vkCmdDispatch)" in line
+            assert "Dispatch Index 3 (vkCmdDispatch)" in line
             command_buffers[-1].add(line.split("Command buffer (")[1].split(")")[0])
     assert [len(handles) for handles in command_buffers] == [2, 2, 0]
 
@@ -196,7 +196,7 @@ def test_deferred_submission_loses_no_record(
     messages = run.with_id(OUT_OF_BOUNDS)
     assert len(messages) == 2
     for message in messages:
-        assert "Dispatch Index 4 (vkCmdDispatch)" in message["text"]
+        assert "Dispatch Index 3 (vkCmdDispatch)" in message["text"]
 
 
 def test_failing_fence_of_a_deferred_submission_degrades(
@@ -227,7 +227,7 @@ def test_extension_draws_are_actions(run_wild: RunWild, layer_folder: Path) -> N
     assert len(messages) == len(commands)
     for message, command in zip(messages, commands, strict=True):
         assert "Index of 9 used to index descriptor array of length 8." in message["text"]
-        assert f"Draw Index 2 ({command})." in message["text"]
+        assert f"Draw Index 1 ({command})." in message["text"]
         assert "Stage = Fragment. Fragment coord (x,y) = (5.5, 2.5)." in message["text"]
 
 
@@ -245,7 +245,7 @@ def test_tessellation_and_geometry_errors_reported(run_wild: RunWild, layer_fold
     for text in (tese, geom):
         assert "descriptor array of length 2." in text
         assert "Descriptor: tints (block Tint), set 0, binding 0." in text
-        assert "Draw Index 2 (vkCmdDraw)." in text
+        assert "Draw Index 1 (vkCmdDraw)." in text
     assert "Stage = Tessellation Evaluation. Primitive ID = " in tese
     assert "Stage = Geometry. Primitive ID = " in geom and "Invocation ID = 0." in geom
 
@@ -265,7 +265,7 @@ def test_out_of_bounds_draw_after_compute_does_not_crash(
     assert [name for name, _ in hashes] == ["compute", "tessellation-indexed"]
     draws = [m["text"] for m in run.with_id(OUT_OF_BOUNDS) if "(vkCmdDraw)" in m["text"]]
     assert sorted(text.split(" used")[0] for text in draws) == ["Index of 2", "Index of 3"]
-    assert all("Draw Index 2 (vkCmdDraw)." in text for text in draws)
+    assert all("Draw Index 1 (vkCmdDraw)." in text for text in draws)
 
 
 def test_two_threads_reading_back_deferred_submissions(

@@ -119,22 +119,22 @@ def test_each_line_names_action_stage_invocation_and_source_line(
     compute = [m["text"] for m in run_gpuav(argv_of("compute", stage_spirv))]
     line = _source_line("comp", '"s%u int ')
     pattern = (
-        r"Dispatch Index 1 \(vkCmdDispatch\), Command buffer \(0x[0-9a-f]+\), Compute, "
+        r"Dispatch Index 0 \(vkCmdDispatch\), Command buffer \(0x[0-9a-f]+\), Compute, "
         rf"global invocation \(3, 0, 0\), \S*printf\.comp line {line} \| s5 int -2 -2 "
     )
     assert sum(1 for text in compute if re.search(pattern, text)) == 1
     graphics = [m["text"] for m in run_gpuav(argv_of("graphics", stage_spirv))]
     line = _source_line("vert", '"s%u uint ')
     expected_prefixes = [
-        rf"Draw Index 1 \(vkCmdDraw\), Command buffer \(0x[0-9a-f]+\), Vertex, vertex index 2, "
+        rf"Draw Index 0 \(vkCmdDraw\), Command buffer \(0x[0-9a-f]+\), Vertex, vertex index 2, "
         rf"instance 0, \S*printf\.vert line {line} \| s0 uint 2 ",
-        r"Draw Index 1 \(vkCmdDraw\), .*, Tessellation Control, invocation 1, primitive 0, "
+        r"Draw Index 0 \(vkCmdDraw\), .*, Tessellation Control, invocation 1, primitive 0, "
         r"\S*printf\.tesc line \d+ \| s1 ",
-        r"Draw Index 1 \(vkCmdDraw\), .*, Tessellation Evaluation, primitive 0, "
+        r"Draw Index 0 \(vkCmdDraw\), .*, Tessellation Evaluation, primitive 0, "
         r"\S*printf\.tese line \d+ \| s2 ",
-        r"Draw Index 1 \(vkCmdDraw\), .*, Geometry, primitive 0, invocation 0, "
+        r"Draw Index 0 \(vkCmdDraw\), .*, Geometry, primitive 0, invocation 0, "
         r"\S*printf\.geom line \d+ \| s3 ",
-        r"Draw Index 1 \(vkCmdDraw\), .*, Fragment, fragment \(1\.5, 0\.5\), "
+        r"Draw Index 0 \(vkCmdDraw\), .*, Fragment, fragment \(1\.5, 0\.5\), "
         r"\S*printf\.frag line \d+ \| s4 ",
     ]
     for pattern in expected_prefixes:
@@ -153,7 +153,7 @@ def test_lines_that_do_not_fit_are_counted_exactly(
     printed = [m for m in messages if m["id"] == GPUAV_PRINTF_ID]
     full = [m for m in messages if m["id"] == "GPUAV-printf-buffer-full"]
     assert len(full) == 1 and printed
-    lost = int(re.match(r"(\d+) debugPrintfEXT lines? of Dispatch Index 1", full[0]["text"])[1])
+    lost = int(re.match(r"(\d+) debugPrintfEXT lines? of Dispatch Index 0", full[0]["text"])[1])
     assert len(printed) + lost == 8 * (len(SHARED) + len(GPUAV_ONLY))
     assert full[0]["severity"] == 0x100
     assert not [m for m in messages if m["id"] == "GPUAV-output-block-full"]

@@ -33,7 +33,7 @@ def dumped(tmp_path: Path) -> tuple[Path, Path, int]:
         for x in (419.5, 420.5)
     ]
     data = [word for record in records for word in record.encode()]
-    buffer = write_words(tmp_path / "block.bin", [len(data) + 9, *data])  # one record dropped
+    buffer = write_words(tmp_path / "block.bin", [len(data) + 10, *data])  # one record dropped
     shader = write_words(tmp_path / "cube.frag.spv", words)
     return buffer, shader, index
 
@@ -59,7 +59,7 @@ def test_json_output(dumped: tuple[Path, Path, int], capsys: pytest.CaptureFixtu
     buffer, shader, index = dumped
     assert main(["decode", str(buffer), "--shader", str(shader), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["written_length"] == 27
+    assert document["written_length"] == 30
     assert document["diagnostics"] == []
     assert document["dropped_records"] == 1
     (message,) = document["messages"]

@@ -19,7 +19,14 @@ BOUNDS = ErrorRecord(
     7, 108, Stage.FRAGMENT, (0x43D1C000, 0x437E8000), ErrorCode.INDEX_OUT_OF_BOUNDS, 6, 6
 )
 UNINITIALIZED = ErrorRecord(
-    3, 40, Stage.COMPUTE, (5, pack_compute_yz(2, 1)), ErrorCode.DESCRIPTOR_UNINITIALIZED, 3
+    3,
+    40,
+    Stage.COMPUTE,
+    (5, pack_compute_yz(2, 1)),
+    ErrorCode.DESCRIPTOR_UNINITIALIZED,
+    3,
+    8,
+    (layout.pack_set_binding(1, 2),),
 )
 
 
@@ -33,28 +40,31 @@ def test_records_in_order_until_a_zero_size() -> None:
     decoded = decode_output_buffer(buffer([BOUNDS, UNINITIALIZED, BOUNDS], 64))
     assert decoded.records == (BOUNDS, UNINITIALIZED, BOUNDS)
     assert decoded.diagnostics == ()
-    assert decoded.written_length == 26
+    assert decoded.written_length == 30
 
 
 def test_record_sizes_follow_the_layout() -> None:
-    assert len(BOUNDS.encode()) == 9 == layout.record_size(ErrorCode.INDEX_OUT_OF_BOUNDS)
-    assert len(UNINITIALIZED.encode()) == 8
-    assert decode_output_buffer(buffer([UNINITIALIZED], 8)).records[0].array_length is None
+    assert len(BOUNDS.encode()) == 10 == layout.record_size(ErrorCode.INDEX_OUT_OF_BOUNDS)
+    assert len(UNINITIALIZED.encode()) == 10
+    (decoded,) = decode_output_buffer(buffer([UNINITIALIZED], 10)).records
+    assert (decoded.array_length, decoded.details) == (8, (1 << 24 | 2,))
+    assert layout.unpack_set_binding(decoded.details[0]) == (1, 2)
+    assert BOUNDS.encode()[layout.DESCRIPTOR_SET_BINDING] == layout.NO_SET_BINDING
 
 
 def test_overflow_keeps_the_records_that_fit_and_says_so() -> None:
     decoded = decode_output_buffer(buffer([BOUNDS, BOUNDS], 20, written=45))
     assert decoded.records == (BOUNDS, BOUNDS)
     assert decoded.diagnostics == ()
-    assert decoded.dropped_words == 45 - 18
+    assert decoded.dropped_words == 45 - 20
     assert overflow_text(decoded) == (
-        "about 3 more error records did not fit after the 2 read; the messages are a sample "
+        "about 2 more error records did not fit after the 2 read; the messages are a sample "
         "of the errors"
     )
 
 
 def test_buffer_filled_exactly_ends_without_a_zero() -> None:
-    decoded = decode_output_buffer(buffer([BOUNDS, BOUNDS], 18))
+    decoded = decode_output_buffer(buffer([BOUNDS, BOUNDS], 20))
     assert decoded.records == (BOUNDS, BOUNDS) and decoded.diagnostics == ()
 
 
@@ -72,7 +82,7 @@ def test_corrupt_sizes_stop_reading_with_a_diagnostic() -> None:
     too_small = decode_output_buffer([20, *good, 3, 0, 0, 0, *[0] * 8])
     assert too_small.records == (BOUNDS,)
     assert too_small.diagnostics == (
-        "corrupt record at Data[9]: size 3 is not between 8 and "
+        "corrupt record at Data[10]: size 3 is not between 8 and "
         f"{layout.MAX_RECORD_WORDS}; stopped reading",
     )
     too_large = decode_output_buffer([9, 1000, *good[1:]])
@@ -80,14 +90,14 @@ def test_corrupt_sizes_stop_reading_with_a_diagnostic() -> None:
     assert f"size 1000 is not between 8 and {layout.MAX_RECORD_WORDS}" in too_large.diagnostics[0]
     truncated = decode_output_buffer([6, *good[:6]])
     assert truncated.diagnostics == (
-        "corrupt record at Data[0]: size 9 runs past the end of Data (6 words); stopped reading",
+        "corrupt record at Data[0]: size 10 runs past the end of Data (6 words); stopped reading",
     )
 
 
 def test_records_beyond_the_written_length_are_read_but_noted() -> None:
     decoded = decode_output_buffer([5, *BOUNDS.encode(), 0])
     assert decoded.records == (BOUNDS,)
-    assert decoded.diagnostics == ("DataWrittenLength is 5 but records fill 9 words of Data",)
+    assert decoded.diagnostics == ("DataWrittenLength is 5 but records fill 10 words of Data",)
 
 
 def test_unknown_stage_or_code_and_wrong_size_skip_one_record() -> None:
@@ -95,16 +105,16 @@ def test_unknown_stage_or_code_and_wrong_size_skip_one_record() -> None:
     bad_stage[layout.STAGE] = 9
     bad_code = [*BOUNDS.encode()]
     bad_code[layout.ERROR_CODE] = 7
-    short = [*BOUNDS.encode()[:8]]
-    short[layout.RECORD_SIZE] = 8  # an out-of-bounds error needs 9 words
+    short = [*BOUNDS.encode()[:9]]
+    short[layout.RECORD_SIZE] = 9  # an out-of-bounds error needs 10 words
     words = [0, *bad_stage, *bad_code, *short, *UNINITIALIZED.encode()]
     words[0] = len(words) - 1
     decoded = decode_output_buffer(words)
     assert decoded.records == (UNINITIALIZED,)
     assert decoded.diagnostics == (
         "record at Data[0] has unknown stage 9",
-        "record at Data[9] has unknown error code 7",
-        "record at Data[18] has 8 words; error INDEX_OUT_OF_BOUNDS has 9",
+        "record at Data[10] has unknown error code 7",
+        "record at Data[20] has 9 words; error INDEX_OUT_OF_BOUNDS has 10",
     )
 
 
@@ -123,17 +133,19 @@ RECORDS = st.builds(
     instruction_index=WORD,
     stage=st.sampled_from(Stage),
     stage_words=st.tuples(WORD, WORD),
-    error_code=st.just(ErrorCode.INDEX_OUT_OF_BOUNDS),
+    error_code=st.sampled_from(sorted(layout.DESCRIPTOR_ERRORS)),
     descriptor_index=WORD,
     array_length=WORD,
+    details=st.just(()) | st.tuples(WORD.filter(lambda word: word != layout.NO_SET_BINDING)),
 ) | st.builds(
     ErrorRecord,
     shader_id=WORD,
     instruction_index=WORD,
     stage=st.sampled_from(Stage),
     stage_words=st.tuples(WORD, WORD),
-    error_code=st.just(ErrorCode.DESCRIPTOR_UNINITIALIZED),
+    error_code=st.just(ErrorCode.TEXEL_OUT_OF_BOUNDS),
     descriptor_index=WORD,
+    details=st.tuples(WORD, WORD, WORD),
 )
 
 

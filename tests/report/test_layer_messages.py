@@ -63,7 +63,7 @@ def test_message_through_the_layer_has_the_source_line(
         "At region_reporting.comp line 15.\n"
         "  15: data.values[i] = data.values[i] * 3u + i;\n"
         "  Descriptor: data (block Data), set 0, binding 0.\n"
-        "  Command buffer (ComputeCommandBuffer)(0x…). Dispatch Index 3 (vkCmdDispatch).\n"
+        "  Command buffer (ComputeCommandBuffer)(0x…). Dispatch Index 2 (vkCmdDispatch).\n"
         "  Recorded at compute.py:N in _record_compute().\n"
         "  Pipeline (ComputePipeline)(0x…). Shader Module (ComputeShader)(0x…).\n"
         f"  Shader Instruction Index = {store}.\n"

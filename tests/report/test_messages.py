@@ -21,6 +21,10 @@ from tests.shaders.glsl import compile_glsl
 SHADER_ID = 17
 OOB = ErrorCode.INDEX_OUT_OF_BOUNDS
 UNINITIALIZED = ErrorCode.DESCRIPTOR_UNINITIALIZED
+NEVER_WRITTEN = (
+    "It was never written (vkUpdateDescriptorSets, a copy or an update template) when the "
+    "command buffer was submitted; the access was skipped."
+)
 
 
 def context(words: list[int], command: str = "vkCmdDraw", **changes: object) -> ActionContext:
@@ -163,12 +167,13 @@ def test_compute_uninitialized_descriptor_without_binding_size() -> None:
         SHADER_ID, index, Stage.COMPUTE, (5, pack_compute_yz(1, 2)), UNINITIALIZED, 2
     )
     message = one_message([record], compute_context(words))
-    assert message.message_id == "GPUAV-descriptor-uninitialized"
+    assert message.message_id == "VUID-vkCmdDispatch-None-08114"
     assert message.text == (
         "Descriptor index 2 is uninitialized. At particles.comp line 7.\n"
         "  7: particles[which].position[gl_GlobalInvocationID.x] = "
         "vec4(gl_GlobalInvocationID, 1.0);\n"
         "  Descriptor: particles (block Particles), set 0, binding 0.\n"
+        f"  {NEVER_WRITTEN}\n"
         "  Command buffer (0xbc24b0). Dispatch Index 3 (vkCmdDispatch).\n"
         "  Pipeline (Particles)(0x45). Shader Module (0x99).\n"
         f"  Shader Instruction Index = {index}.\n"
@@ -186,6 +191,7 @@ def test_compute_uninitialized_descriptor_quotes_the_binding_size() -> None:
         "At particles.comp line 6.\n"
         "  6: uint which = texelFetch(lookup[gl_WorkGroupID.x], int(gl_LocalInvocationIndex)).r;\n"
         "  Descriptor: lookup, set 0, binding 1.\n"
+        f"  {NEVER_WRITTEN}\n"
         "  Command buffer (0xbc24b0). Dispatch Index 3 (vkCmdDispatch).\n"
         "  Pipeline (Particles)(0x45). Shader Module (0x99).\n"
         f"  Shader Instruction Index = {index}.\n"
@@ -291,7 +297,7 @@ def test_spilled_actions_and_inline_code() -> None:
     action = context(
         words,
         "unknown action (output blocks ran out)",
-        action_number=0,
+        action_number=None,
         shaders=(ShaderContext(SHADER_ID, 0, None, 0x45, tuple(words)),),
     )
     lines = one_message([record], action).text.split("\n")

@@ -66,6 +66,7 @@ def test_any_record_gets_a_message(debug: DebugMode, records: list[ErrorRecord])
             ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: "GPUAV-local-array-",
             ErrorCode.ADDRESS_OUT_OF_BOUNDS: "UNASSIGNED-Device address",
             ErrorCode.ADDRESS_MISALIGNED: "VUID-RuntimeSpirv-PhysicalStorageBuffer64-",
+            ErrorCode.DESCRIPTOR_UNINITIALIZED: "VUID-vkCmdDraw-None-08114",
         }
         assert message.record is not None
         expected = prefixes.get(message.record.error_code, "GPUAV-descriptor-")

@@ -51,7 +51,7 @@ def test_the_report_of_a_bad_dispatch_holds_every_fact_as_data(tmp_path: Path) -
     assert message["source"]["text"] == "result.word = items[push.index].value;"
     assert message["invocation"] == {"stage": "compute", "global_invocation_id": [0, 0, 0]}
     assert message["invocations"] == 1
-    assert message["action"]["command"] == "vkCmdDispatch" and message["action"]["index"] == 1
+    assert message["action"]["command"] == "vkCmdDispatch" and message["action"]["index"] == 0
     assert message["action"]["command_buffer"]["handle"] > 0
     assert message["pipeline"]["handle"] > 0 and message["shader"]["module"]["handle"] > 0
     assert message["recorded_at"] == {

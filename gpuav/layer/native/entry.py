@@ -32,6 +32,7 @@ from gpuav.layer.native import (
     hooks_labels,
     hooks_pipelines,
     hooks_queue,
+    hooks_resources,
     prototypes,
 )
 from gpuav.layer.native.dispatch import REGISTRY, Native
@@ -124,6 +125,13 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkGetBufferDeviceAddress": hooks_buffers.get_buffer_device_address,
     "vkCreateBufferView": hooks_buffer_views.create_buffer_view,
     "vkDestroyBufferView": hooks_buffer_views.destroy_buffer_view,
+    "vkCreateImageView": hooks_resources.create_image_view,
+    "vkDestroyImageView": hooks_resources.destroy_image_view,
+    "vkDestroySampler": hooks_resources.destroy_sampler,
+    "vkDestroyImage": hooks_resources.destroy_image,
+    "vkBindImageMemory": hooks_resources.bind_image_memory,
+    "vkBindImageMemory2": hooks_resources.bind_image_memory2,
+    "vkFreeMemory": hooks_resources.free_memory,
 }
 # The indirect and vertex-fetch checks wrap these hooks (hooks_action_checks).
 IMPLEMENTATIONS |= {

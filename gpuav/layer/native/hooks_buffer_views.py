@@ -6,6 +6,7 @@ from gpuav.layer.buffer_views import BufferView
 from gpuav.layer.native.dispatch import REGISTRY
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, handles_at
+from gpuav.layer.resource_lifetimes import BUFFER_VIEW
 
 ERROR_INITIALIZATION_FAILED = -3
 
@@ -22,7 +23,9 @@ def create_buffer_view(device: int, create_info: int, allocator: int, view_out: 
             view = BufferView(
                 address(info.buffer), int(info.format), int(info.offset), int(info.range)
             )
-            state.descriptors.views.create(handles_at(view_out, 1)[0], view)
+            handle = handles_at(view_out, 1)[0]
+            state.descriptors.views.create(handle, view)
+            state.descriptors.lifetimes.created(handle, BUFFER_VIEW, view.buffer)
         except BaseException as error:
             report_error("vkCreateBufferView", error, record.instance.state)
     return result
@@ -35,4 +38,5 @@ def destroy_buffer_view(device: int, view: int, allocator: int) -> None:
     state = record.state
     if state is not None and state.descriptors is not None and view:
         state.descriptors.views.destroy(view)
+        state.descriptors.retire(view, BUFFER_VIEW)  # descriptors naming it (08114)
     record.next.vkDestroyBufferView(device, view, allocator)

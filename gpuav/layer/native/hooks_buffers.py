@@ -9,6 +9,7 @@ from gpuav.layer.buffers import BufferTable
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, find, handles_at, words_at
+from gpuav.layer.resource_lifetimes import BUFFER
 
 ERROR_INITIALIZATION_FAILED = -3
 STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO = 1000244001
@@ -53,6 +54,7 @@ def destroy_buffer(device: int, buffer: int, allocator: int) -> None:
     state = record.state
     if state is not None and state.descriptors is not None and buffer:
         state.descriptors.buffers.destroy(buffer)
+        state.descriptors.retire(buffer, BUFFER)  # descriptors naming it (08114)
     record.next.vkDestroyBuffer(device, buffer, allocator)
 
 
@@ -66,6 +68,7 @@ def bind_buffer_memory(device: int, buffer: int, memory: int, offset: int) -> in
         try:
             buffers.bind(buffer)
             _learn_address(record, device, buffers, buffer)
+            _hangs_on(record, buffer, memory)
         except BaseException as error:
             report_error("vkBindBufferMemory", error, record.instance.state)
     return result
@@ -84,6 +87,7 @@ def bind_buffer_memory2(device: int, count: int, infos: int) -> int:
                 handle = address(array[index].buffer)
                 buffers.bind(handle)
                 _learn_address(record, device, buffers, handle)
+                _hangs_on(record, handle, address(array[index].memory))
         except BaseException as error:
             report_error("vkBindBufferMemory2", error, record.instance.state)
     return result
@@ -101,6 +105,12 @@ def get_buffer_device_address(device: int, info: int) -> int:
         except BaseException as error:
             report_error("vkGetBufferDeviceAddress", error, record.instance.state)
     return found
+
+
+def _hangs_on(record: DeviceRecord, buffer: int, memory: int) -> None:
+    """Freeing ``memory`` retires the descriptors naming ``buffer`` (descriptor_sets)."""
+    if record.state is not None and record.state.descriptors is not None:
+        record.state.descriptors.lifetimes.created(buffer, BUFFER, memory)
 
 
 def _learn_address(record: DeviceRecord, device: int, buffers: BufferTable, handle: int) -> None:

@@ -1,6 +1,7 @@
 """Descriptor set entry points (issue 8): translate the app's structures for
 ``gpuav.layer.descriptor_sets`` and call down. Updates are read only while some live set has
-a binding whose state the shader checks: PARTIALLY_BOUND ones, uniform and storage buffers."""
+a binding whose state the shader checks (every binding but inline uniform blocks and
+immutable samplers): which descriptors are written, the objects they name, buffer ranges."""
 
 from __future__ import annotations
 
@@ -24,12 +25,14 @@ from gpuav.layer.descriptor_sets import (
     Bound,
     DescriptorTracker,
     LayoutBinding,
+    Named,
     PushedWrite,
     TemplateEntry,
 )
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, find, handles_at
+from gpuav.layer.resource_lifetimes import BUFFER, BUFFER_VIEW, IMAGE_VIEW, SAMPLER
 from gpuav.layer.state import CommandBufferState
 
 ERROR_INITIALIZATION_FAILED = -3
@@ -66,6 +69,7 @@ def _layout_bindings(create_info: int) -> list[LayoutBinding]:
                 int(item.descriptorType),
                 int(item.descriptorCount),
                 flags[index] if index < len(flags) else 0,
+                bool(item.pImmutableSamplers),
             )
         )
     return bindings
@@ -188,7 +192,55 @@ def _record_writes(tracker: DescriptorTracker, count: int, writes: int) -> None:
             int(write.dstArrayElement),
             int(write.descriptorCount),
             _written(tracker, write),
+            _named(write),
         )
+
+
+# VkDescriptorType: those naming a sampler and an image view, an image view alone.
+_SAMPLER_TYPES = frozenset({0, 1})
+_IMAGE_VIEW_TYPES = frozenset({1, 2, 3, 10})
+
+
+def _image_named(kind: int, info: Any) -> Named:
+    named: Named = ()
+    if kind in _SAMPLER_TYPES:
+        named += ((SAMPLER, address(info.sampler)),)
+    if kind in _IMAGE_VIEW_TYPES:
+        named += ((IMAGE_VIEW, address(info.imageView)),)
+    return named
+
+
+def _named(write: Any) -> list[Named] | None:
+    """The objects each descriptor of a write names (for destroyed-resource checks)."""
+    kind = int(write.descriptorType)
+    count = int(write.descriptorCount)
+    if kind in TEXEL_DESCRIPTOR_TYPES and write.pTexelBufferView:
+        views = handles_at(address(write.pTexelBufferView), count)
+        return [((BUFFER_VIEW, view),) for view in views]
+    if kind in BUFFER_DESCRIPTOR_TYPES and write.pBufferInfo:
+        return [((BUFFER, address(write.pBufferInfo[k].buffer)),) for k in range(count)]
+    if (kind in _SAMPLER_TYPES or kind in _IMAGE_VIEW_TYPES) and write.pImageInfo:
+        return [_image_named(kind, write.pImageInfo[k]) for k in range(count)]
+    return None
+
+
+def _template_named(data: int) -> Callable[[TemplateEntry], list[Named]]:
+    """Reads the objects a template entry's descriptors name from the app's data."""
+
+    def read(entry: TemplateEntry) -> list[Named]:
+        kind = entry.descriptor_type
+        places = [data + entry.offset + k * entry.stride for k in range(entry.count)]
+        if kind in TEXEL_DESCRIPTOR_TYPES:
+            return [((BUFFER_VIEW, handles_at(place, 1)[0]),) for place in places]
+        if kind in BUFFER_DESCRIPTOR_TYPES:
+            infos = [at(place, "VkDescriptorBufferInfo") for place in places]
+            return [((BUFFER, address(info.buffer)),) for info in infos]
+        if kind in _SAMPLER_TYPES or kind in _IMAGE_VIEW_TYPES:
+            infos = [at(place, "VkDescriptorImageInfo") for place in places]
+            return [_image_named(kind, info) for info in infos]
+        return [() for _ in places]
+
+    return read
 
 
 def _written(tracker: DescriptorTracker, write: Any) -> list[Bound | None] | None:
@@ -329,7 +381,9 @@ def update_descriptor_set_with_template(
     tracker = _tracker(record)
     if tracker is not None and tracker.tracks_writes:
         try:
-            tracker.write_with_template(descriptor_set, template, _template_buffers(tracker, data))
+            tracker.write_with_template(
+                descriptor_set, template, _template_buffers(tracker, data), _template_named(data)
+            )
         except BaseException as error:
             _report(record, "vkUpdateDescriptorSetWithTemplate", error)
 

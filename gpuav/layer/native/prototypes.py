@@ -96,6 +96,13 @@ HOOKED: tuple[str, ...] = (
     "vkBindBufferMemory",
     "vkBindBufferMemory2",
     "vkGetBufferDeviceAddress",
+    "vkCreateImageView",
+    "vkDestroyImageView",
+    "vkDestroySampler",
+    "vkDestroyImage",
+    "vkBindImageMemory",
+    "vkBindImageMemory2",
+    "vkFreeMemory",
     # Indirect and vertex-fetch checks (hooks_action_checks).
     "vkCreateCommandPool",
     "vkCmdBindVertexBuffers",
@@ -150,6 +157,7 @@ ALIASES: dict[str, str] = {
     "vkBindBufferMemory2KHR": "vkBindBufferMemory2",
     "vkCmdBindVertexBuffers2EXT": "vkCmdBindVertexBuffers2",
     "vkCmdBindIndexBuffer2": "vkCmdBindIndexBuffer2KHR",
+    "vkBindImageMemory2KHR": "vkBindImageMemory2",
     "vkGetBufferDeviceAddressKHR": "vkGetBufferDeviceAddress",
     "vkGetBufferDeviceAddressEXT": "vkGetBufferDeviceAddress",
 }

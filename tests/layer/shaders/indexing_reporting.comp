@@ -21,7 +21,7 @@ const uint SIZE_WORD = 4u;   // binding_size_word(1)
 const uint DUMPED = 16u;
 
 void report(uint code, uint index, uint length) {
-    uint size = code == 0u ? 9u : 8u;
+    uint size = 10u;  // index, length, set and binding (record.DESCRIPTOR_ERRORS)
     uint at = atomicAdd(gpuav_out.written, size);
     if (at + size <= uint(gpuav_out.words.length())) {
         gpuav_out.words[at + 0u] = size;
@@ -32,9 +32,8 @@ void report(uint code, uint index, uint length) {
         gpuav_out.words[at + 5u] = 0u;
         gpuav_out.words[at + 6u] = code;
         gpuav_out.words[at + 7u] = index;
-        if (code == 0u) {
-            gpuav_out.words[at + 8u] = length;
-        }
+        gpuav_out.words[at + 8u] = length;
+        gpuav_out.words[at + 9u] = 1u;  // set 0, binding 1
     }
 }
 

@@ -35,10 +35,10 @@ const uint NO_STATE = 0xFFFFFFFFu;
 const uint TABLE_WORD = 3u;  // binding_table_word(1)
 const uint SIZE_WORD = 4u;   // binding_size_word(1)
 const uint DUMPED = 16u;
-const uint OUTPUT_CAPACITY = 144u;  // 16 records of 9 words fit in any output block
+const uint OUTPUT_CAPACITY = 160u;  // 16 records of 10 words fit in any output block
 
 void report(uint code, uint index, uint length) {
-    uint size = code == 0u ? 9u : 8u;
+    uint size = 10u;  // index, length, set and binding (record.DESCRIPTOR_ERRORS)
     uint at = atomicAdd(push.context.output_block.written, size);
     if (at + size <= OUTPUT_CAPACITY) {
         push.context.output_block.words[at + 0u] = size;
@@ -49,9 +49,8 @@ void report(uint code, uint index, uint length) {
         push.context.output_block.words[at + 5u] = 0u;
         push.context.output_block.words[at + 6u] = code;
         push.context.output_block.words[at + 7u] = index;
-        if (code == 0u) {
-            push.context.output_block.words[at + 8u] = length;
-        }
+        push.context.output_block.words[at + 8u] = length;
+        push.context.output_block.words[at + 9u] = 1u;  // set 0, binding 1
     }
 }
 

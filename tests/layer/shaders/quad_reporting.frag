@@ -13,9 +13,9 @@ void main() {
     uint stripe = 16u / push.draws;
     if (push.draw == push.bad_draw && uint(gl_FragCoord.x) == push.draw * stripe + 1u
             && uint(gl_FragCoord.y) == 2u) {
-        uint at = atomicAdd(gpuav_out.written, 9u);
-        if (at + 9u <= uint(gpuav_out.words.length())) {
-            gpuav_out.words[at + 0u] = 9u;
+        uint at = atomicAdd(gpuav_out.written, 10u);
+        if (at + 10u <= uint(gpuav_out.words.length())) {
+            gpuav_out.words[at + 0u] = 10u;
             gpuav_out.words[at + 1u] = SHADER_ID;
             gpuav_out.words[at + 2u] = 77u;
             gpuav_out.words[at + 3u] = 4u;
@@ -24,6 +24,7 @@ void main() {
             gpuav_out.words[at + 6u] = 0u;
             gpuav_out.words[at + 7u] = 9u;
             gpuav_out.words[at + 8u] = 8u;
+            gpuav_out.words[at + 9u] = 0xFFFFFFFFu;  // no set and binding
         }
     }
 }

@@ -16,9 +16,9 @@ void main() {
     gl_Position = vec4(position, 0.0, 1.0);
     color = vec4(float(push.draw + 1u) / float(push.draws + 1u), corner, 1.0);
     if (push.draw == push.bad_draw && gl_VertexIndex == 4) {
-        uint at = atomicAdd(gpuav_out.written, 9u);
-        if (at + 9u <= uint(gpuav_out.words.length())) {
-            gpuav_out.words[at + 0u] = 9u;
+        uint at = atomicAdd(gpuav_out.written, 10u);
+        if (at + 10u <= uint(gpuav_out.words.length())) {
+            gpuav_out.words[at + 0u] = 10u;
             gpuav_out.words[at + 1u] = SHADER_ID;
             gpuav_out.words[at + 2u] = 55u;
             gpuav_out.words[at + 3u] = 0u;
@@ -27,6 +27,7 @@ void main() {
             gpuav_out.words[at + 6u] = 0u;
             gpuav_out.words[at + 7u] = 3u;
             gpuav_out.words[at + 8u] = 2u;
+            gpuav_out.words[at + 9u] = 0xFFFFFFFFu;  // no set and binding
         }
     }
 }

@@ -14,9 +14,9 @@ void main() {
     uint i = push.base + gl_GlobalInvocationID.x;
     data.values[i] = data.values[i] * 3u + i;
     if (gl_GlobalInvocationID.x == push.bad_index) {
-        uint at = atomicAdd(gpuav_out.written, 9u);
-        if (at + 9u <= uint(gpuav_out.words.length())) {
-            gpuav_out.words[at + 0u] = 9u;
+        uint at = atomicAdd(gpuav_out.written, 10u);
+        if (at + 10u <= uint(gpuav_out.words.length())) {
+            gpuav_out.words[at + 0u] = 10u;
             gpuav_out.words[at + 1u] = SHADER_ID;
             gpuav_out.words[at + 2u] = 42u;
             gpuav_out.words[at + 3u] = 5u;
@@ -25,6 +25,7 @@ void main() {
             gpuav_out.words[at + 6u] = 0u;
             gpuav_out.words[at + 7u] = 6u;
             gpuav_out.words[at + 8u] = 4u;
+            gpuav_out.words[at + 9u] = 0xFFFFFFFFu;  // no set and binding
         }
     }
 }
