@@ -93,7 +93,7 @@ def find_descriptor(
     the one at set and binding ``wanted`` when one is reached."""
     if wanted is not None:
         for start in operand_ids:
-            for reached in _variables_reached(start, definitions):
+            for reached in _variables_reached(start, definitions, with_samplers=True):
                 chosen = _variable(reached, definitions, decorations, names)
                 if chosen is not None and (chosen.descriptor_set, chosen.binding) == wanted:
                     return chosen
@@ -111,8 +111,11 @@ def find_descriptor(
     return None
 
 
-def _variables_reached(start: int, definitions: Mapping[int, Instruction]) -> list[Instruction]:
-    """The OpVariables that ``start`` comes from through the followed chain and merges."""
+def _variables_reached(
+    start: int, definitions: Mapping[int, Instruction], with_samplers: bool = False
+) -> list[Instruction]:
+    """The OpVariables that ``start`` comes from through the followed chain and merges (and,
+    ``with_samplers``, the sampler of an OpSampledImage after its image)."""
     variables: list[Instruction] = []
     pending, seen = [start], {start}
     while pending and len(seen) <= _MAX_STEPS:
@@ -127,6 +130,8 @@ def _variables_reached(start: int, definitions: Mapping[int, Instruction]) -> li
             sources = definition.operands[2::2]
         elif opcode == Op.Select and len(definition.operands) >= 5:
             sources = definition.operands[3:5]
+        elif opcode == Op.SampledImage and with_samplers and len(definition.operands) >= 4:
+            sources = definition.operands[2:4]
         elif opcode in _FOLLOW and (opcode != Op.Load or _is_handle(definition, definitions)):
             # A load of a non-handle is a value read from a buffer: the consumer is that load.
             sources = [definition.operands[2]]
