@@ -3,7 +3,10 @@
 Kernels: issue 17's ``indexed_fetches`` (1M invocations x 64 fetches from a runtime array of
 storage buffers, by indices read from a uniform buffer; shader_time_app.py) and issue 14's
 ``ssbo_loops`` (1M invocations x 64 hashed loads from one plain storage buffer and stores to
-another, each checked against the bound range; ssbo_loops_app.py), the default two; and
+another, each checked against the bound range; ssbo_loops_app.py), the default two;
+``bda_loops`` (the same work through buffer-reference pointers, each access checked against
+the live buffers' addresses; bda_loops_app.py) and ``bda_loops_store_after`` (its store after
+the loop); and
 ``model_*``: variants of ``ssbo_loops`` with checks written by hand
 (shaders/ssbo_loops_models.comp), to time what a check could cost.
 
@@ -41,6 +44,7 @@ from gpuav.layer.native.build import layer_dir
 BENCHMARKS = REPOSITORY / "benchmarks"
 SHADERS = BENCHMARKS / "shaders"
 LOOPS_APP = BENCHMARKS / "ssbo_loops_app.py"
+ADDRESS_LOOPS_APP = BENCHMARKS / "bda_loops_app.py"
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,17 @@ KERNELS = {
     ),
     "ssbo_loops": KernelSource(
         LOOPS_APP, SHADERS / "ssbo_loops.comp", "1M invocations x 64 SSBO loads + stores"
+    ),
+    "bda_loops": KernelSource(
+        ADDRESS_LOOPS_APP,
+        SHADERS / "bda_loops.comp",
+        "1M invocations x 64 loads + stores through buffer-reference pointers",
+    ),
+    "bda_loops_store_after": KernelSource(
+        ADDRESS_LOOPS_APP,
+        SHADERS / "bda_loops.comp",
+        "bda_loops with the store after the loop (the loop walks one buffer)",
+        ("STORE_AFTER_LOOP",),
     ),
     # Models of ssbo_loops checked by hand (shaders/ssbo_loops_models.comp), with a hint on
     # their loops or none: model_checked, model_checked_unroll, model_plain_dont_unroll...

@@ -26,6 +26,9 @@ FENCE_TIMEOUT = 120_000_000_000
 
 
 class Kernel:
+    # VK_TRUE where the kernel reaches its buffers by device address (bda_loops_app.py).
+    buffer_device_address = vk.VK_FALSE
+
     def __init__(self, shader: bytes) -> None:
         self.instance = vk.vkCreateInstance(
             vk.VkInstanceCreateInfo(
@@ -41,6 +44,7 @@ class Kernel:
         features12 = vk.VkPhysicalDeviceVulkan12Features(
             runtimeDescriptorArray=vk.VK_TRUE,
             shaderStorageBufferArrayNonUniformIndexing=vk.VK_TRUE,
+            bufferDeviceAddress=self.buffer_device_address,
         )
         features = vk.VkPhysicalDeviceFeatures2(
             pNext=features12,
