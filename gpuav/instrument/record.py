@@ -38,7 +38,8 @@ COMMON_WORDS = ERROR_CODE + 1
 
 
 class Stage(IntEnum):
-    """Stage codes of seed 000 (the SPIR-V execution model numbers of the graphics stages)."""
+    """Stage codes: the SPIR-V execution model number of the entry point's stage (seed 000's
+    graphics and compute codes are those numbers too)."""
 
     VERTEX = 0
     TESSELLATION_CONTROL = 1
@@ -46,6 +47,26 @@ class Stage(IntEnum):
     GEOMETRY = 3
     FRAGMENT = 4
     COMPUTE = 5
+    RAY_GENERATION = 5313
+    INTERSECTION = 5314
+    ANY_HIT = 5315
+    CLOSEST_HIT = 5316
+    MISS = 5317
+    CALLABLE = 5318
+    TASK = 5364
+    MESH = 5365
+
+
+RAY_TRACING_STAGES = frozenset(
+    {
+        Stage.RAY_GENERATION,
+        Stage.INTERSECTION,
+        Stage.ANY_HIT,
+        Stage.CLOSEST_HIT,
+        Stage.MISS,
+        Stage.CALLABLE,
+    }
+)
 
 
 # What the two stage-specific words hold, per stage (seed 000's table; where the seed says
@@ -56,8 +77,16 @@ class Stage(IntEnum):
 #   Geometry                PrimitiveId, InvocationId
 #   Fragment                FragCoord.x, FragCoord.y (float bits)
 #   Compute                 GlobalInvocationId.x, GlobalInvocationId.y | GlobalInvocationId.z << 16
+#   Ray tracing stages      LaunchIdKHR.x, LaunchIdKHR.y | LaunchIdKHR.z << 16
+#   Task, Mesh              WorkgroupId.x | LocalInvocationIndex << 22,
+#                           WorkgroupId.y | WorkgroupId.z << 16
+# (a task or mesh dispatch has at most maxMeshWorkGroupTotalCount groups, 2^22 on every
+# implementation we know, so x fits its 22 bits; a workgroup has at most 1024 invocations.)
 COMPUTE_YZ_SHIFT = 16
 COMPUTE_YZ_MASK = 0xFFFF
+WORKGROUP_X_MASK = 0x3F_FFFF
+LOCAL_INDEX_SHIFT = 22
+LOCAL_INDEX_MASK = 0x3FF
 
 
 def pack_compute_yz(y: int, z: int) -> int:
@@ -67,6 +96,16 @@ def pack_compute_yz(y: int, z: int) -> int:
 
 def unpack_compute_yz(word: int) -> tuple[int, int]:
     return word & COMPUTE_YZ_MASK, word >> COMPUTE_YZ_SHIFT & COMPUTE_YZ_MASK
+
+
+def pack_workgroup_x(x: int, local_index: int) -> int:
+    """Stage word 0 of a task or mesh record: the workgroup's x and the local invocation."""
+    return (x & WORKGROUP_X_MASK) | (local_index & LOCAL_INDEX_MASK) << LOCAL_INDEX_SHIFT
+
+
+def unpack_workgroup_x(word: int) -> tuple[int, int]:
+    """(WorkgroupId.x, LocalInvocationIndex) of a task or mesh record's stage word 0."""
+    return word & WORKGROUP_X_MASK, word >> LOCAL_INDEX_SHIFT & LOCAL_INDEX_MASK
 
 
 class ErrorCode(IntEnum):

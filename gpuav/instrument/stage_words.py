@@ -9,7 +9,14 @@ declares them and added (and listed in the entry point's interface) otherwise.
 
 from __future__ import annotations
 
-from gpuav.instrument.record import COMPUTE_YZ_MASK, COMPUTE_YZ_SHIFT, Stage
+from gpuav.instrument.record import (
+    COMPUTE_YZ_MASK,
+    COMPUTE_YZ_SHIFT,
+    LOCAL_INDEX_MASK,
+    LOCAL_INDEX_SHIFT,
+    WORKGROUP_X_MASK,
+    Stage,
+)
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.builder import Builder
@@ -17,7 +24,8 @@ from gpuav.spirv.grammar import BuiltIn, Decoration, ExecutionModel, Op, Storage
 from gpuav.spirv.instruction import Instruction, decode_string
 from gpuav.spirv.module import Function
 
-# Execution model -> (stage code, built-in of word 0, built-in of word 1 or None for 0).
+# Execution model -> (stage code, built-in of word 0, built-in of word 1 or None for 0), for
+# the stages whose words are two plain built-ins.
 _STAGE_BUILTINS: dict[int, tuple[Stage, int, int | None]] = {
     ExecutionModel.Vertex: (Stage.VERTEX, BuiltIn.VertexIndex, BuiltIn.InstanceIndex),
     ExecutionModel.TessellationControl: (
@@ -32,15 +40,31 @@ _STAGE_BUILTINS: dict[int, tuple[Stage, int, int | None]] = {
     ),
     ExecutionModel.Geometry: (Stage.GEOMETRY, BuiltIn.PrimitiveId, BuiltIn.InvocationId),
     ExecutionModel.Fragment: (Stage.FRAGMENT, BuiltIn.FragCoord, None),
-    ExecutionModel.GLCompute: (Stage.COMPUTE, BuiltIn.GlobalInvocationId, None),
 }
+# Stages identified by a uvec3 built-in: x, then y | z << 16.
+_STAGE_XYZ: dict[int, tuple[Stage, int]] = {
+    ExecutionModel.GLCompute: (Stage.COMPUTE, BuiltIn.GlobalInvocationId),
+    ExecutionModel.RayGenerationKHR: (Stage.RAY_GENERATION, BuiltIn.LaunchIdKHR),
+    ExecutionModel.IntersectionKHR: (Stage.INTERSECTION, BuiltIn.LaunchIdKHR),
+    ExecutionModel.AnyHitKHR: (Stage.ANY_HIT, BuiltIn.LaunchIdKHR),
+    ExecutionModel.ClosestHitKHR: (Stage.CLOSEST_HIT, BuiltIn.LaunchIdKHR),
+    ExecutionModel.MissKHR: (Stage.MISS, BuiltIn.LaunchIdKHR),
+    ExecutionModel.CallableKHR: (Stage.CALLABLE, BuiltIn.LaunchIdKHR),
+}
+# Stages identified by their workgroup and the invocation in it (record.py's packing).
+_STAGE_WORKGROUP: dict[int, Stage] = {
+    ExecutionModel.TaskEXT: Stage.TASK,
+    ExecutionModel.MeshEXT: Stage.MESH,
+}
+_UVEC3_BUILTINS = (BuiltIn.GlobalInvocationId, BuiltIn.LaunchIdKHR, BuiltIn.WorkgroupId)
 
 
 def check_supported(entry_point: Instruction) -> None:
-    """Raise for execution models whose records have no stage code (ray tracing, mesh...)."""
-    if entry_point.operands[0] not in _STAGE_BUILTINS:
+    """Raise for execution models whose records have no stage code (OpenCL kernels, NV mesh)."""
+    model = entry_point.operands[0]
+    if model not in _STAGE_BUILTINS and model not in _STAGE_XYZ and model not in _STAGE_WORKGROUP:
         raise DescriptorBoundsUnsupported(
-            f"execution model {entry_point.operands[0]} of entry point "
+            f"execution model {model} of entry point "
             f"'{entry_point.string(2)}' has no stage code in the record format"
         )
 
@@ -76,7 +100,7 @@ class StageWords:
 
     def fill(self, entry_point: Instruction, function: Function) -> None:
         """Store the stage words at the start of ``function`` (the entry point's)."""
-        stage, first, second = _STAGE_BUILTINS[entry_point.operands[0]]
+        model = entry_point.operands[0]
         self._loaded = {}  # built-in variable -> its load in this prologue
         builder = self.builder
         block = function.blocks[0]
@@ -86,15 +110,23 @@ class StageWords:
                 position = index + 1
         builder.position_at_start(block, function)
         builder.index = position
-        word0 = self._builtin_word(entry_point, first)
-        if stage is Stage.COMPUTE:
-            word1 = self._compute_yz(entry_point)
-        elif stage is Stage.FRAGMENT:
-            word1 = self._builtin_word(entry_point, first, component=1)
-        elif second is None:
-            word1 = builder.constant_uint(0)
+        if model in _STAGE_XYZ:
+            stage, builtin = _STAGE_XYZ[model]
+            word0 = self._builtin_word(entry_point, builtin)
+            word1 = self._packed_yz(entry_point, builtin)
+        elif model in _STAGE_WORKGROUP:
+            stage = _STAGE_WORKGROUP[model]
+            word0 = self._workgroup_x(entry_point)
+            word1 = self._packed_yz(entry_point, BuiltIn.WorkgroupId)
         else:
-            word1 = self._builtin_word(entry_point, second)
+            stage, first, second = _STAGE_BUILTINS[model]
+            word0 = self._builtin_word(entry_point, first)
+            if stage is Stage.FRAGMENT:
+                word1 = self._builtin_word(entry_point, first, component=1)
+            elif second is None:
+                word1 = builder.constant_uint(0)
+            else:
+                word1 = self._builtin_word(entry_point, second)
         info = builder.op(
             Op.CompositeConstruct, self.uvec3, builder.constant_uint(int(stage)), word0, word1
         )
@@ -107,7 +139,7 @@ class StageWords:
             uint = builder.type_int(32, False)
             if builtin == BuiltIn.FragCoord:
                 pointee = builder.type_vector(builder.type_float(32), 4)
-            elif builtin == BuiltIn.GlobalInvocationId:
+            elif builtin in _UVEC3_BUILTINS:
                 pointee = builder.type_vector(uint, 3)
             else:
                 pointee = uint
@@ -138,10 +170,11 @@ class StageWords:
     def _builtin_word(self, entry_point: Instruction, builtin: int, component: int = 0) -> int:
         return self._load_uint(self._builtin_variable(entry_point, builtin), component)
 
-    def _compute_yz(self, entry_point: Instruction) -> int:
+    def _packed_yz(self, entry_point: Instruction, builtin: int) -> int:
+        """y | z << 16 of a uvec3 built-in (record.pack_compute_yz)."""
         builder = self.builder
         uint = builder.type_int(32, False)
-        variable = self._builtin_variable(entry_point, BuiltIn.GlobalInvocationId)
+        variable = self._builtin_variable(entry_point, builtin)
         y = self._load_uint(variable, 1)
         z = self._load_uint(variable, 2)
         mask = builder.constant_uint(COMPUTE_YZ_MASK)
@@ -149,6 +182,19 @@ class StageWords:
         high = builder.op(Op.BitwiseAnd, uint, z, mask)
         shifted = builder.op(
             Op.ShiftLeftLogical, uint, high, builder.constant_uint(COMPUTE_YZ_SHIFT)
+        )
+        return builder.op(Op.BitwiseOr, uint, low, shifted)
+
+    def _workgroup_x(self, entry_point: Instruction) -> int:
+        """WorkgroupId.x | LocalInvocationIndex << 22 (record.pack_workgroup_x)."""
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        x = self._builtin_word(entry_point, BuiltIn.WorkgroupId)
+        local = self._builtin_word(entry_point, BuiltIn.LocalInvocationIndex)
+        low = builder.op(Op.BitwiseAnd, uint, x, builder.constant_uint(WORKGROUP_X_MASK))
+        high = builder.op(Op.BitwiseAnd, uint, local, builder.constant_uint(LOCAL_INDEX_MASK))
+        shifted = builder.op(
+            Op.ShiftLeftLogical, uint, high, builder.constant_uint(LOCAL_INDEX_SHIFT)
         )
         return builder.op(Op.BitwiseOr, uint, low, shifted)
 

@@ -16,6 +16,7 @@ from gpuav.instrument.record import (
     ErrorRecord,
     Stage,
     unpack_compute_yz,
+    unpack_workgroup_x,
 )
 from gpuav.report.buffer_range_text import memory_fields
 from gpuav.report.context import ActionContext, ShaderContext
@@ -29,6 +30,14 @@ STAGE_NAMES = {
     Stage.GEOMETRY: "geometry",
     Stage.FRAGMENT: "fragment",
     Stage.COMPUTE: "compute",
+    Stage.RAY_GENERATION: "ray-generation",
+    Stage.INTERSECTION: "intersection",
+    Stage.ANY_HIT: "any-hit",
+    Stage.CLOSEST_HIT: "closest-hit",
+    Stage.MISS: "miss",
+    Stage.CALLABLE: "callable",
+    Stage.TASK: "task",
+    Stage.MESH: "mesh",
 }
 
 
@@ -51,6 +60,14 @@ def invocation_fields(record: ErrorRecord) -> dict[str, Any]:
         values = {"primitive_id": first, "invocation_id": second}
     elif stage is Stage.FRAGMENT:
         values = {"fragment_coord": [_float(first), _float(second)]}
+    elif stage in (Stage.TASK, Stage.MESH):
+        x, local = unpack_workgroup_x(first)
+        values = {
+            "workgroup_id": [x, *unpack_compute_yz(second)],
+            "local_invocation_index": local,
+        }
+    elif stage is not Stage.COMPUTE:  # the ray-tracing stages
+        values = {"launch_id": [first, *unpack_compute_yz(second)]}
     else:
         values = {"global_invocation_id": [first, *unpack_compute_yz(second)]}
     return {"stage": STAGE_NAMES.get(stage, str(stage)), **values}

@@ -19,11 +19,13 @@ from typing import Any
 
 from gpuav.instrument.record import (
     DESCRIPTOR_ERRORS,
+    RAY_TRACING_STAGES,
     ErrorCode,
     ErrorRecord,
     Stage,
     unpack_compute_yz,
     unpack_set_binding,
+    unpack_workgroup_x,
 )
 from gpuav.report.address_text import AddressFacts, address_fields, address_text
 from gpuav.report.buffer_range_text import (
@@ -91,6 +93,14 @@ STAGE_NAMES = {
     Stage.GEOMETRY: "Geometry",
     Stage.FRAGMENT: "Fragment",
     Stage.COMPUTE: "Compute",
+    Stage.RAY_GENERATION: "Ray Generation",
+    Stage.INTERSECTION: "Intersection",
+    Stage.ANY_HIT: "Any Hit",
+    Stage.CLOSEST_HIT: "Closest Hit",
+    Stage.MISS: "Miss",
+    Stage.CALLABLE: "Callable",
+    Stage.TASK: "Task",
+    Stage.MESH: "Mesh",
 }
 
 
@@ -116,6 +126,13 @@ def stage_text(record: ErrorRecord) -> str:
         words = f"Primitive ID = {first}. Invocation ID = {second}."
     elif stage is Stage.FRAGMENT:
         words = f"Fragment coord (x,y) = ({_float(first):g}, {_float(second):g})."
+    elif stage in RAY_TRACING_STAGES:
+        y, z = unpack_compute_yz(second)
+        words = f"Launch ID (x, y, z) = ({first}, {y}, {z})."
+    elif stage in (Stage.TASK, Stage.MESH):
+        x, local = unpack_workgroup_x(first)
+        y, z = unpack_compute_yz(second)
+        words = f"Workgroup ID (x, y, z) = ({x}, {y}, {z}). Local invocation index = {local}."
     else:
         y, z = unpack_compute_yz(second)
         words = f"Global invocation ID (x, y, z) = ({first}, {y}, {z})."

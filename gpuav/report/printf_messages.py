@@ -30,7 +30,7 @@ from gpuav.instrument.printf_arguments import (
     is_printf,
     printf_set_ids,
 )
-from gpuav.instrument.record import ErrorRecord, Stage, unpack_compute_yz
+from gpuav.instrument.record import ErrorRecord, Stage, unpack_compute_yz, unpack_workgroup_x
 from gpuav.report.context import ActionContext
 from gpuav.report.printf_format import Argument, ScalarKind, format_printf
 from gpuav.report.shader_info import ShaderInfo, shader_info
@@ -138,6 +138,12 @@ def invocation_text(record: ErrorRecord) -> str:
     if stage is Stage.FRAGMENT:
         return f"Fragment, fragment ({_float(first):g}, {_float(second):g})"
     y, z = unpack_compute_yz(second)
+    name = stage.name.replace("_", " ").title()  # RAY_GENERATION: Ray Generation
+    if stage in (Stage.TASK, Stage.MESH):
+        x, local = unpack_workgroup_x(first)
+        return f"{name}, workgroup ({x}, {y}, {z}), local invocation {local}"
+    if stage is not Stage.COMPUTE:  # the ray-tracing stages
+        return f"{name}, launch ({first}, {y}, {z})"
     return f"Compute, global invocation ({first}, {y}, {z})"
 
 

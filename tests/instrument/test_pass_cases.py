@@ -323,25 +323,24 @@ def test_kernel_modules_are_declined() -> None:
         instrument_shader(words, shader_id=1, descriptor_set=3)
 
 
-def test_ray_tracing_stage_with_a_checked_access_is_declined() -> None:
-    source = BLOCK_ARRAY.format(
-        body="""
-     %member = OpAccessChain %ptr_uint %bufs %x %uint_0
-               OpStore %member %x
+def test_ray_tracing_stage_is_checked_with_its_launch_id() -> None:
+    """A ray generation shader's records carry its stage code (its execution model) and
+    gl_LaunchIDEXT, packed as compute packs the global invocation."""
+    source = """#version 460
+#extension GL_EXT_ray_tracing : require
+layout(set = 0, binding = 0) buffer B { uint v; } bufs[4];
+void main() { bufs[gl_LaunchIDEXT.x].v = 1u; }
+"""
+    words = compile_glsl(source, "rgen", target_env="vulkan1.2")
+    filecheck(
+        disassemble(instrumented(words, "vulkan1.2")),
         """
+        CHECK: OpEntryPoint RayGenerationKHR %main "main" %bufs %gl_LaunchIDEXT %gpuav_output
+        CHECK: OpDecorate %gl_LaunchIDEXT BuiltIn LaunchIdKHR
+        CHECK: %uint_5313 = OpConstant %uint 5313
+        CHECK: OpCompositeConstruct %v3uint %uint_5313
+        """,
     )
-    source = source.replace(
-        "OpCapability Shader", "OpCapability Shader\n OpCapability RayTracingKHR"
-    )
-    source = source.replace(
-        'OpExtension "SPV_KHR_variable_pointers"',
-        'OpExtension "SPV_KHR_variable_pointers"\n OpExtension "SPV_KHR_ray_tracing"',
-    )
-    source = source.replace("OpEntryPoint GLCompute", "OpEntryPoint RayGenerationKHR")
-    source = source.replace("OpExecutionMode %main LocalSize 1 1 1", "")
-    words = assemble(source, "vulkan1.2")
-    with pytest.raises(DescriptorBoundsUnsupported, match="execution model"):
-        instrument_shader(words, shader_id=1, descriptor_set=3)
 
 
 def test_a_module_without_descriptor_arrays_comes_back_unchanged() -> None:

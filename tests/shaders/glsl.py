@@ -42,6 +42,10 @@ TargetEnv = Literal["vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3"]
 DEBUG_MODES: tuple[DebugMode, ...] = ("none", "g", "gV")
 TARGET_ENVS: tuple[TargetEnv, ...] = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3")
 STAGES: tuple[str, ...] = ("vert", "tesc", "tese", "geom", "frag", "comp")
+# Stages of extensions (ray tracing, mesh shading); they need --target-env vulkan1.2 or later.
+EXTENSION_STAGES: tuple[str, ...] = (
+    "rgen", "rint", "rahit", "rchit", "rmiss", "rcall", "task", "mesh",
+)  # fmt: skip
 DEFAULT_TARGET_ENV: TargetEnv = "vulkan1.1"
 
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
@@ -127,10 +131,10 @@ def _read_input(source_or_path: str | os.PathLike[str], stage: str | None) -> tu
     if path is not None:
         if stage is None:
             stage = path.suffix.removeprefix(".")
-        if stage not in STAGES:
+        if stage not in STAGES + EXTENSION_STAGES:
             raise ValueError(f"{path}: cannot tell the stage from the suffix; pass stage=")
         return path.read_text(), stage, path.name
-    if stage not in STAGES:
+    if stage not in STAGES + EXTENSION_STAGES:
         raise ValueError(f"stage must be one of {STAGES} for a source string, not {stage!r}")
     return str(source_or_path), stage, f"shader.{stage}"
 
