@@ -64,7 +64,7 @@ def test_every_dispatch_command_gets_an_output_block(
         "indirect": "vkCmdDispatchIndirect",
         "base": "vkCmdDispatchBase",
     }
-    assert f"Dispatch Index 2 ({names[command]})" in message["text"]
+    assert f"Dispatch Index 1 ({names[command]})" in message["text"]
 
 
 DRAW_COMMANDS = {
@@ -91,7 +91,7 @@ def test_only_the_second_draw_errs_in_vertex_and_fragment_stages(
     vertex, fragment = sorted(run.with_id(OUT_OF_BOUNDS), key=lambda m: "Fragment" in m["text"])
     names = DRAW_COMMANDS
     for message in (vertex, fragment):
-        assert f"Draw Index 2 ({names[command]})" in message["text"]
+        assert f"Draw Index 1 ({names[command]})" in message["text"]
         assert "(DrawCommandBuffer)" in message["text"]
         assert "Pipeline (GraphicsPipeline)" in message["text"]
     assert "Index of 3 used to index descriptor array of length 2." in vertex["text"]

@@ -44,7 +44,7 @@ def test_the_report_of_a_bad_dispatch_holds_every_fact_as_data(tmp_path: Path) -
     assert message["id"] == "GPUAV-descriptor-index-out-of-bounds"
     assert message["severity"] == "error" and message["occurrences"] == 1
     assert message["error"] == {
-        "code": "index-out-of-bounds", "descriptor_index": 6, "array_length": 4, "details": [],
+        "code": "index-out-of-bounds", "descriptor_index": 6, "array_length": 4, "details": [0],
     }  # fmt: skip
     assert message["descriptor"] == {"name": "items", "set": 0, "binding": 0, "index": 6}
     assert message["source"]["line"] == 7
