@@ -4,7 +4,7 @@ The Khronos layer (1.3.239) says "Index of 4 used to index descriptor array of l
 "Descriptor index 2 is uninitialized" under the ids ``UNASSIGNED-Descriptor index out of
 bounds`` / ``UNASSIGNED-Descriptor uninitialized``; gpuav says the same sentences (the second
 with the array's length) under ``GPUAV-descriptor-index-out-of-bounds`` /
-``GPUAV-descriptor-uninitialized``. Both name the stage as ``Stage = Compute``.
+``VUID-vkCmdDispatch-None-08114`` (``vkCmdDraw``). Both name the stage as ``Stage = Compute``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ _KINDS = {
     "UNASSIGNED-Descriptor index out of bounds": OUT_OF_BOUNDS,
     "UNASSIGNED-Descriptor uninitialized": UNINITIALIZED,
     "GPUAV-descriptor-index-out-of-bounds": OUT_OF_BOUNDS,
-    "GPUAV-descriptor-uninitialized": UNINITIALIZED,
+    "GPUAV-descriptor-uninitialized": UNINITIALIZED,  # off any known command
+    **{f"VUID-{command}-None-08114": UNINITIALIZED for command in ("vkCmdDispatch", "vkCmdDraw")},
 }
 _BOUNDS = re.compile(r"Index of (\d+) used to index descriptor array of length (\d+)")
 _UNINITIALIZED = re.compile(r"Descriptor index (\d+)")
