@@ -1,7 +1,8 @@
-"""The push constants of gpuav's validation dispatch (``shaders/action_checks.comp``): which
-word means what, the kinds of action it checks and their flags. The shader is compiled with
-these values as ``-D`` definitions (``tools/generate_action_checks.py``), so the layer that
-fills the words and the shader that reads them share this one table.
+"""The rows of gpuav's validation dispatch (``shaders/action_checks.comp``), one per checked
+action in a storage buffer the host writes: which word means what, the kinds of action it
+checks and their flags. The shader is compiled with these values as ``-D`` definitions
+(``tools/generate_action_checks.py``), so the layer that fills the words and the shader that
+reads them share this one table.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ P_INDEX_FIRST_ELEMENT = 15  # the bound offset's index in the index window
 P_DIRECT_FIRST_INDEX = 16  # vkCmdDrawIndexed's own parameters
 P_DIRECT_INDEX_COUNT = 17
 P_DIRECT_VERTEX_OFFSET = 18
-PARAMETER_WORDS = 19
+P_GROUPS = 19  # workgroups that check this action (more than one: an index scan shared out)
+P_BLOCK_WORD = 20  # the action's output block: its first word in the output chunk
+PARAMETER_WORDS = 21
 # KIND_REPORT: a record the host found (a direct draw's parameters), written as given.
 P_REPORT_CODE = P_FLAGS
 P_REPORT_WORDS = P_FIRST_WORD  # six words

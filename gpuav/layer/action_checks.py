@@ -13,6 +13,14 @@ visible to the checks, and a barrier after them orders the app's later writes af
 checks' reads and makes the records visible to the host. The app's state and synchronization
 are untouched; a correct program computes what it did.
 
+What it costs. Recording an action appends one row of parameter words to a list; at
+vkEndCommandBuffer the rows go into one storage buffer and one dispatch checks every action
+that binds the same buffers (the same output chunk, indirect, count and index buffers: a
+window binds a whole buffer where it can), each workgroup row checking one action. So a
+command buffer costs a few descriptor writes and dispatches however many actions it checks,
+and its gpuav command buffer, descriptor sets and row buffer are kept and reused when it is
+recorded again.
+
 What that reads: the indirect and index buffers as they stand when the app's command buffer
 has finished. An app that rewrites an indirect or index buffer later in the same command
 buffer, after the action used it, has the action checked against the later contents.
@@ -56,15 +64,20 @@ class DeviceLimits:
     max_storage_range: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Window:
-    """A storage-buffer view of app memory: bound from ``offset`` (aligned down) for
-    ``range`` bytes; the wanted byte is word ``first_word`` of it."""
+    """A storage-buffer view of app memory, bound from ``offset`` for ``range`` bytes: the
+    whole buffer where it fits in maxStorageBufferRange, so that every action reading the
+    buffer shares one binding."""
 
     buffer: int
     offset: int
     range: int
-    first_word: int
+
+
+# What one dispatch binds (its output chunk's buffer and the commands, count and indices
+# windows) and its workgroups per row.
+GroupKey = tuple[int, Window | None, Window | None, Window | None, int]
 
 
 @dataclass(frozen=True)
@@ -88,29 +101,33 @@ class FetchFacts:
     group_kind: str = "compute"  # which limits a group-count check used: compute, task, mesh
 
 
-@dataclass(frozen=True)
-class ValidationCheck:
-    """One validation dispatch: its parameter words, windows and workgroups."""
+@dataclass(slots=True)
+class CheckResources:
+    """gpuav's Vulkan objects that run one app command buffer's checks, kept across its
+    recordings: the command buffer, a descriptor set per group of rows, the row buffer."""
 
-    action: Action
-    parameters: tuple[int, ...]
-    commands: Window | None = None
-    count: Window | None = None
-    indices: Window | None = None
-    groups: int = 1
+    command_buffer: int = 0
+    descriptor_sets: list[int] = field(default_factory=list)
+    rows: int = 0  # the row buffer
+    rows_set: int = 0
+    rows_capacity: int = 0  # rows it holds
 
 
 class ActionCheckCalls(Protocol):
     """The Vulkan work of the checks (``native.validation_calls``)."""
 
     def record(
-        self, pool_family: int, command_buffer: int, checks: Sequence[ValidationCheck]
-    ) -> tuple[int, list[int]]:
-        """(Re)record ``command_buffer`` (0: allocate one) with the checks; returns it and the
-        descriptor sets it uses."""
+        self,
+        pool_family: int,
+        resources: CheckResources,
+        groups: dict[GroupKey, list[int]],
+        block_data_words: int,
+    ) -> None:
+        """(Re)record ``resources``' command buffer (allocating what it lacks) with a dispatch
+        per group of rows (flat words, ``PARAMETER_WORDS`` a row)."""
 
-    def release(self, command_buffer: int, descriptor_sets: Sequence[int]) -> None:
-        """Give back the descriptor sets, and the command buffer when nonzero."""
+    def release(self, resources: CheckResources) -> None:
+        """Give back everything ``resources`` holds."""
 
     def destroy(self) -> None: ...
 
@@ -128,16 +145,15 @@ class ActionCheckDevice:
 
 @dataclass(slots=True)
 class ActionCheckState:
-    """Per command buffer: what is bound for fetching, the checks recorded, gpuav's command
-    buffer that runs them and the descriptor sets it uses."""
+    """Per command buffer: what is bound for fetching, the rows of the checks recorded, and
+    gpuav's objects that run them."""
 
     vertex_buffers: dict[int, BoundVertexBuffer] = field(default_factory=dict)
     index_buffer: BoundIndexBuffer | None = None
     graphics_pipeline: int = 0
-    checks: list[ValidationCheck] = field(default_factory=list)
+    rows: dict[GroupKey, list[int]] = field(default_factory=dict)
     facts: dict[int, FetchFacts] = field(default_factory=dict)  # by action number
-    command_buffer: int = 0
-    descriptor_sets: list[int] = field(default_factory=list)
+    resources: CheckResources = field(default_factory=CheckResources)
     recorded: bool = False
 
 
@@ -175,11 +191,14 @@ def _size_of(device: DeviceState, buffer: int) -> int | None:
     return None if tracker is None else tracker.buffers.size_of(buffer)
 
 
-def _window(limits_: DeviceLimits, buffer: int, offset: int, size: int) -> Window:
-    alignment = max(limits_.storage_alignment, 4)
-    start = offset // alignment * alignment
+def _window(limits_: DeviceLimits, buffer: int, offset: int, size: int) -> tuple[Window, int]:
+    """The window that reads ``offset`` of the buffer, and that byte's word in it."""
+    start = 0
+    if size > limits_.max_storage_range:
+        alignment = max(limits_.storage_alignment, 4)
+        start = offset // alignment * alignment
     reach = min(size - start, limits_.max_storage_range) // 4 * 4
-    return Window(buffer, start, max(reach, 4), (offset - start) // 4)
+    return Window(buffer, start, max(reach, 4)), (offset - start) // 4
 
 
 def _commands_in(size: int, offset: int, stride: int, command_bytes: int, window: Window) -> int:
@@ -212,19 +231,11 @@ def _fetch_facts(device: DeviceState, checks: ActionCheckState, indexed: bool) -
     return FetchFacts(vertex, instance, index, capacity)
 
 
-def _parameters(**words: int) -> tuple[int, ...]:
-    values = [0] * P.PARAMETER_WORDS
-    for name, value in words.items():
-        values[getattr(P, name)] = value & 0xFFFF_FFFF
-    return tuple(values)
-
-
-def _capacities(facts: FetchFacts) -> dict[str, int]:
-    return {
-        "P_VERTEX_CAPACITY": P.UNLIMITED if facts.vertex is None else facts.vertex.capacity,
-        "P_INSTANCE_CAPACITY": P.UNLIMITED if facts.instance is None else facts.instance.capacity,
-        "P_INDEX_CAPACITY": P.UNLIMITED if facts.index_capacity is None else facts.index_capacity,
-    }
+def _set_capacities(row: list[int], facts: FetchFacts) -> None:
+    vertex, instance, indices = facts.vertex, facts.instance, facts.index_capacity
+    row[P.P_VERTEX_CAPACITY] = P.UNLIMITED if vertex is None else vertex.capacity
+    row[P.P_INSTANCE_CAPACITY] = P.UNLIMITED if instance is None else instance.capacity
+    row[P.P_INDEX_CAPACITY] = P.UNLIMITED if indices is None else min(indices, P.UNLIMITED)
 
 
 def _index_window(device: DeviceState, facts: FetchFacts) -> tuple[Window | None, int, int]:
@@ -234,7 +245,7 @@ def _index_window(device: DeviceState, facts: FetchFacts) -> tuple[Window | None
     size = None if index is None else _size_of(device, index.buffer)
     if index is None or size is None or engine is None or not facts.index_capacity:
         return None, 0, 0
-    window = _window(engine.limits, index.buffer, index.offset, size)
+    window, _ = _window(engine.limits, index.buffer, index.offset, size)
     element_bytes = INDEX_BYTES[index.index_type]
     first = (index.offset - window.offset) // element_bytes
     flags = {2: P.FLAG_INDEX16, 1: P.FLAG_INDEX8}.get(element_bytes, 0)
@@ -244,11 +255,33 @@ def _index_window(device: DeviceState, facts: FetchFacts) -> tuple[Window | None
 # -- actions ------------------------------------------------------------------------------------
 
 
-def _add(state: CommandBufferState, check: ValidationCheck, facts: FetchFacts | None) -> None:
-    checks = checks_of(state)
-    checks.checks.append(check)
-    if facts is not None:
-        _remember(checks, check.action, facts)
+def _add_row(
+    state: CommandBufferState,
+    action: Action,
+    row: list[int],
+    commands: Window | None = None,
+    count: Window | None = None,
+    indices: Window | None = None,
+) -> None:
+    """Queue the action's row for the dispatch of the group that binds what it reads."""
+    block = action.block
+    row[P.P_BLOCK_WORD] = block.word_offset
+    columns = 1 if row[P.P_GROUPS] <= 1 else P.SCAN_WORKGROUPS
+    key = (block.chunk.handles.buffer, commands, count, indices, columns)
+    rows = checks_of(state).rows
+    group = rows.get(key)
+    if group is None:
+        rows[key] = row
+    else:
+        group += row
+
+
+def _new_row(kind: int, flags: int = 0, groups: int = 1) -> list[int]:
+    row = [0] * P.PARAMETER_WORDS
+    row[P.P_KIND] = kind
+    row[P.P_FLAGS] = flags
+    row[P.P_GROUPS] = groups
+    return row
 
 
 def record_indirect(
@@ -277,27 +310,22 @@ def record_indirect(
     }[kind]
     if draw_count <= 1:
         stride = command_bytes
-    commands = _window(limits_, buffer, offset, size)
-    words: dict[str, int] = {
-        "P_KIND": kind,
-        "P_FIRST_WORD": commands.first_word,
-        "P_STRIDE_WORDS": stride // 4,
-        "P_DRAW_COUNT": draw_count,
-        "P_DRAWS_IN_BUFFER": _commands_in(size, offset, stride, command_bytes, commands),
-        "P_MAX_DRAW_INDIRECT_COUNT": limits_.max_draw_indirect_count,
-    }
+    commands, first_word = _window(limits_, buffer, offset, size)
+    row = _new_row(kind)
+    row[P.P_FIRST_WORD] = first_word
+    row[P.P_STRIDE_WORDS] = stride // 4
+    row[P.P_DRAW_COUNT] = draw_count
+    row[P.P_DRAWS_IN_BUFFER] = _commands_in(size, offset, stride, command_bytes, commands)
+    row[P.P_MAX_DRAW_INDIRECT_COUNT] = limits_.max_draw_indirect_count
     flags = 0
     count = None
     if count_buffer:
         count_size = _size_of(device, count_buffer)
         if count_size is None:
             return
-        count = _window(limits_, count_buffer, count_offset, count_size)
-        words["P_COUNT_WORD"] = count.first_word
+        count, row[P.P_COUNT_WORD] = _window(limits_, count_buffer, count_offset, count_size)
         flags |= P.FLAG_COUNT_BUFFER
-    facts: FetchFacts | None = None
     indices = None
-    groups = 1
     if kind == P.KIND_GROUPS:
         x, y, z, total = (
             (*limits_.compute_groups, P.UNLIMITED)
@@ -306,7 +334,7 @@ def record_indirect(
             if task
             else limits_.mesh_groups
         )
-        words.update(P_LIMIT_X=x, P_LIMIT_Y=y, P_LIMIT_Z=z, P_LIMIT_TOTAL=total)
+        row[P.P_LIMIT_X : P.P_LIMIT_TOTAL + 1] = [x, y, z, total]
         kind_name = "compute" if task is None else "task" if task else "mesh"
         facts = FetchFacts(None, None, None, None, commands, offset, kind_name)
     else:
@@ -314,22 +342,22 @@ def record_indirect(
             flags |= P.FLAG_FIRST_INSTANCE
         indexed = kind == P.KIND_DRAW_INDEXED
         checks = checks_of(state)
-        facts = _fetch_facts(device, checks, indexed)
+        fetched = _fetch_facts(device, checks, indexed)
         facts = FetchFacts(
-            facts.vertex, facts.instance, facts.index, facts.index_capacity, commands, offset
-        )
-        words.update(_capacities(facts))
+            fetched.vertex, fetched.instance, fetched.index, fetched.index_capacity, commands,
+            offset,
+        )  # fmt: skip
+        _set_capacities(row, facts)
         if indexed:
-            indices, first, index_flags = _index_window(device, facts)
+            indices, row[P.P_INDEX_FIRST_ELEMENT], index_flags = _index_window(device, facts)
             flags |= index_flags
-            words["P_INDEX_FIRST_ELEMENT"] = first
             if indices is not None and facts.vertex is not None:
                 flags |= P.FLAG_SCAN_INDICES
-                groups = P.SCAN_WORKGROUPS
+                row[P.P_GROUPS] = P.SCAN_WORKGROUPS
             flags |= _restart_flag(device, checks)
-    words["P_FLAGS"] = flags
-    check = ValidationCheck(action, _parameters(**words), commands, count, indices, groups)
-    _add(state, check, facts)
+    row[P.P_FLAGS] = flags
+    _add_row(state, action, row, commands, count, indices)
+    _remember(checks_of(state), action, facts)
 
 
 def _restart_flag(device: DeviceState, checks: ActionCheckState) -> int:
@@ -339,11 +367,10 @@ def _restart_flag(device: DeviceState, checks: ActionCheckState) -> int:
 
 
 def _report(state: CommandBufferState, action: Action, code: ErrorCode, *values: int) -> None:
+    row = _new_row(P.KIND_REPORT, int(code))
     padded = (*values, 0, 0, 0, 0, 0, 0)[:6]
-    words = {"P_KIND": P.KIND_REPORT, "P_REPORT_CODE": int(code)}
-    parameters = list(_parameters(**words))
-    parameters[P.P_REPORT_WORDS : P.P_REPORT_WORDS + 6] = [v & 0xFFFF_FFFF for v in padded]
-    _add(state, ValidationCheck(action, tuple(parameters)), None)
+    row[P.P_REPORT_WORDS : P.P_REPORT_WORDS + 6] = [v & 0xFFFF_FFFF for v in padded]
+    _add_row(state, action, row)
 
 
 def _past(first: int, count: int, capacity: int) -> bool:
@@ -359,7 +386,7 @@ def record_draw(
     first_instance: int,
 ) -> None:
     """vkCmdDraw: its vertices and instances against the vertex buffers (host-side); only a
-    draw that fails gets an output block and a dispatch that writes its records."""
+    draw that fails gets an output block and a row that writes its records."""
     checks = state.checks
     if checks is None or not checks.vertex_buffers or not vertex_count or not instance_count:
         return
@@ -421,16 +448,13 @@ def record_draw_indexed(
     groups = min(P.SCAN_WORKGROUPS, -(-readable // P.WORKGROUP_SIZE))
     if not groups:
         return
-    words = {
-        "P_KIND": P.KIND_DIRECT_INDEXED,
-        "P_FLAGS": flags | _restart_flag(device, checks),
-        "P_INDEX_FIRST_ELEMENT": first,
-        "P_DIRECT_FIRST_INDEX": first_index,
-        "P_DIRECT_INDEX_COUNT": index_count,
-        "P_DIRECT_VERTEX_OFFSET": vertex_offset,
-        **_capacities(facts),
-    }
-    checks.checks.append(ValidationCheck(action, _parameters(**words), None, None, indices, groups))
+    row = _new_row(P.KIND_DIRECT_INDEXED, flags | _restart_flag(device, checks), groups)
+    row[P.P_INDEX_FIRST_ELEMENT] = first
+    row[P.P_DIRECT_FIRST_INDEX] = first_index
+    row[P.P_DIRECT_INDEX_COUNT] = index_count
+    row[P.P_DIRECT_VERTEX_OFFSET] = vertex_offset & 0xFFFF_FFFF
+    _set_capacities(row, facts)
+    _add_row(state, action, row, indices=indices)
 
 
 # -- command buffer life cycle -----------------------------------------------------------------
@@ -439,28 +463,29 @@ def record_draw_indexed(
 def pre_call_record_end_command_buffer(state: CommandBufferState) -> None:
     """Record gpuav's command buffer for this one's checks."""
     checks = state.checks
-    engine = state.device.action_checks
-    if checks is None or engine is None or not checks.checks:
+    device = state.device
+    engine = device.action_checks
+    if checks is None or engine is None or not checks.rows or device.output is None:
         return
     family = engine.pool_families.get(state.pool, 0)
-    if checks.descriptor_sets:
-        engine.calls.release(0, checks.descriptor_sets)
-    checks.command_buffer, checks.descriptor_sets = engine.calls.record(
-        family, checks.command_buffer, checks.checks
-    )
+    engine.calls.record(family, checks.resources, checks.rows, device.output.data_words)
     checks.recorded = True
 
 
 def reset(state: CommandBufferState, freed: bool = False) -> None:
-    """The app's command buffer is reset, begun again or freed."""
+    """The app's command buffer is reset, begun again or freed: its gpuav objects are kept for
+    its next recording, or given back when it is freed."""
     checks = state.checks
     if checks is None:
         return
+    resources = checks.resources
     engine = state.device.action_checks
-    if engine is not None and (checks.descriptor_sets or (freed and checks.command_buffer)):
-        engine.calls.release(checks.command_buffer if freed else 0, checks.descriptor_sets)
-    command_buffer = 0 if freed else checks.command_buffer
-    state.checks = ActionCheckState(command_buffer=command_buffer)
+    if freed:
+        if engine is not None:
+            engine.calls.release(resources)
+        state.checks = None
+        return
+    state.checks = ActionCheckState(resources=resources)
 
 
 def validation_command_buffers(device: DeviceState, handle: int) -> list[int]:
@@ -472,6 +497,6 @@ def validation_command_buffers(device: DeviceState, handle: int) -> list[int]:
     found = []
     for member in (state, *state.executed):
         checks = member.checks
-        if checks is not None and checks.recorded and checks.command_buffer:
-            found.append(checks.command_buffer)
+        if checks is not None and checks.recorded and checks.resources.command_buffer:
+            found.append(checks.resources.command_buffer)
     return found

@@ -102,7 +102,7 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
         if isinstance(calls, NativeDeviceCalls):
             state.action_checks = ActionCheckDevice(
                 _limits(record, physical_device, create_info),
-                NativeActionCheckCalls(calls, state.set_layout, state.facts.memory_type_flags),
+                NativeActionCheckCalls(calls, state.facts.memory_type_flags),
             )
     except BaseException as error:
         report_error("vkCreateDevice (action checks)", error, record.instance.state)

@@ -1,6 +1,7 @@
 """The Vulkan work of gpuav's validation dispatch (``action_checks``), as calls down the chain:
-its compute pipeline (made at first use), descriptor sets for the app's buffers, and a command
-buffer per app command buffer with checks.
+its compute pipeline (made at first use), and per app command buffer with checks a command
+buffer, a row buffer and a descriptor set per group of rows, kept and rewritten when the app
+records it again.
 
 Command buffers gpuav allocates by calling down get the loader's dispatch pointer of their
 device, as vkSetDeviceLoaderData would give them, so that layers below can dispatch them.
@@ -8,42 +9,44 @@ device, as vkSetDeviceLoaderData would give them, so that layers below can dispa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
 from typing import Any
 
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer.action_check_parameters import PARAMETER_WORDS
-from gpuav.layer.action_checks import ValidationCheck, Window
+from gpuav.layer.action_checks import CheckResources, GroupKey
 from gpuav.layer.action_checks_spirv import WORDS
-from gpuav.layer.calls import VulkanCallFailed
+from gpuav.layer.calls import StateBufferHandles, VulkanCallFailed
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.vk import address
 
-CHECK_BINDINGS = 3  # commands, count, indices
+GROUP_BINDINGS = 4  # output chunk, commands, count, indices
+PUSH_WORDS = 2  # first row, data words of an output block
 SETS_PER_POOL = 256
+MIN_ROWS = 64
+MAX_ROWS_PER_DISPATCH = 65535  # maxComputeWorkGroupCount[1]'s guaranteed minimum
 COMMAND_POOL_RESET_COMMAND_BUFFER = 0x2
 DESCRIPTOR_POOL_FREE_DESCRIPTOR_SET = 0x1
 WHOLE_SIZE = (1 << 64) - 1
 
 
 class NativeActionCheckCalls:
-    def __init__(
-        self, device_calls: NativeDeviceCalls, block_set_layout: int, memory_types: tuple[int, ...]
-    ) -> None:
+    def __init__(self, device_calls: NativeDeviceCalls, memory_types: tuple[int, ...]) -> None:
         self._device_calls = device_calls
         self.device = device_calls.device
         self.next = device_calls.next
-        self._block_set_layout = block_set_layout
         self._memory_types = memory_types
         self._made: dict[str, int] = {}
         self._dummy: Any = None
         self._command_pools: dict[int, int] = {}  # queue family -> pool
         self._command_buffer_pools: dict[int, int] = {}
         self._descriptor_pools: list[int] = []
-        self._set_pools: dict[int, int] = {}
-        self._free_sets: list[int] = []
+        self._free_sets: dict[str, list[int]] = {"rows_layout": [], "group_layout": []}
+        self._row_buffers: dict[int, StateBufferHandles] = {}  # by buffer handle
+        self._push = vkffi.new("uint32_t[]", PUSH_WORDS)
+        self._bound = vkffi.new("uint64_t[1]")
         self._barrier_before = self._memory_barrier(
             vk.VK_ACCESS_MEMORY_WRITE_BIT,
             vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT,
@@ -68,24 +71,28 @@ class NativeActionCheckCalls:
 
     # -- the pipeline, made once ------------------------------------------------------------------
 
-    def _pipeline(self) -> int:
-        if "pipeline" in self._made:
-            return self._made["pipeline"]
-        bindings = vkffi.new("VkDescriptorSetLayoutBinding[]", CHECK_BINDINGS)
-        for index in range(CHECK_BINDINGS):
+    def _set_layout(self, count: int) -> int:
+        bindings = vkffi.new("VkDescriptorSetLayoutBinding[]", count)
+        for index in range(count):
             bindings[index].binding = index
             bindings[index].descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
             bindings[index].descriptorCount = 1
             bindings[index].stageFlags = vk.VK_SHADER_STAGE_COMPUTE_BIT
-        set_info = vkffi.new("VkDescriptorSetLayoutCreateInfo *")
-        set_info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
-        set_info.bindingCount = CHECK_BINDINGS
-        set_info.pBindings = bindings
-        self._made["set_layout"] = self._create("vkCreateDescriptorSetLayout", set_info)
-        layouts = vkffi.new("uint64_t[2]", [self._block_set_layout, self._made["set_layout"]])
+        info = vkffi.new("VkDescriptorSetLayoutCreateInfo *")
+        info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
+        info.bindingCount = count
+        info.pBindings = bindings
+        return self._create("vkCreateDescriptorSetLayout", info)
+
+    def _pipeline(self) -> int:
+        if "pipeline" in self._made:
+            return self._made["pipeline"]
+        self._made["rows_layout"] = self._set_layout(1)
+        self._made["group_layout"] = self._set_layout(GROUP_BINDINGS)
+        layouts = vkffi.new("uint64_t[2]", [self._made["rows_layout"], self._made["group_layout"]])
         push = vkffi.new("VkPushConstantRange *")
         push.stageFlags = vk.VK_SHADER_STAGE_COMPUTE_BIT
-        push.size = 4 * PARAMETER_WORDS
+        push.size = 4 * PUSH_WORDS
         layout_info = vkffi.new("VkPipelineLayoutCreateInfo *")
         layout_info.sType = vk.VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO
         layout_info.setLayoutCount = 2
@@ -115,16 +122,17 @@ class NativeActionCheckCalls:
 
     # -- descriptor sets ---------------------------------------------------------------------------
 
-    def _descriptor_set(self) -> int:
-        if self._free_sets:
-            return self._free_sets.pop()
+    def _descriptor_set(self, layout: str) -> int:
+        free = self._free_sets[layout]
+        if free:
+            return free.pop()
         for pool in reversed(self._descriptor_pools):
-            found = self._allocate_set(pool)
+            found = self._allocate_set(pool, layout)
             if found:
                 return found
         size = vkffi.new("VkDescriptorPoolSize *")
         size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-        size.descriptorCount = CHECK_BINDINGS * SETS_PER_POOL
+        size.descriptorCount = GROUP_BINDINGS * SETS_PER_POOL
         info = vkffi.new("VkDescriptorPoolCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
         info.flags = DESCRIPTOR_POOL_FREE_DESCRIPTOR_SET
@@ -133,13 +141,13 @@ class NativeActionCheckCalls:
         info.pPoolSizes = size
         pool = self._create("vkCreateDescriptorPool", info)
         self._descriptor_pools.append(pool)
-        found = self._allocate_set(pool)
+        found = self._allocate_set(pool, layout)
         if not found:
             raise VulkanCallFailed("vkAllocateDescriptorSets (a new pool)", -1000069000)
         return found
 
-    def _allocate_set(self, pool: int) -> int:
-        layouts = vkffi.new("uint64_t[1]", [self._made["set_layout"]])
+    def _allocate_set(self, pool: int, layout: str) -> int:
+        layouts = vkffi.new("uint64_t[1]", [self._made[layout]])
         info = vkffi.new("VkDescriptorSetAllocateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
         info.descriptorPool = vkffi.cast("VkDescriptorPool", pool)
@@ -148,30 +156,59 @@ class NativeActionCheckCalls:
         out = vkffi.new("uint64_t[1]")
         if int(self.next.vkAllocateDescriptorSets(self.device, address(info), address(out))):
             return 0
-        self._set_pools[int(out[0])] = pool
         return int(out[0])
 
-    def _write_set(self, descriptor_set: int, check: ValidationCheck) -> None:
-        infos = vkffi.new("VkDescriptorBufferInfo[]", CHECK_BINDINGS)
-        writes = vkffi.new("VkWriteDescriptorSet[]", CHECK_BINDINGS)
-        windows: tuple[Window | None, ...] = (check.commands, check.count, check.indices)
-        for binding, window in enumerate(windows):
-            if window is None:
-                infos[binding].buffer = vkffi.cast("VkBuffer", self._dummy.buffer)
-                infos[binding].offset = 0
-                infos[binding].range = WHOLE_SIZE
-            else:
-                infos[binding].buffer = vkffi.cast("VkBuffer", window.buffer)
-                infos[binding].offset = window.offset
-                infos[binding].range = window.range
-            write = writes[binding]
-            write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
-            write.dstSet = vkffi.cast("VkDescriptorSet", descriptor_set)
-            write.dstBinding = binding
-            write.descriptorCount = 1
-            write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            write.pBufferInfo = infos + binding
-        self.next.vkUpdateDescriptorSets(self.device, CHECK_BINDINGS, address(writes), 0, 0)
+    def _write_sets(self, targets: list[tuple[int, tuple[tuple[int, int, int], ...]]]) -> None:
+        """One vkUpdateDescriptorSets for every (set, its bindings' (buffer, offset, range))."""
+        count = sum(len(bindings) for _, bindings in targets)
+        infos = vkffi.new("VkDescriptorBufferInfo[]", count)
+        writes = vkffi.new("VkWriteDescriptorSet[]", count)
+        at = 0
+        for descriptor_set, bindings in targets:
+            for binding, (buffer, offset, size) in enumerate(bindings):
+                info = infos[at]
+                info.buffer = vkffi.cast("VkBuffer", buffer)
+                info.offset = offset
+                info.range = size
+                write = writes[at]
+                write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
+                write.dstSet = vkffi.cast("VkDescriptorSet", descriptor_set)
+                write.dstBinding = binding
+                write.descriptorCount = 1
+                write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                write.pBufferInfo = infos + at
+                at += 1
+        self.next.vkUpdateDescriptorSets(self.device, count, address(writes), 0, 0)
+
+    def _group_bindings(self, key: GroupKey, chunk_range: int) -> tuple[tuple[int, int, int], ...]:
+        chunk, *windows, _ = key
+        dummy = (self._dummy.buffer, 0, WHOLE_SIZE)
+        return (
+            (chunk, 0, chunk_range),
+            *(dummy if w is None else (w.buffer, w.offset, w.range) for w in windows),
+        )
+
+    # -- the row buffer --------------------------------------------------------------------------
+
+    def _ensure_rows(self, resources: CheckResources, rows: int) -> StateBufferHandles:
+        """The row buffer, made (or remade larger) to hold ``rows``; its set written then."""
+        current = self._row_buffers.get(resources.rows)
+        if current is not None and resources.rows_capacity >= rows:
+            return current
+        capacity = max(MIN_ROWS, resources.rows_capacity)
+        while capacity < rows:
+            capacity *= 2
+        made = self._device_calls.create_state_buffer(4 * PARAMETER_WORDS * capacity,
+                                                      self._memory_types)  # fmt: skip
+        if current is not None:
+            self._device_calls.destroy_state_buffer(self._row_buffers.pop(current.buffer))
+        self._row_buffers[made.buffer] = made
+        if not resources.rows_set:
+            resources.rows_set = self._descriptor_set("rows_layout")
+        self._write_sets([(resources.rows_set, ((made.buffer, 0, WHOLE_SIZE),))])
+        resources.rows = made.buffer
+        resources.rows_capacity = capacity
+        return made
 
     # -- command buffers ---------------------------------------------------------------------------
 
@@ -199,61 +236,101 @@ class NativeActionCheckCalls:
         return handle
 
     def record(
-        self, pool_family: int, command_buffer: int, checks: Sequence[ValidationCheck]
-    ) -> tuple[int, list[int]]:
+        self,
+        pool_family: int,
+        resources: CheckResources,
+        groups: dict[GroupKey, list[int]],
+        block_data_words: int,
+    ) -> None:
         pipeline = self._pipeline()
+        command_buffer = resources.command_buffer
         if command_buffer:
             self._device_calls._call("vkResetCommandBuffer", command_buffer, 0)
         else:
-            command_buffer = self._command_buffer(pool_family)
+            command_buffer = resources.command_buffer = self._command_buffer(pool_family)
+        total = sum(len(rows) for rows in groups.values()) // PARAMETER_WORDS
+        row_buffer = self._ensure_rows(resources, total)
+        sets = resources.descriptor_sets
+        while len(sets) < len(groups):
+            sets.append(self._descriptor_set("group_layout"))
+        self._free_sets["group_layout"].extend(sets[len(groups) :])
+        del sets[len(groups) :]
+        # The chunk binding reaches the end of the last block a group's rows write.
+        block_words = block_data_words + 1
+        targets = []
+        words = array("I")
+        for descriptor_set, (key, rows) in zip(sets, groups.items(), strict=True):
+            last_block = max(rows[PARAMETER_WORDS - 1 :: PARAMETER_WORDS])
+            chunk_range = 4 * (last_block + block_words)
+            targets.append((descriptor_set, self._group_bindings(key, chunk_range)))
+            words.extend(rows)
+        row_buffer.words[0 : len(words)] = words
+        self._write_sets(targets)
+        self._record_dispatches(command_buffer, pipeline, resources.rows_set, sets, groups,
+                                block_data_words)  # fmt: skip
+
+    def _record_dispatches(
+        self,
+        command_buffer: int,
+        pipeline: int,
+        rows_set: int,
+        sets: list[int],
+        groups: dict[GroupKey, list[int]],
+        block_data_words: int,
+    ) -> None:
+        next_ = self.next
         begin = vkffi.new("VkCommandBufferBeginInfo *")
         begin.sType = vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
         self._device_calls._call("vkBeginCommandBuffer", command_buffer, address(begin))
         compute = vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
         every = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
-        self.next.vkCmdPipelineBarrier(
+        next_.vkCmdPipelineBarrier(
             command_buffer, every, compute, 0, 1, address(self._barrier_before), 0, 0, 0, 0
         )
-        self.next.vkCmdBindPipeline(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
-        sets: list[int] = []
+        next_.vkCmdBindPipeline(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
         layout = self._made["layout"]
-        bound = vkffi.new("uint64_t[2]")
-        parameters = vkffi.new("uint32_t[]", PARAMETER_WORDS)
-        for check in checks:
-            descriptor_set = self._descriptor_set()
-            sets.append(descriptor_set)
-            self._write_set(descriptor_set, check)
-            bound[0] = check.action.block.descriptor_set
-            bound[1] = descriptor_set
-            self.next.vkCmdBindDescriptorSets(
-                command_buffer,
-                vk.VK_PIPELINE_BIND_POINT_COMPUTE,
-                layout,
-                0,
-                2,
-                address(bound),
-                0,
-                0,
-            )
-            parameters[0:PARAMETER_WORDS] = list(check.parameters)
-            self.next.vkCmdPushConstants(
-                command_buffer, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * PARAMETER_WORDS,
-                address(parameters),
-            )  # fmt: skip
-            self.next.vkCmdDispatch(command_buffer, check.groups, 1, 1)
-        self.next.vkCmdPipelineBarrier(
+        bound = self._bound
+        bound[0] = rows_set
+        next_.vkCmdBindDescriptorSets(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout,
+                                      0, 1, address(bound), 0, 0)  # fmt: skip
+        push = self._push
+        push[1] = block_data_words
+        first = 0
+        for descriptor_set, (key, rows) in zip(sets, groups.items(), strict=True):
+            bound[0] = descriptor_set
+            next_.vkCmdBindDescriptorSets(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE,
+                                          layout, 1, 1, address(bound), 0, 0)  # fmt: skip
+            count = len(rows) // PARAMETER_WORDS
+            for start in range(0, count, MAX_ROWS_PER_DISPATCH):
+                push[0] = first + start
+                next_.vkCmdPushConstants(command_buffer, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                                         0, 4 * PUSH_WORDS, address(push))  # fmt: skip
+                next_.vkCmdDispatch(
+                    command_buffer, key[-1], min(MAX_ROWS_PER_DISPATCH, count - start), 1
+                )
+            first += count
+        next_.vkCmdPipelineBarrier(
             command_buffer, compute, every | vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
             address(self._barrier_after), 0, 0, 0, 0,
         )  # fmt: skip
         self._device_calls._call("vkEndCommandBuffer", command_buffer)
-        return command_buffer, sets
 
-    def release(self, command_buffer: int, descriptor_sets: Sequence[int]) -> None:
-        self._free_sets.extend(descriptor_sets)
+    def release(self, resources: CheckResources) -> None:
+        self._free_sets["group_layout"].extend(resources.descriptor_sets)
+        resources.descriptor_sets.clear()
+        if resources.rows_set:
+            self._free_sets["rows_layout"].append(resources.rows_set)
+            resources.rows_set = 0
+        rows = self._row_buffers.pop(resources.rows, None)
+        if rows is not None:
+            self._device_calls.destroy_state_buffer(rows)
+        resources.rows, resources.rows_capacity = 0, 0
+        command_buffer = resources.command_buffer
         if command_buffer:
             pool = self._command_buffer_pools.pop(command_buffer, 0)
             handles = vkffi.new("uintptr_t[1]", [command_buffer])
             self.next.vkFreeCommandBuffers(self.device, pool, 1, address(handles))
+            resources.command_buffer = 0
 
     def destroy(self) -> None:
         next_ = self.next
@@ -261,14 +338,18 @@ class NativeActionCheckCalls:
             next_.vkDestroyCommandPool(self.device, pool, 0)
         for pool in self._descriptor_pools:
             next_.vkDestroyDescriptorPool(self.device, pool, 0)
+        for rows in self._row_buffers.values():
+            self._device_calls.destroy_state_buffer(rows)
         if "pipeline" in self._made:
             next_.vkDestroyPipeline(self.device, self._made["pipeline"], 0)
         if "layout" in self._made:
             next_.vkDestroyPipelineLayout(self.device, self._made["layout"], 0)
-        if "set_layout" in self._made:
-            next_.vkDestroyDescriptorSetLayout(self.device, self._made["set_layout"], 0)
+        for layout in ("rows_layout", "group_layout"):
+            if layout in self._made:
+                next_.vkDestroyDescriptorSetLayout(self.device, self._made[layout], 0)
         if self._dummy is not None:
             self._device_calls.destroy_state_buffer(self._dummy)
         self._made.clear()
         self._command_pools.clear()
         self._descriptor_pools.clear()
+        self._row_buffers.clear()

@@ -1,19 +1,29 @@
 #version 450
-// gpuav's own validation dispatch: checks the parameters of one draw or dispatch that live in
+// gpuav's own validation dispatch: checks the parameters of draws and dispatches that live in
 // GPU memory (indirect commands, draw counts, index values) and writes error records, in the
-// layout of gpuav.instrument.record, into that action's output block. The layer records it in
+// layout of gpuav.instrument.record, into each action's output block. The layer records it in
 // a command buffer of its own that runs right after the app's (gpuav.layer.action_checks).
+// One dispatch checks many actions: workgroup row y checks the action of row first_row + y of
+// the row table, and its workgroups x < the row's P_GROUPS share that action's index scan.
 // tools/generate_action_checks.py builds it, passing the ERROR_*, KIND_*, FLAG_* and P_*
 // values of gpuav.instrument.record and gpuav.layer.action_check_parameters as -D options.
 layout(local_size_x = 64) in;
 
-layout(set = 0, binding = 0) buffer Output { uint written; uint data[]; } output_block;
-layout(set = 1, binding = 0) readonly buffer Commands { uint words[]; } commands;
-layout(set = 1, binding = 1) readonly buffer Count { uint words[]; } count_buffer;
-layout(set = 1, binding = 2) readonly buffer Indices { uint words[]; } indices;
+// What each row's words mean: gpuav.layer.action_check_parameters.
+layout(set = 0, binding = 0) readonly buffer Rows { uint words[]; } rows;
+// The output chunk holding the actions' blocks ({uint written; uint data[];} at P_BLOCK_WORD).
+layout(set = 1, binding = 0) buffer Output { uint words[]; } output_chunk;
+layout(set = 1, binding = 1) readonly buffer Commands { uint words[]; } commands;
+layout(set = 1, binding = 2) readonly buffer Count { uint words[]; } count_buffer;
+layout(set = 1, binding = 3) readonly buffer Indices { uint words[]; } indices;
 
-// What each word means: gpuav.layer.action_check_parameters.
-layout(push_constant) uniform Parameters { uint word[PARAMETER_WORDS]; } p;
+layout(push_constant) uniform Dispatch {
+    uint first_row;
+    uint block_data_words;  // the data words of an output block
+} dispatch;
+
+// The row of this workgroup.
+uint p_word[PARAMETER_WORDS];
 
 const uint RECORD_WORDS = 13u;  // the seven common words and six validation words
 const uint UNLIMITED = 0xFFFFFFFFu;
@@ -22,25 +32,26 @@ shared uint bad_count;
 shared uint first_bad;
 
 void write_record(uint code, uint w0, uint w1, uint w2, uint w3, uint w4, uint w5) {
-    uint whole = uint(output_block.data.length());
+    uint whole = dispatch.block_data_words;
     uint capacity = whole >= RESERVED_TAIL_WORDS ? whole - RESERVED_TAIL_WORDS : 0u;
-    uint start = atomicAdd(output_block.written, RECORD_WORDS);
+    uint block = p_word[P_BLOCK_WORD];
+    uint start = atomicAdd(output_chunk.words[block], RECORD_WORDS);
     if (start > capacity || RECORD_WORDS > capacity - start) {
         return;
     }
     uint values[13] = uint[13](RECORD_WORDS, VALIDATION_SHADER_ID, 0u, STAGE_COMPUTE, 0u, 0u,
                                code, w0, w1, w2, w3, w4, w5);
     for (uint k = 0u; k < RECORD_WORDS; ++k) {
-        output_block.data[start + k] = values[k];
+        output_chunk.words[block + 1u + start + k] = values[k];
     }
 }
 
 uint command_word(uint draw, uint member) {
-    return commands.words[p.word[P_FIRST_WORD] + draw * p.word[P_STRIDE_WORDS] + member];
+    return commands.words[p_word[P_FIRST_WORD] + draw * p_word[P_STRIDE_WORDS] + member];
 }
 
 uint index_at(uint element) {
-    uint flags = p.word[P_FLAGS];
+    uint flags = p_word[P_FLAGS];
     if ((flags & FLAG_INDEX16) != 0u) {
         return (indices.words[element >> 1] >> ((element & 1u) * 16u)) & 0xFFFFu;
     }
@@ -51,7 +62,7 @@ uint index_at(uint element) {
 }
 
 uint restart_value() {
-    uint flags = p.word[P_FLAGS];
+    uint flags = p_word[P_FLAGS];
     if ((flags & FLAG_INDEX16) != 0u) {
         return 0xFFFFu;
     }
@@ -67,8 +78,8 @@ bool past(uint first, uint count, uint capacity) {
 // the bound vertex buffers hold. One record per workgroup that found any. Called in uniform
 // control flow (it has barriers).
 void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offset) {
-    uint vertex_capacity = p.word[P_VERTEX_CAPACITY];
-    uint index_capacity = p.word[P_INDEX_CAPACITY];
+    uint vertex_capacity = p_word[P_VERTEX_CAPACITY];
+    uint index_capacity = p_word[P_INDEX_CAPACITY];
     uint readable = first_index < index_capacity ? index_capacity - first_index : 0u;
     uint count = min(index_count, readable);
     if (gl_LocalInvocationIndex == 0u) {
@@ -76,10 +87,10 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
         first_bad = UNLIMITED;
     }
     barrier();
-    bool restart = (p.word[P_FLAGS] & FLAG_RESTART) != 0u;
-    uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    bool restart = (p_word[P_FLAGS] & FLAG_RESTART) != 0u;
+    uint threads = p_word[P_GROUPS] * gl_WorkGroupSize.x;
     for (uint k = gl_GlobalInvocationID.x; k < count; k += threads) {
-        uint value = index_at(p.word[P_INDEX_FIRST_ELEMENT] + first_index + k);
+        uint value = index_at(p_word[P_INDEX_FIRST_ELEMENT] + first_index + k);
         if (restart && value == restart_value()) {
             continue;
         }
@@ -91,7 +102,7 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
     }
     barrier();
     if (gl_LocalInvocationIndex == 0u && bad_count != 0u) {
-        uint value = index_at(p.word[P_INDEX_FIRST_ELEMENT] + first_index + first_bad);
+        uint value = index_at(p_word[P_INDEX_FIRST_ELEMENT] + first_index + first_bad);
         write_record(ERROR_VERTEX_INDEX_RANGE, draw, first_index + first_bad, value,
                      uint(vertex_offset), vertex_capacity, bad_count);
     }
@@ -100,7 +111,7 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
 
 void check_groups(uint draw, uint x, uint y, uint z) {
     uint counts[3] = uint[3](x, y, z);
-    uint limits[3] = uint[3](p.word[P_LIMIT_X], p.word[P_LIMIT_Y], p.word[P_LIMIT_Z]);
+    uint limits[3] = uint[3](p_word[P_LIMIT_X], p_word[P_LIMIT_Y], p_word[P_LIMIT_Z]);
     for (uint axis = 0u; axis < 3u; ++axis) {
         if (counts[axis] > limits[axis]) {
             write_record(ERROR_GROUP_COUNT, draw, axis, counts[axis], limits[axis], 0u, 0u);
@@ -113,55 +124,63 @@ void check_groups(uint draw, uint x, uint y, uint z) {
     uint total;
     umulExtended(low, z, high_z, total);
     bool wrapped = high != 0u && z != 0u || high_z != 0u;
-    if (wrapped || total > p.word[P_LIMIT_TOTAL]) {
+    if (wrapped || total > p_word[P_LIMIT_TOTAL]) {
         write_record(ERROR_GROUP_COUNT, draw, 3u, wrapped ? UNLIMITED : total,
-                     p.word[P_LIMIT_TOTAL], 0u, 0u);
+                     p_word[P_LIMIT_TOTAL], 0u, 0u);
     }
 }
 
 void check_first_instance(uint draw, uint first_instance) {
-    if ((p.word[P_FLAGS] & FLAG_FIRST_INSTANCE) != 0u && first_instance != 0u) {
+    if ((p_word[P_FLAGS] & FLAG_FIRST_INSTANCE) != 0u && first_instance != 0u) {
         write_record(ERROR_FIRST_INSTANCE, draw, first_instance, 0u, 0u, 0u, 0u);
     }
 }
 
 void check_instances(uint draw, uint first_instance, uint instance_count) {
-    uint capacity = p.word[P_INSTANCE_CAPACITY];
+    uint capacity = p_word[P_INSTANCE_CAPACITY];
     if (instance_count != 0u && past(first_instance, instance_count, capacity)) {
         write_record(ERROR_VERTEX_RANGE, draw, first_instance, instance_count, capacity, 1u, 0u);
     }
 }
 
 void main() {
-    uint kind = p.word[P_KIND];
+    uint base = (dispatch.first_row + gl_WorkGroupID.y) * PARAMETER_WORDS;
+    for (uint k = 0u; k < PARAMETER_WORDS; ++k) {
+        p_word[k] = rows.words[base + k];
+    }
+    // Whole workgroups leave here, so the scan's barriers stay in uniform control flow.
+    if (gl_WorkGroupID.x >= p_word[P_GROUPS]) {
+        return;
+    }
+    uint kind = p_word[P_KIND];
     bool first_thread = gl_GlobalInvocationID.x == 0u;
     if (kind == KIND_REPORT) {
         if (first_thread) {
-            write_record(p.word[P_REPORT_CODE], p.word[P_REPORT_WORDS], p.word[P_REPORT_WORDS + 1],
-                         p.word[P_REPORT_WORDS + 2], p.word[P_REPORT_WORDS + 3],
-                         p.word[P_REPORT_WORDS + 4], p.word[P_REPORT_WORDS + 5]);
+            write_record(p_word[P_REPORT_CODE], p_word[P_REPORT_WORDS], p_word[P_REPORT_WORDS + 1],
+                         p_word[P_REPORT_WORDS + 2], p_word[P_REPORT_WORDS + 3],
+                         p_word[P_REPORT_WORDS + 4], p_word[P_REPORT_WORDS + 5]);
         }
         return;
     }
     if (kind == KIND_DIRECT_INDEXED) {
-        scan_indices(0u, p.word[P_DIRECT_FIRST_INDEX], p.word[P_DIRECT_INDEX_COUNT],
-                     int(p.word[P_DIRECT_VERTEX_OFFSET]));
+        scan_indices(0u, p_word[P_DIRECT_FIRST_INDEX], p_word[P_DIRECT_INDEX_COUNT],
+                     int(p_word[P_DIRECT_VERTEX_OFFSET]));
         return;
     }
-    uint draws = p.word[P_DRAW_COUNT];
-    if ((p.word[P_FLAGS] & FLAG_COUNT_BUFFER) != 0u) {
-        uint count = count_buffer.words[p.word[P_COUNT_WORD]];
-        if (first_thread && count > p.word[P_MAX_DRAW_INDIRECT_COUNT]) {
-            write_record(ERROR_DRAW_COUNT_LIMIT, 0u, count, p.word[P_MAX_DRAW_INDIRECT_COUNT], 0u,
+    uint draws = p_word[P_DRAW_COUNT];
+    if ((p_word[P_FLAGS] & FLAG_COUNT_BUFFER) != 0u) {
+        uint count = count_buffer.words[p_word[P_COUNT_WORD]];
+        if (first_thread && count > p_word[P_MAX_DRAW_INDIRECT_COUNT]) {
+            write_record(ERROR_DRAW_COUNT_LIMIT, 0u, count, p_word[P_MAX_DRAW_INDIRECT_COUNT], 0u,
                          0u, 0u);
         }
-        if (first_thread && count > p.word[P_DRAWS_IN_BUFFER]) {
-            write_record(ERROR_DRAW_COUNT_PAST_BUFFER, 0u, count, p.word[P_DRAW_COUNT],
-                         p.word[P_DRAWS_IN_BUFFER], 0u, 0u);
+        if (first_thread && count > p_word[P_DRAWS_IN_BUFFER]) {
+            write_record(ERROR_DRAW_COUNT_PAST_BUFFER, 0u, count, p_word[P_DRAW_COUNT],
+                         p_word[P_DRAWS_IN_BUFFER], 0u, 0u);
         }
         draws = min(count, draws);
     }
-    draws = min(draws, p.word[P_DRAWS_IN_BUFFER]);
+    draws = min(draws, p_word[P_DRAWS_IN_BUFFER]);
     for (uint draw = 0u; draw < draws; ++draw) {
         if (kind == KIND_GROUPS) {
             if (first_thread) {
@@ -173,7 +192,7 @@ void main() {
             uint instance_count = command_word(draw, 1u);
             uint first_vertex = command_word(draw, 2u);
             uint first_instance = command_word(draw, 3u);
-            uint capacity = p.word[P_VERTEX_CAPACITY];
+            uint capacity = p_word[P_VERTEX_CAPACITY];
             if (first_thread) {
                 check_first_instance(draw, first_instance);
                 if (instance_count != 0u && vertex_count != 0u &&
@@ -191,7 +210,7 @@ void main() {
             uint first_index = command_word(draw, 2u);
             int vertex_offset = int(command_word(draw, 3u));
             uint first_instance = command_word(draw, 4u);
-            uint capacity = p.word[P_INDEX_CAPACITY];
+            uint capacity = p_word[P_INDEX_CAPACITY];
             if (first_thread) {
                 check_first_instance(draw, first_instance);
                 if (index_count != 0u && past(first_index, index_count, capacity)) {
@@ -202,7 +221,7 @@ void main() {
                     check_instances(draw, first_instance, instance_count);
                 }
             }
-            if (instance_count != 0u && (p.word[P_FLAGS] & FLAG_SCAN_INDICES) != 0u) {
+            if (instance_count != 0u && (p_word[P_FLAGS] & FLAG_SCAN_INDICES) != 0u) {
                 scan_indices(draw, first_index, index_count, vertex_offset);
             }
         }

@@ -23,7 +23,10 @@
  * "result" and the hash of the image (or of the compute result words). It waits for its
  * fence, then for the queue and the device (the Khronos layer reads back late on lavapipe).
  * With INDIRECT_APP_REPEAT=N in the environment a draw mode records its draw N times and prints
- * "timing RECORD_US SUBMIT_US" (recording, and submit to the end of the waits), for benchmarks. */
+ * "timing RECORD_US SUBMIT_US" (recording, and submit to the end of the waits), for benchmarks;
+ * with INDIRECT_APP_FRAMES=F it records and submits the command buffer F times (resetting its
+ * pool in between, as a renderer re-records every frame) and prints "frames RECORD_US
+ * SUBMIT_US", the medians of frames 2 to F. */
 #include <string.h>
 #include <time.h>
 
@@ -301,44 +304,23 @@ static double now_us(void) {
     return at.tv_sec * 1e6 + at.tv_nsec / 1e3;
 }
 
-static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
-    const char *repeat_text = getenv("INDIRECT_APP_REPEAT");
-    int repeat = repeat_text ? atoi(repeat_text) : 1;
-    prepare(ctx, draw);
-    Target target = make_target(ctx);
-    VkPipeline pipeline = make_pipeline(ctx, target.render_pass, !strcmp(draw->mode, "instances"));
-    int secondary = !strcmp(draw->mode, "indexed_secondary");
-    VkCommandBuffer inner = VK_NULL_HANDLE;
-    if (secondary) {
-        VkCommandBufferAllocateInfo info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        info.commandPool = pool;
-        info.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
-        info.commandBufferCount = 1;
-        CHECK(vkAllocateCommandBuffers(ctx->device, &info, &inner));
-        VkCommandBufferInheritanceInfo inheritance = {
-            VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
-        inheritance.renderPass = target.render_pass;
-        inheritance.framebuffer = target.framebuffer;
-        VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        begin.flags = VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT;
-        begin.pInheritanceInfo = &inheritance;
-        CHECK(vkBeginCommandBuffer(inner, &begin));
-        record_draw(inner, draw, pipeline);
-        CHECK(vkEndCommandBuffer(inner));
-    }
-    double started = now_us();
-    VkCommandBuffer command_buffer = begin_command_buffer(ctx->device, pool, 0);
+/* Records the render pass with the draw (`repeat` times, or the secondary) and the copy of the
+ * image into `command_buffer`, begun here. */
+static void record_frame(VkCommandBuffer command_buffer, const Draw *draw, VkPipeline pipeline,
+                         const Target *target, VkCommandBuffer inner, int repeat) {
+    VkCommandBufferBeginInfo begin_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK(vkBeginCommandBuffer(command_buffer, &begin_info));
     VkClearValue clear = {{{0, 0, 0, 1}}};
     VkRenderPassBeginInfo begin = {VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-    begin.renderPass = target.render_pass;
-    begin.framebuffer = target.framebuffer;
+    begin.renderPass = target->render_pass;
+    begin.framebuffer = target->framebuffer;
     begin.renderArea.extent = (VkExtent2D){SIZE, SIZE};
     begin.clearValueCount = 1;
     begin.pClearValues = &clear;
     vkCmdBeginRenderPass(command_buffer, &begin,
-                         secondary ? VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS
-                                   : VK_SUBPASS_CONTENTS_INLINE);
-    if (secondary)
+                         inner ? VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS
+                               : VK_SUBPASS_CONTENTS_INLINE);
+    if (inner)
         vkCmdExecuteCommands(command_buffer, 1, &inner);
     else
         for (int k = 0; k < repeat; ++k) record_draw(command_buffer, draw, pipeline);
@@ -346,17 +328,77 @@ static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
     VkBufferImageCopy region = {0};
     region.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = (VkExtent3D){SIZE, SIZE, 1};
-    vkCmdCopyImageToBuffer(command_buffer, target.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                           target.readback.buffer, 1, &region);
+    vkCmdCopyImageToBuffer(command_buffer, target->image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           target->readback.buffer, 1, &region);
     VkMemoryBarrier to_host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
                                VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
     vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0, NULL);
     CHECK(vkEndCommandBuffer(command_buffer));
-    double recorded = now_us();
-    vkDestroyFence(ctx->device, submit_and_wait(ctx->device, ctx->queue, command_buffer), NULL);
-    CHECK(vkQueueWaitIdle(ctx->queue));
-    if (repeat_text) printf("timing %.0f %.0f\n", recorded - started, now_us() - recorded);
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, int count) {
+    qsort(values, count, sizeof *values, compare_doubles);
+    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+enum { MAX_FRAMES = 1000 };
+
+static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
+    const char *repeat_text = getenv("INDIRECT_APP_REPEAT");
+    int repeat = repeat_text ? atoi(repeat_text) : 1;
+    const char *frames_text = getenv("INDIRECT_APP_FRAMES");
+    int frames = frames_text ? atoi(frames_text) : 1;
+    if (frames < 1) frames = 1;
+    if (frames > MAX_FRAMES) frames = MAX_FRAMES;
+    prepare(ctx, draw);
+    Target target = make_target(ctx);
+    VkPipeline pipeline = make_pipeline(ctx, target.render_pass, !strcmp(draw->mode, "instances"));
+    VkCommandBufferAllocateInfo info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = pool;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    VkCommandBuffer command_buffer;
+    CHECK(vkAllocateCommandBuffers(ctx->device, &info, &command_buffer));
+    VkCommandBuffer inner = VK_NULL_HANDLE;
+    if (!strcmp(draw->mode, "indexed_secondary")) {
+        info.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        CHECK(vkAllocateCommandBuffers(ctx->device, &info, &inner));
+    }
+    static double recording[MAX_FRAMES], submitting[MAX_FRAMES];
+    for (int frame = 0; frame < frames; ++frame) {
+        /* Every frame records everything again, as a renderer does. */
+        if (frame) CHECK(vkResetCommandPool(ctx->device, pool, 0));
+        if (inner) {
+            VkCommandBufferInheritanceInfo inheritance = {
+                VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+            inheritance.renderPass = target.render_pass;
+            inheritance.framebuffer = target.framebuffer;
+            VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            begin.flags = VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT;
+            begin.pInheritanceInfo = &inheritance;
+            CHECK(vkBeginCommandBuffer(inner, &begin));
+            record_draw(inner, draw, pipeline);
+            CHECK(vkEndCommandBuffer(inner));
+        }
+        double started = now_us();
+        record_frame(command_buffer, draw, pipeline, &target, inner, repeat);
+        double recorded = now_us();
+        vkDestroyFence(ctx->device, submit_and_wait(ctx->device, ctx->queue, command_buffer),
+                       NULL);
+        CHECK(vkQueueWaitIdle(ctx->queue));
+        recording[frame] = recorded - started;
+        submitting[frame] = now_us() - recorded;
+    }
+    if (repeat_text) printf("timing %.0f %.0f\n", recording[0], submitting[0]);
+    if (frames > 1)
+        printf("frames %.0f %.0f\n", median(recording + 1, frames - 1),
+               median(submitting + 1, frames - 1));
     return fnv1a(target.readback.data, SIZE * SIZE * 4);
 }
 
