@@ -7,13 +7,13 @@ only when every byte it touches lies inside the range bound to its descriptor.
                                                   a sum that wrapped (UMulExtended, IAddCarry)
     ok     = gpuav_check_buffer_range(instruction, descriptor index, set << 24 | storage | binding,
                                       offset, size, range, flags)   (writes the record)
+    if ok:   the access
+    %result = OpPhi %type %access_result %ok_block %null %head_block
 
 A span with at most one index term and a range read once per function first takes a quick
 test: ``index < limit``, the number of index values that fit, computed once beside the range
 (with no term, whether the span fits); only where it fails does the full check run. Inside a
 loop an access then costs one compare and a branch.
-    if ok:   the access
-    %result = OpPhi %type %access_result %ok_block %null %head_block
 
 A load that fails gives zero, a store or atomic that fails does nothing; a correct program
 computes what it did before. Where the layer does not know the range (RANGE_UNKNOWN) the
