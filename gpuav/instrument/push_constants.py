@@ -5,7 +5,7 @@ MatrixStride decorations)."""
 from __future__ import annotations
 
 from gpuav.spirv.analysis.decorations import Decorations
-from gpuav.spirv.grammar import Decoration, Op
+from gpuav.spirv.grammar import Decoration, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Module
 
@@ -63,4 +63,6 @@ def _size(
         return stride * length.operands[2]
     if opcode == Op.TypeStruct:
         return _struct_end(defs, decorations, type_id)
+    if opcode == Op.TypePointer and operands[1] == StorageClass.PhysicalStorageBuffer:
+        return 8  # a device address (ray tracers push their buffers' addresses)
     return None

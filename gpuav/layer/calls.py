@@ -15,6 +15,7 @@ from gpuav.errors import ResourceExhausted
 # Vulkan constants the engine reasons with (values from the Vulkan specification).
 PIPELINE_BIND_POINT_GRAPHICS = 0
 PIPELINE_BIND_POINT_COMPUTE = 1
+PIPELINE_BIND_POINT_RAY_TRACING = 1000165000
 
 SHADER_STAGE_VERTEX = 0x01
 SHADER_STAGE_TESSELLATION_CONTROL = 0x02
@@ -22,8 +23,12 @@ SHADER_STAGE_TESSELLATION_EVALUATION = 0x04
 SHADER_STAGE_GEOMETRY = 0x08
 SHADER_STAGE_FRAGMENT = 0x10
 SHADER_STAGE_COMPUTE = 0x20
-SHADER_STAGES_INSTRUMENTED = 0x3F  # the stages of seed 000's stage codes
-SHADER_STAGES_GRAPHICS = 0x1F
+SHADER_STAGE_TASK = 0x40
+SHADER_STAGE_MESH = 0x80
+# Ray generation, any hit, closest hit, miss, intersection, callable.
+SHADER_STAGES_RAY_TRACING = 0x3F00
+SHADER_STAGES_INSTRUMENTED = 0x3FFF  # the stages with a stage code (record.Stage)
+SHADER_STAGES_GRAPHICS = 0x1F  # those of vertexPipelineStoresAndAtomics and fragment stores
 
 PIPELINE_STAGE_2_HOST = 0x00004000
 

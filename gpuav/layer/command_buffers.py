@@ -19,6 +19,8 @@ from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
     SHADER_STAGE_COMPUTE,
+    SHADER_STAGE_MESH,
+    SHADER_STAGE_TASK,
     SHADER_STAGES_GRAPHICS,
 )
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS, PushedWrite
@@ -133,7 +135,7 @@ def post_call_record_cmd_bind_shaders(state: CommandBufferState, stages: Iterabl
     for stage in stages:
         if stage & SHADER_STAGE_COMPUTE:
             state.bound.pop(PIPELINE_BIND_POINT_COMPUTE, None)
-        if stage & SHADER_STAGES_GRAPHICS:
+        if stage & (SHADER_STAGES_GRAPHICS | SHADER_STAGE_TASK | SHADER_STAGE_MESH):
             state.bound.pop(PIPELINE_BIND_POINT_GRAPHICS, None)
 
 

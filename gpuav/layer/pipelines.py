@@ -1,4 +1,4 @@
-"""Graphics and compute pipeline creation and destruction (seed 000:
+"""Graphics, compute and ray-tracing pipeline creation and destruction (seed 000:
 GpuPreCallRecordCreateGraphicsPipelines, GpuPostCallRecordCreateGraphicsPipelines,
 GpuPreCallRecordDestroyPipeline, applied to compute pipelines too).
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from gpuav.layer import notices
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_GRAPHICS,
+    PIPELINE_BIND_POINT_RAY_TRACING,
     SHADER_STAGES_GRAPHICS,
     SHADER_STAGES_INSTRUMENTED,
     PipelineInfo,
@@ -23,6 +24,8 @@ from gpuav.layer.calls import (
 from gpuav.layer.pipeline_layouts import release_pipeline_layout
 from gpuav.layer.shader_modules import context_shadow, instrument_words
 from gpuav.layer.state import DeviceState, PipelineState, ShaderTracker
+
+_KINDS = {PIPELINE_BIND_POINT_GRAPHICS: "graphics", PIPELINE_BIND_POINT_RAY_TRACING: "ray tracing"}
 
 
 @dataclass
@@ -78,7 +81,7 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
                 continue
             if not usable:
                 if layout is not None and not layout.patched:
-                    kind = "graphics" if bind_point == PIPELINE_BIND_POINT_GRAPHICS else "compute"
+                    kind = _KINDS.get(bind_point, "compute")
                     device.reporter.emit_once(
                         f"original-shaders:{kind}",
                         notices.pipeline_uses_original_shaders(kind, device.set_index),
@@ -93,7 +96,7 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
                 from gpuav.instrument.descriptor_state import PushConstantAddress
 
                 options["context_address"] = PushConstantAddress(device.context_offset)
-            kind = "graphics" if bind_point == PIPELINE_BIND_POINT_GRAPHICS else "compute"
+            kind = _KINDS.get(bind_point, "compute")
             source = f"Inline code of stage {stage.stage:#x} of a {kind} pipeline"
             instrumented = instrument_words(
                 device, list(stage.inline_words), shader_id, source, **options

@@ -221,11 +221,17 @@ def _shader_lines(shader: ShaderContext | None, record: ErrorRecord) -> str:
     return _object("Shader Module", shader.shader_module_name, shader.shader_module) + "."
 
 
+def action_kind(command: str) -> str:
+    """What the action is called before its number, as the Khronos layer calls it."""
+    if "Draw" in command:
+        return "Draw"
+    return "Ray Trace" if "TraceRays" in command else "Dispatch"
+
+
 def _action_text(context: ActionContext) -> str:
     if context.action_number is None:
         return f"Action: {context.command}."
-    kind = "Draw" if "Draw" in context.command else "Dispatch"
-    return f"{kind} Index {context.action_number} ({context.command})."
+    return f"{action_kind(context.command)} Index {context.action_number} ({context.command})."
 
 
 def _add_after_descriptor(details: list[str], line: str | None) -> None:

@@ -32,6 +32,7 @@ from gpuav.instrument.printf_arguments import (
 )
 from gpuav.instrument.record import ErrorRecord, Stage, unpack_compute_yz, unpack_workgroup_x
 from gpuav.report.context import ActionContext
+from gpuav.report.messages import action_kind
 from gpuav.report.printf_format import Argument, ScalarKind, format_printf
 from gpuav.report.shader_info import ShaderInfo, shader_info
 from gpuav.spirv.grammar import RESULT_INDEX, TYPE_INDEX, Op
@@ -152,7 +153,7 @@ def action_text(context: ActionContext) -> str:
     if context.action_number is None:
         action = f"Action {context.command}"
     else:
-        kind = "Draw" if "Draw" in context.command else "Dispatch"
+        kind = action_kind(context.command)
         action = f"{kind} Index {context.action_number} ({context.command})"
     if not context.command_buffer:
         return action

@@ -16,8 +16,12 @@ from gpuav.layer.buffers import BoundBuffer
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
+    PIPELINE_BIND_POINT_RAY_TRACING,
     SHADER_STAGE_COMPUTE,
+    SHADER_STAGE_MESH,
+    SHADER_STAGE_TASK,
     SHADER_STAGES_GRAPHICS,
+    SHADER_STAGES_RAY_TRACING,
 )
 from gpuav.layer.descriptor_sets import (
     BUFFER_DESCRIPTOR_TYPES,
@@ -482,10 +486,12 @@ def cmd_bind_descriptor_sets2(command_buffer: int, bind_info: int) -> None:
 
 def _bind_points(stages: int) -> list[int]:
     points = []
-    if stages & SHADER_STAGES_GRAPHICS:
+    if stages & (SHADER_STAGES_GRAPHICS | SHADER_STAGE_TASK | SHADER_STAGE_MESH):
         points.append(PIPELINE_BIND_POINT_GRAPHICS)
     if stages & SHADER_STAGE_COMPUTE:
         points.append(PIPELINE_BIND_POINT_COMPUTE)
+    if stages & SHADER_STAGES_RAY_TRACING:
+        points.append(PIPELINE_BIND_POINT_RAY_TRACING)
     return points
 
 

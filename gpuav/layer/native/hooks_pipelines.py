@@ -347,12 +347,17 @@ def _create_pipelines(
     create_infos: int,
     allocator: int,
     pipelines_out: int,
+    deferred_operation: int | None = None,
 ) -> int:
+    """``deferred_operation``: the command takes one first (ray tracing); with GPU-AV on it is
+    not passed down, so that the pipelines exist when this returns and can be tracked."""
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
     state = _enabled(record)
     create = getattr(record.next, command)
+    if deferred_operation is not None:
+        create = _with_deferred_operation(create, 0 if state is not None else deferred_operation)
     infos: list[PipelineInfo] | None = None
     plans: list[PipelinePlan] | None = None
     passed = create_infos
@@ -376,6 +381,10 @@ def _create_pipelines(
         except BaseException as error:
             report_error(command, error, record.instance.state)
     return result
+
+
+def _with_deferred_operation(create: Any, operation: int) -> Callable[..., Any]:
+    return lambda device, *rest: create(device, operation, *rest)
 
 
 def _remember_spill_bindings(state: DeviceState, handles: list[int]) -> None:
