@@ -13,7 +13,8 @@ visible to the checks, and a barrier after them orders the app's later writes af
 checks' reads and makes the records visible to the host. The app's state and synchronization
 are untouched; a correct program computes what it did.
 
-What it costs. Recording an action appends one row of parameter words to a list; at
+What it costs. Recording an action appends one row of parameter words to a list (the words
+a bound state gives every draw are kept per device: ``action_check_rows``); at
 vkEndCommandBuffer the rows go into one storage buffer and one dispatch checks every action
 that binds the same buffers (the same output chunk, indirect, count and index buffers: a
 window binds a whole buffer where it can), each workgroup row checking one action. So a
@@ -38,67 +39,34 @@ from typing import Protocol
 
 from gpuav.instrument.record import ErrorCode
 from gpuav.layer import action_check_parameters as P
+from gpuav.layer.action_check_rows import (
+    BoundIndexBuffer,
+    DeviceLimits,
+    Fetch,
+    FetchFacts,
+    RowCache,
+    Window,
+    compute_fetch,
+    indirect_row,
+)
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
-from gpuav.layer.vertex_input import BoundVertexBuffer, Limit, VertexInput, limits
+from gpuav.layer.vertex_input import BoundVertexBuffer, VertexInput
 
-WHOLE_SIZE = 0xFFFF_FFFF_FFFF_FFFF
-INDEX_TYPE_UINT16 = 0
-INDEX_TYPE_UINT32 = 1
-INDEX_TYPE_UINT8 = 1000265000
-INDEX_BYTES = {INDEX_TYPE_UINT16: 2, INDEX_TYPE_UINT32: 4, INDEX_TYPE_UINT8: 1}
-DRAW_COMMAND_BYTES = 16  # VkDrawIndirectCommand
-DRAW_INDEXED_COMMAND_BYTES = 20  # VkDrawIndexedIndirectCommand
-GROUPS_COMMAND_BYTES = 12  # VkDispatchIndirectCommand, VkDrawMeshTasksIndirectCommandEXT
-
-
-@dataclass(frozen=True)
-class DeviceLimits:
-    """What the checks compare with: the device's limits and the features the app enabled."""
-
-    compute_groups: tuple[int, int, int]
-    task_groups: tuple[int, int, int, int]  # x, y, z, total
-    mesh_groups: tuple[int, int, int, int]
-    max_draw_indirect_count: int
-    first_instance: bool  # drawIndirectFirstInstance enabled
-    storage_alignment: int
-    max_storage_range: int
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """A storage-buffer view of app memory, bound from ``offset`` for ``range`` bytes: the
-    whole buffer where it fits in maxStorageBufferRange, so that every action reading the
-    buffer shares one binding."""
-
-    buffer: int
-    offset: int
-    range: int
-
+__all__ = [
+    "ActionCheckCalls",
+    "ActionCheckDevice",
+    "ActionCheckState",
+    "BoundIndexBuffer",
+    "CheckResources",
+    "DeviceLimits",
+    "FetchFacts",
+    "GroupKey",
+    "Window",
+]
 
 # What one dispatch binds (its output chunk's buffer and the commands, count and indices
 # windows) and its workgroups per row.
 GroupKey = tuple[int, Window | None, Window | None, Window | None, int]
-
-
-@dataclass(frozen=True)
-class BoundIndexBuffer:
-    buffer: int
-    offset: int
-    index_type: int
-    size: int = WHOLE_SIZE  # vkCmdBindIndexBuffer2's size
-
-
-@dataclass(frozen=True)
-class FetchFacts:
-    """What bounds a draw's fetches, for its messages."""
-
-    vertex: Limit | None
-    instance: Limit | None
-    index: BoundIndexBuffer | None
-    index_capacity: int | None
-    indirect: Window | None = None
-    indirect_offset: int = 0  # as the app gave it
-    group_kind: str = "compute"  # which limits a group-count check used: compute, task, mesh
 
 
 @dataclass(slots=True)
@@ -134,23 +102,27 @@ class ActionCheckCalls(Protocol):
 
 @dataclass
 class ActionCheckDevice:
-    """Per device: limits, pipelines' vertex input, command pools' queue families."""
+    """Per device: limits, pipelines' vertex input, command pools' queue families, the rows
+    kept for the states draws were recorded in."""
 
     limits: DeviceLimits
     calls: ActionCheckCalls
     vertex_inputs: dict[int, VertexInput] = field(default_factory=dict)
     task_pipelines: set[int] = field(default_factory=set)
     pool_families: dict[int, int] = field(default_factory=dict)
+    rows: RowCache = field(default_factory=RowCache)
 
 
 @dataclass(slots=True)
 class ActionCheckState:
-    """Per command buffer: what is bound for fetching, the rows of the checks recorded, and
-    gpuav's objects that run them."""
+    """Per command buffer: what is bound for fetching (and the fetches of that state, non-
+    indexed and indexed, once known), the rows of the checks recorded, and gpuav's objects
+    that run them."""
 
     vertex_buffers: dict[int, BoundVertexBuffer] = field(default_factory=dict)
     index_buffer: BoundIndexBuffer | None = None
     graphics_pipeline: int = 0
+    fetched: list[Fetch | None] = field(default_factory=lambda: [None, None])
     rows: dict[GroupKey, list[int]] = field(default_factory=dict)
     facts: dict[int, FetchFacts] = field(default_factory=dict)  # by action number
     resources: CheckResources = field(default_factory=CheckResources)
@@ -169,119 +141,88 @@ def checks_of(state: CommandBufferState) -> ActionCheckState:
 def post_call_record_bind_vertex_buffers(
     state: CommandBufferState, first: int, buffers: Sequence[BoundVertexBuffer]
 ) -> None:
-    bound = checks_of(state).vertex_buffers
+    checks = checks_of(state)
+    bound = checks.vertex_buffers
     for binding, buffer in enumerate(buffers, first):
-        bound[binding] = buffer
+        if bound.get(binding) != buffer:
+            bound[binding] = buffer
+            checks.fetched = [None, None]
 
 
 def post_call_record_bind_index_buffer(state: CommandBufferState, bound: BoundIndexBuffer) -> None:
-    checks_of(state).index_buffer = bound
+    checks = checks_of(state)
+    if checks.index_buffer != bound:
+        checks.index_buffer = bound
+        checks.fetched[1] = None
 
 
 def post_call_record_bind_graphics_pipeline(state: CommandBufferState, pipeline: int) -> None:
     if state.checks is not None or state.device.action_checks is not None:
-        checks_of(state).graphics_pipeline = pipeline
+        checks = checks_of(state)
+        if checks.graphics_pipeline != pipeline:
+            checks.graphics_pipeline = pipeline
+            checks.fetched = [None, None]
 
 
-# -- windows and capacities ---------------------------------------------------------------------
+def forget_pipeline(engine: ActionCheckDevice, pipeline: int) -> None:
+    """A destroyed pipeline's handle may come back with another vertex input."""
+    engine.vertex_inputs.pop(pipeline, None)
+    engine.task_pipelines.discard(pipeline)
+    engine.rows.clear()
 
 
-def _size_of(device: DeviceState, buffer: int) -> int | None:
+# -- fetches ------------------------------------------------------------------------------------
+
+
+def _size_of(device: DeviceState) -> Callable[[int], int | None]:
     tracker = device.descriptors
-    return None if tracker is None else tracker.buffers.size_of(buffer)
+    if tracker is None:
+        return lambda handle: None
+    return tracker.buffers.size_of
 
 
-def _window(limits_: DeviceLimits, buffer: int, offset: int, size: int) -> tuple[Window, int]:
-    """The window that reads ``offset`` of the buffer, and that byte's word in it."""
-    start = 0
-    if size > limits_.max_storage_range:
-        alignment = max(limits_.storage_alignment, 4)
-        start = offset // alignment * alignment
-    reach = min(size - start, limits_.max_storage_range) // 4 * 4
-    return Window(buffer, start, max(reach, 4)), (offset - start) // 4
-
-
-def _commands_in(size: int, offset: int, stride: int, command_bytes: int, window: Window) -> int:
-    """Commands that lie wholly inside the buffer (and the window)."""
-    end = min(size, window.offset + window.range)
-    if end < offset + command_bytes:
-        return 0
-    if stride == 0:
-        return P.UNLIMITED
-    return min((end - offset - command_bytes) // stride + 1, P.UNLIMITED)
-
-
-def _fetch_facts(device: DeviceState, checks: ActionCheckState, indexed: bool) -> FetchFacts:
-    engine = device.action_checks
-    vertex_input = None if engine is None else engine.vertex_inputs.get(checks.graphics_pipeline)
-    vertex = instance = None
-    if vertex_input is not None:
-        vertex, instance = limits(
-            vertex_input, checks.vertex_buffers, lambda handle: _size_of(device, handle)
-        )
+def _fetch(
+    engine: ActionCheckDevice, device: DeviceState, checks: ActionCheckState, indexed: bool
+) -> Fetch:
+    """The fetch of a draw in the command buffer's bound state."""
+    known = checks.fetched[indexed]
+    if known is not None:
+        return known
+    pipeline = checks.graphics_pipeline
+    vertex_buffers = checks.vertex_buffers
     index = checks.index_buffer if indexed else None
-    capacity = None
+    buffers = tuple(bound.buffer for bound in vertex_buffers.values())
     if index is not None:
-        size = _size_of(device, index.buffer)
-        if size is not None and index.index_type in INDEX_BYTES:
-            available = max(size - index.offset, 0)
-            if index.size != WHOLE_SIZE:
-                available = min(available, index.size)
-            capacity = available // INDEX_BYTES[index.index_type]
-    return FetchFacts(vertex, instance, index, capacity)
-
-
-def _set_capacities(row: list[int], facts: FetchFacts) -> None:
-    vertex, instance, indices = facts.vertex, facts.instance, facts.index_capacity
-    row[P.P_VERTEX_CAPACITY] = P.UNLIMITED if vertex is None else vertex.capacity
-    row[P.P_INSTANCE_CAPACITY] = P.UNLIMITED if instance is None else instance.capacity
-    row[P.P_INDEX_CAPACITY] = P.UNLIMITED if indices is None else min(indices, P.UNLIMITED)
-
-
-def _index_window(device: DeviceState, facts: FetchFacts) -> tuple[Window | None, int, int]:
-    """The index buffer's window, the bound offset's element in it, and the type's flags."""
-    index = facts.index
-    engine = device.action_checks
-    size = None if index is None else _size_of(device, index.buffer)
-    if index is None or size is None or engine is None or not facts.index_capacity:
-        return None, 0, 0
-    window, _ = _window(engine.limits, index.buffer, index.offset, size)
-    element_bytes = INDEX_BYTES[index.index_type]
-    first = (index.offset - window.offset) // element_bytes
-    flags = {2: P.FLAG_INDEX16, 1: P.FLAG_INDEX8}.get(element_bytes, 0)
-    return window, first, flags
+        buffers += (index.buffer,)
+    key = (pipeline, tuple(vertex_buffers.items()), index)
+    size_of = _size_of(device)
+    vertex_input = engine.vertex_inputs.get(pipeline)
+    fetch = engine.rows.fetch(key, buffers, size_of, lambda: compute_fetch(
+        engine.limits, vertex_input, dict(vertex_buffers), index, size_of))  # fmt: skip
+    checks.fetched[indexed] = fetch
+    return fetch
 
 
 # -- actions ------------------------------------------------------------------------------------
 
 
 def _add_row(
-    state: CommandBufferState,
+    checks: ActionCheckState,
     action: Action,
-    row: list[int],
+    row: Sequence[int],
     commands: Window | None = None,
     count: Window | None = None,
     indices: Window | None = None,
 ) -> None:
     """Queue the action's row for the dispatch of the group that binds what it reads."""
     block = action.block
-    row[P.P_BLOCK_WORD] = block.word_offset
     columns = 1 if row[P.P_GROUPS] <= 1 else P.SCAN_WORKGROUPS
     key = (block.chunk.handles.buffer, commands, count, indices, columns)
-    rows = checks_of(state).rows
-    group = rows.get(key)
+    group = checks.rows.get(key)
     if group is None:
-        rows[key] = row
-    else:
-        group += row
-
-
-def _new_row(kind: int, flags: int = 0, groups: int = 1) -> list[int]:
-    row = [0] * P.PARAMETER_WORDS
-    row[P.P_KIND] = kind
-    row[P.P_FLAGS] = flags
-    row[P.P_GROUPS] = groups
-    return row
+        group = checks.rows[key] = []
+    group += row
+    group[-1] = block.word_offset  # P_BLOCK_WORD, the row's last
 
 
 def record_indirect(
@@ -299,78 +240,30 @@ def record_indirect(
     """An indirect draw, dispatch or mesh-task draw (``task``: whether a task shader runs)."""
     device = state.device
     engine = device.action_checks
-    size = _size_of(device, buffer)
-    if engine is None or size is None:
+    if engine is None:
         return
-    limits_ = engine.limits
-    command_bytes = {
-        P.KIND_GROUPS: GROUPS_COMMAND_BYTES,
-        P.KIND_DRAW: DRAW_COMMAND_BYTES,
-        P.KIND_DRAW_INDEXED: DRAW_INDEXED_COMMAND_BYTES,
-    }[kind]
-    if draw_count <= 1:
-        stride = command_bytes
-    commands, first_word = _window(limits_, buffer, offset, size)
-    row = _new_row(kind)
-    row[P.P_FIRST_WORD] = first_word
-    row[P.P_STRIDE_WORDS] = stride // 4
-    row[P.P_DRAW_COUNT] = draw_count
-    row[P.P_DRAWS_IN_BUFFER] = _commands_in(size, offset, stride, command_bytes, commands)
-    row[P.P_MAX_DRAW_INDIRECT_COUNT] = limits_.max_draw_indirect_count
-    flags = 0
-    count = None
-    if count_buffer:
-        count_size = _size_of(device, count_buffer)
-        if count_size is None:
-            return
-        count, row[P.P_COUNT_WORD] = _window(limits_, count_buffer, count_offset, count_size)
-        flags |= P.FLAG_COUNT_BUFFER
-    indices = None
-    if kind == P.KIND_GROUPS:
-        x, y, z, total = (
-            (*limits_.compute_groups, P.UNLIMITED)
-            if task is None
-            else limits_.task_groups
-            if task
-            else limits_.mesh_groups
-        )
-        row[P.P_LIMIT_X : P.P_LIMIT_TOTAL + 1] = [x, y, z, total]
-        kind_name = "compute" if task is None else "task" if task else "mesh"
-        facts = FetchFacts(None, None, None, None, commands, offset, kind_name)
-    else:
-        if not limits_.first_instance:
-            flags |= P.FLAG_FIRST_INSTANCE
-        indexed = kind == P.KIND_DRAW_INDEXED
-        checks = checks_of(state)
-        fetched = _fetch_facts(device, checks, indexed)
-        facts = FetchFacts(
-            fetched.vertex, fetched.instance, fetched.index, fetched.index_capacity, commands,
-            offset,
-        )  # fmt: skip
-        _set_capacities(row, facts)
-        if indexed:
-            indices, row[P.P_INDEX_FIRST_ELEMENT], index_flags = _index_window(device, facts)
-            flags |= index_flags
-            if indices is not None and facts.vertex is not None:
-                flags |= P.FLAG_SCAN_INDICES
-                row[P.P_GROUPS] = P.SCAN_WORKGROUPS
-            flags |= _restart_flag(device, checks)
-    row[P.P_FLAGS] = flags
-    _add_row(state, action, row, commands, count, indices)
-    _remember(checks_of(state), action, facts)
+    checks = checks_of(state)
+    fetch = None if kind == P.KIND_GROUPS else _fetch(engine, device, checks,
+                                                      kind == P.KIND_DRAW_INDEXED)  # fmt: skip
+    key = (kind, buffer, offset, draw_count, stride, count_buffer, count_offset, task, id(fetch))
+    size_of = _size_of(device)
+    made = engine.rows.indirect_row(key, (buffer, count_buffer), size_of, lambda: indirect_row(
+        engine.limits, fetch, kind, buffer, offset, draw_count, stride, count_buffer,
+        count_offset, task, size_of))  # fmt: skip
+    if made is None:
+        return
+    _add_row(checks, action, made.row, made.commands, made.count, made.indices)
+    _remember(checks, action, made.facts)
 
 
-def _restart_flag(device: DeviceState, checks: ActionCheckState) -> int:
-    engine = device.action_checks
-    vertex_input = None if engine is None else engine.vertex_inputs.get(checks.graphics_pipeline)
-    return P.FLAG_RESTART if vertex_input is not None and vertex_input.primitive_restart else 0
-
-
-def _report(state: CommandBufferState, action: Action, code: ErrorCode, *values: int) -> None:
-    row = _new_row(P.KIND_REPORT, int(code))
+def _report(checks: ActionCheckState, action: Action, code: ErrorCode, *values: int) -> None:
+    row = [0] * P.PARAMETER_WORDS
+    row[P.P_KIND] = P.KIND_REPORT
+    row[P.P_REPORT_CODE] = int(code)
+    row[P.P_GROUPS] = 1
     padded = (*values, 0, 0, 0, 0, 0, 0)[:6]
     row[P.P_REPORT_WORDS : P.P_REPORT_WORDS + 6] = [v & 0xFFFF_FFFF for v in padded]
-    _add_row(state, action, row)
+    _add_row(checks, action, row)
 
 
 def _past(first: int, count: int, capacity: int) -> bool:
@@ -388,9 +281,12 @@ def record_draw(
     """vkCmdDraw: its vertices and instances against the vertex buffers (host-side); only a
     draw that fails gets an output block and a row that writes its records."""
     checks = state.checks
-    if checks is None or not checks.vertex_buffers or not vertex_count or not instance_count:
+    engine = state.device.action_checks
+    if checks is None or engine is None or not checks.vertex_buffers:
         return
-    facts = _fetch_facts(state.device, checks, indexed=False)
+    if not vertex_count or not instance_count:
+        return
+    facts = _fetch(engine, state.device, checks, indexed=False).facts
     failing = []
     if facts.vertex is not None and _past(first_vertex, vertex_count, facts.vertex.capacity):
         failing.append((first_vertex, vertex_count, facts.vertex.capacity, 0))
@@ -401,19 +297,13 @@ def record_draw(
     if action is None:
         return
     for first, count, capacity, instances in failing:
-        _report(state, action, ErrorCode.VERTEX_RANGE, 0, first, count, capacity, instances)
+        _report(checks, action, ErrorCode.VERTEX_RANGE, 0, first, count, capacity, instances)
     _remember(checks, action, facts)
 
 
 def _remember(checks: ActionCheckState, action: Action, facts: FetchFacts) -> None:
     if action.number is not None:
         checks.facts[action.number] = facts
-
-
-def wants_indexed_check(state: CommandBufferState) -> bool:
-    """Whether a vkCmdDrawIndexed needs a check at all (an index buffer is bound)."""
-    checks = state.checks
-    return checks is not None and checks.index_buffer is not None
 
 
 def record_draw_indexed(
@@ -428,33 +318,32 @@ def record_draw_indexed(
     """vkCmdDrawIndexed: its index range and instances (host-side), its index values (GPU)."""
     checks = checks_of(state)
     device = state.device
-    if not index_count or not instance_count or device.action_checks is None:
+    engine = device.action_checks
+    if not index_count or not instance_count or engine is None:
         return
-    facts = _fetch_facts(device, checks, indexed=True)
+    fetch = _fetch(engine, device, checks, indexed=True)
+    facts = fetch.facts
     _remember(checks, action, facts)
-    if facts.index_capacity is not None and _past(first_index, index_count, facts.index_capacity):
-        _report(state, action, ErrorCode.INDEX_RANGE, 0, first_index, index_count,
-                facts.index_capacity)  # fmt: skip
+    capacity = facts.index_capacity
+    if capacity is not None and _past(first_index, index_count, capacity):
+        _report(checks, action, ErrorCode.INDEX_RANGE, 0, first_index, index_count, capacity)
     instance = facts.instance
     if instance is not None and _past(first_instance, instance_count, instance.capacity):
-        _report(state, action, ErrorCode.VERTEX_RANGE, 0, first_instance, instance_count,
+        _report(checks, action, ErrorCode.VERTEX_RANGE, 0, first_instance, instance_count,
                 instance.capacity, 1)  # fmt: skip
-    if facts.vertex is None:
+    if facts.vertex is None or fetch.indices is None:
         return
-    indices, first, flags = _index_window(device, facts)
-    if indices is None:
-        return
-    readable = max(min(index_count, (facts.index_capacity or 0) - first_index), 0)
+    readable = max(min(index_count, (capacity or 0) - first_index), 0)
     groups = min(P.SCAN_WORKGROUPS, -(-readable // P.WORKGROUP_SIZE))
     if not groups:
         return
-    row = _new_row(P.KIND_DIRECT_INDEXED, flags | _restart_flag(device, checks), groups)
-    row[P.P_INDEX_FIRST_ELEMENT] = first
+    row = list(fetch.row)
+    row[P.P_KIND] = P.KIND_DIRECT_INDEXED
+    row[P.P_GROUPS] = groups
     row[P.P_DIRECT_FIRST_INDEX] = first_index
     row[P.P_DIRECT_INDEX_COUNT] = index_count
     row[P.P_DIRECT_VERTEX_OFFSET] = vertex_offset & 0xFFFF_FFFF
-    _set_capacities(row, facts)
-    _add_row(state, action, row, indices=indices)
+    _add_row(checks, action, row, indices=fetch.indices)
 
 
 # -- command buffer life cycle -----------------------------------------------------------------

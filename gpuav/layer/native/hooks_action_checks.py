@@ -239,46 +239,49 @@ def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:
     record = REGISTRY.device_of(device)
     engine_ = None if record is None or record.state is None else record.state.action_checks
     if engine_ is not None:
-        engine_.vertex_inputs.pop(pipeline, None)
-        engine_.task_pipelines.discard(pipeline)
+        checks.forget_pipeline(engine_, pipeline)
     hooks_pipelines.destroy_pipeline(device, pipeline, allocator)
 
 
 # -- bindings -----------------------------------------------------------------------------------
 
 
-def _record_bind(command_buffer: int, command: str, work: Any) -> None:
+def _checked_state(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
+    """The device record, and the command buffer's state where the checks are on."""
     record, state = _lookup(command_buffer)
-    if record is None or state is None or state.device.action_checks is None:
-        return
-    try:
-        work(state)
-    except BaseException as error:
-        report_error(command, error, record.instance.state)
+    if state is None or state.device.action_checks is None:
+        return record, None
+    return record, state
 
 
 def cmd_bind_vertex_buffers(
     command_buffer: int, first: int, count: int, buffers: int, offsets: int
 ) -> None:
-    record, _ = _lookup(command_buffer)
+    record, state = _checked_state(command_buffer)
     if record is None:
         return
     record.next.vkCmdBindVertexBuffers(command_buffer, first, count, buffers, offsets)
-    _record_bind(command_buffer, "vkCmdBindVertexBuffers", lambda state: _bind_vertex(
-        state, first, count, buffers, offsets, 0, 0))  # fmt: skip
+    if state is not None:
+        try:
+            _bind_vertex(state, first, count, buffers, offsets, 0, 0)
+        except BaseException as error:
+            report_error("vkCmdBindVertexBuffers", error, record.instance.state)
 
 
 def cmd_bind_vertex_buffers2(
     command_buffer: int, first: int, count: int, buffers: int, offsets: int, sizes: int,
     strides: int,
 ) -> None:  # fmt: skip
-    record, _ = _lookup(command_buffer)
+    record, state = _checked_state(command_buffer)
     if record is None:
         return
     record.next.vkCmdBindVertexBuffers2(command_buffer, first, count, buffers, offsets, sizes,
                                         strides)  # fmt: skip
-    _record_bind(command_buffer, "vkCmdBindVertexBuffers2", lambda state: _bind_vertex(
-        state, first, count, buffers, offsets, sizes, strides))  # fmt: skip
+    if state is not None:
+        try:
+            _bind_vertex(state, first, count, buffers, offsets, sizes, strides)
+        except BaseException as error:
+            report_error("vkCmdBindVertexBuffers2", error, record.instance.state)
 
 
 def _bind_vertex(
@@ -287,6 +290,10 @@ def _bind_vertex(
 ) -> None:  # fmt: skip
     handles = handles_at(buffers, count)
     offset_values = handles_at(offsets, count)
+    if not sizes and not strides:
+        bound = [BoundVertexBuffer(h, o) for h, o in zip(handles, offset_values, strict=True)]
+        checks.post_call_record_bind_vertex_buffers(state, first, bound)
+        return
     size_values = handles_at(sizes, count) if sizes else [WHOLE_SIZE] * count
     stride_values: list[int | None] = (
         list(handles_at(strides, count)) if strides else [None] * count
@@ -303,45 +310,68 @@ def _bind_vertex(
     )
 
 
-def cmd_bind_index_buffer(command_buffer: int, buffer: int, offset: int, index_type: int) -> None:
-    record, _ = _lookup(command_buffer)
+def _bind_index(
+    command_buffer: int, command: str, buffer: int, offset: int, index_type: int, size: int
+) -> None:
+    record, state = _checked_state(command_buffer)
     if record is None:
         return
-    record.next.vkCmdBindIndexBuffer(command_buffer, buffer, offset, index_type)
-    _record_bind(command_buffer, "vkCmdBindIndexBuffer", lambda state: (
-        checks.post_call_record_bind_index_buffer(
-            state, BoundIndexBuffer(buffer, offset, index_type))))  # fmt: skip
+    if size == WHOLE_SIZE:
+        record.next.vkCmdBindIndexBuffer(command_buffer, buffer, offset, index_type)
+    else:
+        record.next.vkCmdBindIndexBuffer2KHR(command_buffer, buffer, offset, size, index_type)
+    if state is not None:
+        try:
+            bound = BoundIndexBuffer(buffer, offset, index_type, size)
+            checks.post_call_record_bind_index_buffer(state, bound)
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+
+
+def cmd_bind_index_buffer(command_buffer: int, buffer: int, offset: int, index_type: int) -> None:
+    _bind_index(command_buffer, "vkCmdBindIndexBuffer", buffer, offset, index_type, WHOLE_SIZE)
 
 
 def cmd_bind_index_buffer2(
     command_buffer: int, buffer: int, offset: int, size: int, index_type: int
 ) -> None:
-    record, _ = _lookup(command_buffer)
-    if record is None:
-        return
-    record.next.vkCmdBindIndexBuffer2KHR(command_buffer, buffer, offset, size, index_type)
-    _record_bind(command_buffer, "vkCmdBindIndexBuffer2", lambda state: (
-        checks.post_call_record_bind_index_buffer(
-            state, BoundIndexBuffer(buffer, offset, index_type, size))))  # fmt: skip
+    _bind_index(command_buffer, "vkCmdBindIndexBuffer2", buffer, offset, index_type, size)
 
 
 # -- actions ------------------------------------------------------------------------------------
 
 
+def _counted_action(
+    command_buffer: int, bind_point: int, command: str
+) -> tuple[DeviceRecord | None, CommandBufferState | None, bool]:
+    """The layer's action work (``hooks_commands``' own, with the state looked up once): the
+    device record, the command buffer's state where the checks are on, and whether the work
+    appended an Action (the pipeline is instrumented)."""
+    record, state = _lookup(command_buffer)
+    if record is None or state is None:
+        return record, None, False
+    before = len(state.actions)
+    try:
+        engine.pre_call_record_action(state, bind_point, command)
+    except BaseException as error:
+        report_error(command, error, record.instance.state)
+    if state.device.action_checks is None:
+        return record, None, False
+    return record, state, len(state.actions) > before
+
+
 def _checked_action(command_buffer: int, bind_point: int, command: str, work: Any) -> Any:
     """The layer's action work, then the check's (given how to get the Action); the next
     layer's table."""
-    record, state = _lookup(command_buffer)
-    before = -1 if state is None else len(state.actions)
-    table = hooks_commands._action(command_buffer, bind_point, command)
-    if record is None or state is None or state.device.action_checks is None:
-        return table
-    try:
-        appended = len(state.actions) > before
-        work(state, lambda: engine.current_action(state, bind_point, command, appended))
-    except BaseException as error:
-        report_error(command, error, record.instance.state)
-    return table
+    record, state, appended = _counted_action(command_buffer, bind_point, command)
+    if record is None:
+        return None
+    if state is not None:
+        try:
+            work(state, lambda: engine.current_action(state, bind_point, command, appended))
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    return record.next
 
 
 def _indirect(
@@ -364,27 +394,33 @@ def _indirect(
 
 
 def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
-    def work(state: CommandBufferState, action_of: Any) -> None:
-        checks.record_draw(state, action_of, a, b, c, d)
-
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDraw", work)
-    if table is not None:
-        table.vkCmdDraw(command_buffer, a, b, c, d)
+    command = "vkCmdDraw"
+    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
+    if record is None:
+        return
+    if state is not None and state.checks is not None and state.checks.vertex_buffers:
+        try:
+            checks.record_draw(state, lambda: engine.current_action(
+                state, PIPELINE_BIND_POINT_GRAPHICS, command, appended), a, b, c, d)  # fmt: skip
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    record.next.vkCmdDraw(command_buffer, a, b, c, d)
 
 
 def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
-    def work(state: CommandBufferState, action_of: Any) -> None:
-        if not checks.wants_indexed_check(state):
-            return
-        action = action_of()
-        if action is not None:
-            offset = d - (1 << 32) if d >= 1 << 31 else d
-            checks.record_draw_indexed(state, action, a, b, c, offset, e)
-
     command = "vkCmdDrawIndexed"
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
-    if table is not None:
-        table.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
+    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
+    if record is None:
+        return
+    if state is not None and state.checks is not None and state.checks.index_buffer is not None:
+        try:
+            action = engine.current_action(state, PIPELINE_BIND_POINT_GRAPHICS, command, appended)
+            if action is not None:
+                offset = d - (1 << 32) if d >= 1 << 31 else d
+                checks.record_draw_indexed(state, action, a, b, c, offset, e)
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    record.next.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
 
 
 def cmd_draw_indirect(

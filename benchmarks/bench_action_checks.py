@@ -1,0 +1,126 @@
+"""What the indirect and vertex-fetch checks (``gpuav.layer.action_checks``) cost per action:
+``tests/layer/apps/indirect_app.c`` records one command buffer of N draws of one kind, with no
+layer, with gpuav and with the Khronos layer 1.4.309's GPU-AV (which validates indirect and
+index buffers too), and re-records and submits it F times as a renderer does every frame.
+
+    python -m benchmarks.bench_action_checks [--draws 1000] [--frames 20] [--runs 3]
+        [--gpuav-tree PATH] [--no-khronos]
+
+Each run is a fresh process; a figure is the median over runs of: the first recording (which
+includes making gpuav's validation pipeline), and the median re-recording and submit (to the
+end of the fence and queue waits) of frames 2 to F. Per-draw figures divide by N. Every draw
+re-binds its pipeline and vertex (and index) buffers, so a draw is three or four commands.
+``--gpuav-tree`` runs gpuav from another checkout (say, a worktree of an earlier commit) with
+this tree's app: before and after figures of one change. Not a test: timings depend on the
+machine, which is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.layer_apps import LAYER_NAME, REPOSITORY
+from benchmarks.timing import print_table
+from tests.apps_common.build import compile_c_program
+from tests.layer.test_action_checks_khronos import SHADERS
+from tests.shaders.glsl import compile_glsl
+
+APP_SOURCE = REPOSITORY / "tests" / "layer" / "apps" / "indirect_app.c"
+NEWER_KHRONOS = Path("/work/shared/tools/newer-khronos.sh")
+MODES = {
+    "vkCmdDraw": ["vertices", "0", "3"],
+    "vkCmdDrawIndexed": ["indexed", "2", "0"],
+    "vkCmdDrawIndirect": ["draw", "0"],
+    "vkCmdDrawIndexedIndirect": ["indexed_indirect", "0", "6"],
+}
+_LAYER_VARIABLES = ("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH")
+
+
+def _layer_folder(tree: Path) -> str:
+    """The built layer of a checkout (built there on first use)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from gpuav.layer.native.build import layer_dir; print(layer_dir())"],
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _command(configuration: str, tree: Path, argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(_LAYER_VARIABLES)}
+    if configuration == "gpuav":
+        environment.update(
+            VK_ADD_LAYER_PATH=_layer_folder(tree),
+            VK_INSTANCE_LAYERS=LAYER_NAME,
+            GPUAV_ENABLE="1",
+            PYTHONPATH=str(tree),
+        )
+    elif configuration == "khronos":
+        quoted = " ".join(f"'{part}'" for part in argv)
+        return ["bash", "-c", f"source '{NEWER_KHRONOS}' && nk_vvl14 {quoted}"], environment
+    return argv, environment
+
+
+def _run(command: list[str], environment: dict[str, str]) -> tuple[float, float, float]:
+    """(first recording, median re-recording, median submit) in microseconds."""
+    done = subprocess.run(
+        command, env=environment, capture_output=True, text=True, check=True, timeout=600
+    )
+    first = frames = None
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if words and words[0] == "timing":
+            first = float(words[1])
+        elif words and words[0] == "frames":
+            frames = (float(words[1]), float(words[2]))
+    if first is None or frames is None:
+        raise RuntimeError(f"no timings in {done.stdout[-2000:]}")
+    return first, *frames
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--frames", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--gpuav-tree", type=Path, default=REPOSITORY)
+    parser.add_argument("--no-khronos", action="store_true")
+    options = parser.parse_args()
+    configurations = ["none", "gpuav"] + ([] if options.no_khronos else ["khronos"])
+    with tempfile.TemporaryDirectory() as folder_name:
+        folder = Path(folder_name)
+        app = compile_c_program(folder / "indirect_app", [APP_SOURCE])
+        for name, (stage, source) in SHADERS.items():
+            words = compile_glsl(source, stage)
+            (folder / f"{name}.spv").write_bytes(b"".join(w.to_bytes(4, "little") for w in words))
+        os.environ.update(
+            INDIRECT_APP_REPEAT=str(options.draws), INDIRECT_APP_FRAMES=str(options.frames)
+        )
+        rows = []
+        for command_name, mode in MODES.items():
+            argv = [str(app), str(folder), *mode]
+            figures = {}
+            for configuration in configurations:
+                command, environment = _command(configuration, options.gpuav_tree, argv)
+                runs = [_run(command, environment) for _ in range(options.runs)]
+                figures[configuration] = [statistics.median(column) for column in zip(*runs)]
+            row = [command_name]
+            for column in range(3):
+                row += [f"{figures[c][column] / options.draws:.2f}" for c in configurations]
+            rows.append(row)
+    header = ["per draw, us"]
+    for what in ("first recording", "re-recording", "submit"):
+        header += [f"{what}: {c}" for c in configurations]
+    print(f"{options.draws} draws, {options.frames} frames, median of {options.runs} runs; "
+          f"gpuav from {options.gpuav_tree}")  # fmt: skip
+    print_table(header, rows)
+
+
+if __name__ == "__main__":
+    main()
