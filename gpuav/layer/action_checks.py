@@ -40,6 +40,7 @@ from typing import Protocol
 from gpuav.instrument.record import ErrorCode
 from gpuav.layer import action_check_parameters as P
 from gpuav.layer.action_check_rows import (
+    WHOLE_SIZE,
     BoundIndexBuffer,
     DeviceLimits,
     Fetch,
@@ -139,13 +140,30 @@ def checks_of(state: CommandBufferState) -> ActionCheckState:
 
 
 def post_call_record_bind_vertex_buffers(
-    state: CommandBufferState, first: int, buffers: Sequence[BoundVertexBuffer]
+    state: CommandBufferState,
+    first: int,
+    handles: Sequence[int],
+    offsets: Sequence[int],
+    sizes: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
 ) -> None:
+    """vkCmdBindVertexBuffers(2): a binding that changes forgets the state's fetches (renderers
+    often bind again what is bound)."""
     checks = checks_of(state)
     bound = checks.vertex_buffers
-    for binding, buffer in enumerate(buffers, first):
-        if bound.get(binding) != buffer:
-            bound[binding] = buffer
+    for index, handle in enumerate(handles):
+        offset = offsets[index]
+        size = WHOLE_SIZE if sizes is None else sizes[index]
+        stride = None if strides is None else strides[index]
+        old = bound.get(first + index)
+        if (
+            old is None
+            or old.buffer != handle
+            or old.offset != offset
+            or old.size != size
+            or old.stride != stride
+        ):
+            bound[first + index] = BoundVertexBuffer(handle, offset, size, stride)
             checks.fetched = [None, None]
 
 

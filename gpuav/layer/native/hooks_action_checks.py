@@ -37,7 +37,6 @@ from gpuav.layer.vertex_input import (
     INPUT_RATE_INSTANCE,
     WHOLE_SIZE,
     Attribute,
-    BoundVertexBuffer,
     VertexInput,
     format_bytes,
 )
@@ -288,25 +287,13 @@ def _bind_vertex(
     state: CommandBufferState, first: int, count: int, buffers: int, offsets: int, sizes: int,
     strides: int,
 ) -> None:  # fmt: skip
-    handles = handles_at(buffers, count)
-    offset_values = handles_at(offsets, count)
-    if not sizes and not strides:
-        bound = [BoundVertexBuffer(h, o) for h, o in zip(handles, offset_values, strict=True)]
-        checks.post_call_record_bind_vertex_buffers(state, first, bound)
-        return
-    size_values = handles_at(sizes, count) if sizes else [WHOLE_SIZE] * count
-    stride_values: list[int | None] = (
-        list(handles_at(strides, count)) if strides else [None] * count
-    )
     checks.post_call_record_bind_vertex_buffers(
         state,
         first,
-        [
-            BoundVertexBuffer(handle, offset, size, stride)
-            for handle, offset, size, stride in zip(
-                handles, offset_values, size_values, stride_values, strict=True
-            )
-        ],
+        handles_at(buffers, count),
+        handles_at(offsets, count),
+        handles_at(sizes, count) if sizes else None,
+        handles_at(strides, count) if strides else None,
     )
 
 
