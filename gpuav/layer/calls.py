@@ -28,6 +28,12 @@ SHADER_STAGE_MESH = 0x80
 # Ray generation, any hit, closest hit, miss, intersection, callable.
 SHADER_STAGES_RAY_TRACING = 0x3F00
 SHADER_STAGES_INSTRUMENTED = 0x3FFF  # the stages with a stage code (record.Stage)
+SHADER_STAGES_CORE = 0x3F  # those every device has; the others come with their extensions
+# (VUID-VkPushConstantRange-stageFlags-parameter: no stage bit of an extension not enabled)
+STAGE_EXTENSIONS = {
+    "VK_EXT_mesh_shader": SHADER_STAGE_TASK | SHADER_STAGE_MESH,
+    "VK_KHR_ray_tracing_pipeline": SHADER_STAGES_RAY_TRACING,
+}
 SHADER_STAGES_GRAPHICS = 0x1F  # those of vertexPipelineStoresAndAtomics and fragment stores
 
 PIPELINE_STAGE_2_HOST = 0x00004000
@@ -76,6 +82,8 @@ class PhysicalDeviceFacts:
     buffer_device_address: bool = False  # Vulkan 1.2 feature (issue 8's context path)
     max_push_constants_size: int = 128
     shader_int64: bool = False  # the pushed context address is a uint64
+    # The shader stages of the extensions the device is created with (STAGE_EXTENSIONS).
+    extension_stages: int = 0
 
 
 @dataclass(frozen=True)

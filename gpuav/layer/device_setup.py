@@ -10,7 +10,7 @@ from gpuav.layer import notices
 from gpuav.layer.calls import (
     API_VERSION_1_1,
     API_VERSION_1_2,
-    SHADER_STAGES_INSTRUMENTED,
+    SHADER_STAGES_CORE,
     DeviceCalls,
     FeatureRequest,
     PhysicalDeviceFacts,
@@ -123,7 +123,8 @@ def post_call_record_create_device(
     if not device.graphics_stages:
         instance.reporter.emit_once("graphics-stores", notices.graphics_stores_unsupported())
     try:
-        device.set_layout = calls.create_descriptor_set_layout(SHADER_STAGES_INSTRUMENTED)
+        device.stages = SHADER_STAGES_CORE | facts.extension_stages
+        device.set_layout = calls.create_descriptor_set_layout(device.stages)
         device.padding_set_layout = calls.create_descriptor_set_layout(None)
         addresses = uses_buffer_device_address(instance, facts)
         state = StateBuffer.create(calls, facts, device_address=addresses)

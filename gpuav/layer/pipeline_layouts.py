@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuav.layer import faults, notices
-from gpuav.layer.calls import SHADER_STAGES_INSTRUMENTED
 from gpuav.layer.shader_modules import instrumenter_accepts
 from gpuav.layer.state import DeviceState, PipelineLayoutState
 
@@ -76,7 +75,7 @@ def pre_call_record_push_constant_ranges(
     for stages, start, _ in ranges:
         extended.append((stages, start, end - start))
         covered |= stages
-    missing = SHADER_STAGES_INSTRUMENTED & ~covered
+    missing = device.stages & ~covered
     if missing:
         extended.append((missing, offset, CONTEXT_BYTES))
     return extended, covered | missing

@@ -14,6 +14,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gpuav.layer.calls import SHADER_STAGES_CORE
 from gpuav.layer.recording_site import RecordedAt
 from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
@@ -142,6 +143,9 @@ class DeviceState:
     enabled: bool
     set_index: int = 0
     graphics_stages: bool = True
+    # The stages gpuav's set layout and pushed-context ranges name (calls.SHADER_STAGES_CORE
+    # and those of the device's extensions).
+    stages: int = SHADER_STAGES_CORE
     output: OutputBuffers | None = None
     set_layout: int = 0
     padding_set_layout: int = 0

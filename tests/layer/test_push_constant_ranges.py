@@ -6,11 +6,16 @@ from typing import Any
 
 import pytest
 
-from gpuav.layer.calls import SHADER_STAGE_COMPUTE, SHADER_STAGE_FRAGMENT, SHADER_STAGE_VERTEX
+from gpuav.layer.calls import (
+    SHADER_STAGE_COMPUTE,
+    SHADER_STAGE_FRAGMENT,
+    SHADER_STAGE_VERTEX,
+    SHADER_STAGES_CORE,
+)
 from gpuav.layer.pipeline_layouts import pre_call_record_push_constant_ranges
 from gpuav.layer.state import DeviceState
 
-ALL = 0x3F
+ALL = SHADER_STAGES_CORE  # a device without mesh or ray-tracing extensions
 
 
 @pytest.fixture

@@ -15,7 +15,13 @@ import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import device_setup, notices, shader_validation
-from gpuav.layer.calls import API_VERSION_1_1, API_VERSION_1_2, FeatureRequest, PhysicalDeviceFacts
+from gpuav.layer.calls import (
+    API_VERSION_1_1,
+    API_VERSION_1_2,
+    STAGE_EXTENSIONS,
+    FeatureRequest,
+    PhysicalDeviceFacts,
+)
 from gpuav.layer.native import callbacks, enabled_features
 from gpuav.layer.native.build import LAYER_NAME
 from gpuav.layer.native.device_calls import NativeDeviceCalls
@@ -261,6 +267,16 @@ def _physical_device_facts(record: InstanceRecord, physical_device: int) -> Phys
     )
 
 
+def _extension_stages(create_info: int) -> int:
+    """The shader stages that the device's enabled extensions bring (mesh, ray tracing)."""
+    info = at(create_info, "VkDeviceCreateInfo")
+    stages = 0
+    for index in range(info.enabledExtensionCount):
+        name = string_at(address(info.ppEnabledExtensionNames[index]))
+        stages |= STAGE_EXTENSIONS.get(name, 0)
+    return stages
+
+
 def _turn_on(features: Any, request: FeatureRequest) -> None:
     if request.fragment_stores_and_atomics:
         features.fragmentStoresAndAtomics = 1
@@ -435,6 +451,7 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
         if facts.buffer_device_address and not _enables_buffer_device_address(passed_info):
             # Our copy of the create info could not be made: no device-address path.
             facts = dataclasses.replace(facts, buffer_device_address=False)
+        facts = dataclasses.replace(facts, extension_stages=_extension_stages(create_info))
         record.state = device_setup.post_call_record_create_device(
             instance.state, device, NativeDeviceCalls(device, next_functions), facts
         )
