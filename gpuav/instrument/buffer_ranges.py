@@ -108,6 +108,8 @@ class RangeGuarder:
     def guard(self, access: BufferAccess) -> bool:
         """Guard ``access``; False when its result has no null value to stand in for it."""
         consumer = access.consumer
+        if not self.nullable(consumer):
+            return False  # before anything is emitted: the module stays as it was
         function = self.function_of(consumer)
         hoisted = [self.hoisted_range(function, *_descriptor(span)) for span in access.spans]
         quick = [
@@ -202,12 +204,19 @@ class RangeGuarder:
             raise RuntimeError(f"{instruction!r} is not in a block")
         return place[0]
 
+    def nullable(self, consumer: Instruction) -> bool:
+        """Whether a skipped ``consumer`` can give a null result (or has none)."""
+        result_type = consumer.type_id
+        if consumer.result_id is None or result_type is None:
+            return True
+        return self.types.opcode(result_type) in NULLABLE_RESULTS
+
     def guard_with(self, consumer: Instruction, condition: Callable[[], int]) -> bool:
         """Run ``consumer`` only where ``condition()`` (emitted just before it) holds; its
         result is null elsewhere. False, changing nothing, when the result has no null."""
         result_type = consumer.type_id
         has_value = consumer.result_id is not None and result_type is not None
-        if has_value and self.types.opcode(result_type or 0) not in NULLABLE_RESULTS:
+        if not self.nullable(consumer):
             return False
         place = self.def_use.place(consumer)
         if place is None:

@@ -190,6 +190,8 @@ def guard_texel_access(guarder: RangeGuarder, check: int, access: TexelAccess) -
         access.descriptor_indices,
         access.descriptor_lengths,
     )
+    if not all(guarder.nullable(consumer) for consumer in access.consumers):
+        return False  # before anything is emitted
     guarded = True
     for consumer in access.consumers:
         hoisted = guarder.hoisted_range(guarder.function_of(consumer), *descriptor)

@@ -133,3 +133,25 @@ def test_instrumented_modules_pass_spirv_val(name: str) -> None:
     )
     assert checks >= 2
     assert checks <= accesses
+
+
+POINTER_MEMBERS = """#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 1) in;
+layout(buffer_reference, std430) buffer Data { uint v[]; };
+layout(set = 0, binding = 0) uniform Pointers { Data data; Data result; } pointers;
+void main() {
+    pointers.result.v[0] = pointers.data.v[1];
+}
+"""
+
+
+def test_loads_of_pointers_from_a_block_stay_unchecked_and_the_module_valid() -> None:
+    """A pointer has no null value to stand in for a skipped load: such loads are left as they
+    are, and nothing of their declined check stays behind."""
+    words = compile_glsl(POINTER_MEMBERS, "comp", target_env="vulkan1.2")
+    out = instrument_shader(
+        words, shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
+    )
+    spirv_val(out, "vulkan1.2")
+    assert "gpuav_buffer_range" not in disassemble(read(out))
