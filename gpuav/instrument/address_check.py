@@ -9,9 +9,9 @@ over its entries (a loop of about log2(buffers) steps, each two state words); wi
 published the range check passes. Only 32-bit integers are used, so the helper fits every
 module; the address comes in as two words.
 
-Each invocation remembers, in a Private variable, the last stretch of addresses a search
-found inside one buffer (an entry's start up to its reach): a span inside it passes without
-a search, so the accesses of a loop walking one buffer search once.
+Each invocation remembers, in a Private variable, the last two stretches of addresses a
+search found inside one buffer (an entry's start up to its reach): a span inside either passes
+without a search, so a loop reading one buffer and writing another searches twice.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import LoopControl, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
+
+REMEMBERED = 2  # stretches each invocation remembers
 
 
 def define_address_check(
@@ -67,14 +69,24 @@ class _AddressCheck:
         self.uint = builder.type_int(32, False)
         self.bool_ = builder.type_bool()
         uvec4 = builder.type_vector(self.uint, 4)
-        # (start low, start high, reach low, reach high); all zero: nothing remembered.
+        # Two stretches (start low, start high, reach low, reach high), then the slot the
+        # next search fills in word 0 of the third; all zero: nothing remembered.
+        slots = builder.shared_declaration(
+            Op.TypeArray, uvec4, builder.constant_uint(REMEMBERED + 1)
+        )
         self.remembered = builder.declare(
             Op.Variable,
-            builder.type_pointer(StorageClass.Private, uvec4),
+            builder.type_pointer(StorageClass.Private, slots),
             StorageClass.Private,
-            builder.constant_null(uvec4),
+            builder.constant_null(slots),
         )
-        builder.name(self.remembered, "gpuav_address_stretch")
+        builder.name(self.remembered, "gpuav_address_stretches")
+
+    def _slot(self, index: int) -> int:
+        """A pointer to remembered slot ``index`` (an id)."""
+        builder = self.builder
+        pointer = builder.type_pointer(StorageClass.Private, builder.type_vector(self.uint, 4))
+        return builder.op(Op.AccessChain, pointer, self.remembered, index)
 
     def _end(self, low: int, high: int, size: int) -> tuple[int, int, int]:
         """(end low, end high, wrapped past 2^64) of the span at ``high:low``."""
@@ -94,31 +106,47 @@ class _AddressCheck:
         return end_low, end_high, wrapped
 
     def inside_remembered(self, low: int, high: int, size: int) -> int:
-        """Whether the span lies in the remembered stretch, else the search's answer (which
+        """Whether the span lies in a remembered stretch, else the search's answer (which
         remembers the stretch it found)."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
-        uvec4 = builder.type_vector(uint, 4)
-        stretch = builder.op(Op.Load, uvec4, self.remembered)
-        start_low, start_high, reach_low, reach_high = (
-            builder.op(Op.CompositeExtract, uint, stretch, k) for k in range(4)
-        )
         end_low, end_high, wrapped = self._end(low, high, size)
-        hit = builder.op(
-            Op.LogicalAnd,
-            bool_,
-            builder.op(
+        hit = builder.constant_bool(False)
+        for slot in range(REMEMBERED):
+            stretch = builder.op(
+                Op.Load, builder.type_vector(uint, 4), self._slot(builder.constant_uint(slot))
+            )
+            start_low, start_high, reach_low, reach_high = (
+                builder.op(Op.CompositeExtract, uint, stretch, k) for k in range(4)
+            )
+            inside = builder.op(
                 Op.LogicalAnd,
                 bool_,
                 self._at_most(start_low, start_high, low, high),
                 self._at_most(end_low, end_high, reach_low, reach_high),
-            ),
-            builder.op(Op.LogicalNot, bool_, wrapped),
-        )
+            )
+            hit = builder.op(Op.LogicalOr, bool_, hit, inside)
+        hit = builder.op(Op.LogicalAnd, bool_, hit, builder.op(Op.LogicalNot, bool_, wrapped))
         with builder.if_then(builder.op(Op.LogicalNot, bool_, hit)) as miss:
             searched = self.inside_table(low, high, size)
         return builder.phi(
             bool_, (searched, miss.exit_label), (builder.constant_bool(True), miss.head_label)
+        )
+
+    def _remember(self, stretch: int) -> None:
+        """Store ``stretch`` in the slot whose turn it is, and pass the turn on."""
+        builder = self.builder
+        uint = self.uint
+        turn_slot = self._slot(builder.constant_uint(REMEMBERED))
+        turns = builder.op(Op.Load, builder.type_vector(uint, 4), turn_slot)
+        turn = builder.op(Op.CompositeExtract, uint, turns, 0)
+        slot = builder.op(Op.UMod, uint, turn, builder.constant_uint(REMEMBERED))
+        builder.op_void(Op.Store, self._slot(slot), stretch)
+        following = builder.op(Op.IAdd, uint, slot, builder.constant_uint(1))
+        builder.op_void(
+            Op.Store,
+            turn_slot,
+            builder.op(Op.CompositeInsert, builder.type_vector(uint, 4), following, turns, 0),
         )
 
     def _word(self, at: int, plus: int = 0) -> int:
@@ -192,7 +220,7 @@ class _AddressCheck:
                 reach_low,
                 reach_high,
             )
-            builder.op_void(Op.Store, self.remembered, stretch)
+            self._remember(stretch)
         return builder.op(Op.LogicalOr, bool_, builder.op(Op.LogicalNot, bool_, published), fits)
 
     def _search(self, table: int, count: int, low: int, high: int) -> int:
