@@ -233,5 +233,66 @@ def test_validation_shader_is_what_its_source_compiles_to_and_passes_spirv_val(
         assert done.returncode == 0, done.stderr
 
 
-def test_every_parameter_word_fits_the_guaranteed_push_constant_space() -> None:
-    assert action_check_parameters.PARAMETER_WORDS * 4 <= 128
+def test_every_row_word_has_its_own_place_and_the_block_word_is_last() -> None:
+    """The layer sets each row's output block as its last word (``action_checks._add_row``);
+    the other words must not collide (the report kind's aliases apart)."""
+    words = {
+        name: value
+        for name, value in vars(action_check_parameters).items()
+        if name.startswith("P_") and not name.startswith("P_REPORT_")
+    }
+    assert sorted(words.values()) == list(range(action_check_parameters.PARAMETER_WORDS))
+    assert words["P_BLOCK_WORD"] == action_check_parameters.PARAMETER_WORDS - 1
+
+
+# Draws of one command buffer past the 256 output blocks of a chunk, so its rows fall in two
+# groups (two dispatches), recorded again for a second frame.
+REPEATED = {
+    "index_value_past_vertices": (("indexed", "5", "0"), "VUID-vkCmdDrawIndexed-None-02721"),
+    "first_instance": (("draw", "1"), "VUID-VkDrawIndirectCommand-firstInstance-00501"),
+    "indexed_indirect_index_range": (
+        ("indexed_indirect", "4", "6"),
+        "VUID-VkDrawIndexedIndirectCommand-robustBufferAccess2-08798",
+    ),
+    "vertices_past_buffer": (("vertices", "1", "3"), "VUID-vkCmdDraw-None-02721"),
+}
+DRAWS = 300
+FRAMES = 2
+
+
+@pytest.mark.parametrize("name", REPEATED)
+def test_every_draw_of_a_command_buffer_recorded_again_is_reported_once_a_frame(
+    name: str, indirect_app: Path, shader_folder: Path, layer_folder: Path, tmp_path: Path
+) -> None:
+    arguments, message_id = REPEATED[name]
+    argv = [str(indirect_app), str(shader_folder), *arguments]
+    extra = {"INDIRECT_APP_REPEAT": str(DRAWS), "INDIRECT_APP_FRAMES": str(FRAMES)}
+    gpuav = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
+    plain = _run(argv, app_environment(None, extra=extra), tmp_path)
+    assert gpuav["result"] == plain["result"]
+    messages = _reported(gpuav, ("VUID-", "GPUAV-"))
+    assert {m["id"] for m in messages} == {message_id}
+    numbers = sorted(
+        int(found.group(1))
+        for m in messages
+        if (found := re.search(r"Draw Index (\d+) \(vkCmd", str(m["text"])))
+    )
+    assert numbers == sorted(list(range(DRAWS)) * FRAMES)
+
+
+@pytest.mark.parametrize(
+    "arguments", [("indexed", "2", "0"), ("draw", "0"), ("indexed_indirect", "0", "6")]
+)
+def test_correct_draws_recorded_again_stay_silent(
+    arguments: tuple[str, ...],
+    indirect_app: Path,
+    shader_folder: Path,
+    layer_folder: Path,
+    tmp_path: Path,
+) -> None:
+    argv = [str(indirect_app), str(shader_folder), *arguments]
+    extra = {"INDIRECT_APP_REPEAT": str(DRAWS), "INDIRECT_APP_FRAMES": str(FRAMES)}
+    gpuav = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
+    plain = _run(argv, app_environment(None, extra=extra), tmp_path)
+    assert gpuav["result"] == plain["result"]
+    assert _reported(gpuav, ("VUID-", "GPUAV-")) == []

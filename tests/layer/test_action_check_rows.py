@@ -1,0 +1,105 @@
+"""The rows of the indirect and vertex-fetch checks (``gpuav.layer.action_check_rows``): kept
+per bound state only while the buffers keep their sizes, windows that bind whole buffers so
+that actions share a dispatch, and the words a bound state gives its draws."""
+
+from __future__ import annotations
+
+from gpuav.layer import action_check_parameters as P
+from gpuav.layer.action_check_rows import (
+    BoundIndexBuffer,
+    DeviceLimits,
+    Fetch,
+    RowCache,
+    Window,
+    compute_fetch,
+    indirect_row,
+    window,
+)
+from gpuav.layer.vertex_input import Attribute, BoundVertexBuffer, VertexInput
+
+R32G32_SFLOAT = 103
+LIMITS = DeviceLimits(
+    compute_groups=(65535, 65535, 65535),
+    task_groups=(1, 1, 1, 1),
+    mesh_groups=(1, 1, 1, 1),
+    max_draw_indirect_count=1 << 20,
+    first_instance=False,
+    storage_alignment=16,
+    max_storage_range=1 << 16,
+)
+VERTEX_INPUT = VertexInput({0: 8}, frozenset(), (Attribute(0, 0, R32G32_SFLOAT, 0, 8),))
+VERTEX_BUFFER, INDEX_BUFFER, INDIRECT_BUFFER = 0x100, 0x200, 0x300
+
+
+def _fetch(sizes: dict[int, int], index_offset: int = 0) -> Fetch:
+    return compute_fetch(
+        LIMITS,
+        VERTEX_INPUT,
+        {0: BoundVertexBuffer(VERTEX_BUFFER, 0)},
+        BoundIndexBuffer(INDEX_BUFFER, index_offset, 1),  # VK_INDEX_TYPE_UINT32
+        sizes.get,
+    )
+
+
+def test_a_window_binds_the_whole_buffer_where_it_fits_so_offsets_share_it() -> None:
+    assert window(LIMITS, INDIRECT_BUFFER, 0, 4096) == (Window(INDIRECT_BUFFER, 0, 4096), 0)
+    assert window(LIMITS, INDIRECT_BUFFER, 2000, 4096) == (Window(INDIRECT_BUFFER, 0, 4096), 500)
+    # Past maxStorageBufferRange the window starts at the aligned offset.
+    big = (1 << 16) + 64
+    assert window(LIMITS, INDIRECT_BUFFER, 1000, big) == (
+        Window(INDIRECT_BUFFER, 992, big - 992),
+        2,
+    )
+
+
+def test_a_bound_state_gives_its_draws_capacities_and_the_index_window() -> None:
+    fetch = _fetch({VERTEX_BUFFER: 24, INDEX_BUFFER: 40}, index_offset=8)
+    assert fetch.row[P.P_VERTEX_CAPACITY] == 3
+    assert fetch.row[P.P_INSTANCE_CAPACITY] == P.UNLIMITED
+    assert fetch.row[P.P_INDEX_CAPACITY] == 8
+    assert fetch.row[P.P_INDEX_FIRST_ELEMENT] == 2
+    assert fetch.indices == Window(INDEX_BUFFER, 0, 40)
+    assert fetch.facts.index_capacity == 8
+
+
+def test_indexed_indirect_rows_scan_indices_and_plain_indirect_rows_do_not() -> None:
+    sizes = {VERTEX_BUFFER: 24, INDEX_BUFFER: 40, INDIRECT_BUFFER: 40}
+    indexed = indirect_row(LIMITS, _fetch(sizes), P.KIND_DRAW_INDEXED, INDIRECT_BUFFER, 20, 1, 20,
+                           0, 0, None, sizes.get)  # fmt: skip
+    assert indexed is not None
+    assert indexed.row[P.P_GROUPS] == P.SCAN_WORKGROUPS
+    assert indexed.row[P.P_FLAGS] & P.FLAG_SCAN_INDICES
+    assert indexed.row[P.P_FLAGS] & P.FLAG_FIRST_INSTANCE
+    assert (indexed.row[P.P_FIRST_WORD], indexed.row[P.P_DRAWS_IN_BUFFER]) == (5, 1)
+    groups = indirect_row(LIMITS, None, P.KIND_GROUPS, INDIRECT_BUFFER, 0, 1, 0, 0, 0, None,
+                          sizes.get)  # fmt: skip
+    assert groups is not None
+    assert groups.row[P.P_GROUPS] == 1
+    assert groups.indices is None
+    assert groups.row[P.P_LIMIT_X : P.P_LIMIT_TOTAL + 1] == (65535, 65535, 65535, P.UNLIMITED)
+    unknown = indirect_row(LIMITS, None, P.KIND_GROUPS, 0x999, 0, 1, 0, 0, 0, None, sizes.get)
+    assert unknown is None
+
+
+def test_kept_fetches_are_used_again_only_while_their_buffers_keep_their_sizes() -> None:
+    cache = RowCache()
+    sizes = {VERTEX_BUFFER: 24, INDEX_BUFFER: 40}
+    made: list[Fetch] = []
+
+    def compute() -> Fetch:
+        made.append(_fetch(sizes))
+        return made[-1]
+
+    key = ("pipeline", "bound state")
+    buffers = (VERTEX_BUFFER, INDEX_BUFFER)
+    first = cache.fetch(key, buffers, sizes.get, compute)
+    assert cache.fetch(key, buffers, sizes.get, compute) is first
+    assert len(made) == 1
+    # The vertex buffer destroyed and made again, larger, under the same handle.
+    sizes[VERTEX_BUFFER] = 80
+    again = cache.fetch(key, buffers, sizes.get, compute)
+    assert len(made) == 2
+    assert (first.row[P.P_VERTEX_CAPACITY], again.row[P.P_VERTEX_CAPACITY]) == (3, 10)
+    cache.clear()
+    cache.fetch(key, buffers, sizes.get, compute)
+    assert len(made) == 3
