@@ -71,6 +71,17 @@ void main() {
 }
 """,
 }
+# A closest-hit shader that prints, in the ray tracer's place (debugPrintfEXT in its stage).
+PRINTING_HIT = """#version 460
+#extension GL_EXT_ray_tracing : require
+#extension GL_EXT_debug_printf : require
+layout(location = 0) rayPayloadInEXT uint payload;
+void main() {
+    if (gl_LaunchIDEXT.xy == uvec2(2, 1))
+        debugPrintfEXT("primitive %u at t %.1f", gl_PrimitiveID, gl_HitTEXT);
+    payload = 5u;
+}
+"""
 MESH_SHADERS = {
     "palette.task": """#version 460
 #extension GL_EXT_mesh_shader : require
@@ -257,19 +268,25 @@ SCENARIOS = {
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     """Each app with its shaders' paths (compiled with -g, for the source lines)."""
     folder = tmp_path_factory.mktemp("ray_tracing_mesh")
+    printing = {**RAY_TRACING_SHADERS, "printing.rchit": PRINTING_HIT}
+    del printing["hit.rchit"]
     found = {}
-    for app, shaders in (("ray_tracing", RAY_TRACING_SHADERS), ("mesh", MESH_SHADERS)):
+    for name, app, shaders in (
+        ("ray_tracing", "ray_tracing", RAY_TRACING_SHADERS),
+        ("ray_tracing_printf", "ray_tracing", printing),
+        ("mesh", "mesh", MESH_SHADERS),
+    ):
         program = compile_c_program(folder / app, [APPS / f"{app}_app.c"])
         paths = []
-        for name, source in shaders.items():
+        for file_name, source in shaders.items():
             words = compile_glsl(
-                source, name.rsplit(".", 1)[1], target_env="vulkan1.2", debug="g",
-                source_name=name,
+                source, file_name.rsplit(".", 1)[1], target_env="vulkan1.2", debug="g",
+                source_name=file_name,
             )  # fmt: skip
-            path = folder / f"{name}.spv"
+            path = folder / f"{file_name}.spv"
             path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
             paths.append(str(path))
-        found[app] = [str(program), *paths]
+        found[name] = [str(program), *paths]
     return found
 
 
@@ -345,3 +362,20 @@ def test_json_report_names_launch_ids_and_workgroups(
             "local_invocation_index": 2,
         },
     }
+
+
+def test_printf_in_a_closest_hit_shader_names_its_launch(
+    programs: dict[str, list[str]], layer_folder: Path, tmp_path: Path
+) -> None:
+    argv = [*programs["ray_tracing_printf"], "0", "3", "0"]
+    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    messages = ours["messages"]
+    assert isinstance(messages, list)
+    (line,) = [m["text"] for m in messages if m["id"] == "GPUAV-debug-printf"]
+    assert re.fullmatch(
+        "DEBUG-PRINTF in Ray Trace Index 0 \\(vkCmdTraceRaysKHR\\), "
+        "Command buffer \\(0x[0-9a-f]+\\), Closest Hit, launch \\(2, 1, 0\\), "
+        "printing\\.rchit line 7 \\| primitive 0 at t 1\\.0",
+        line,
+    ), line
+    assert ours["result"] == _run(argv, app_environment(None), tmp_path)["result"]

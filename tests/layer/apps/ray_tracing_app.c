@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
     const char *mode = argc > 7 ? argv[7] : "direct";
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance =
-        create_instance("ray_tracing_app", VK_API_VERSION_1_2, NULL, 1, extensions);
+        create_instance("ray_tracing_app", VK_API_VERSION_1_3, NULL, 1, extensions);
     VkDebugUtilsMessengerEXT messenger = create_messenger(
         instance,
         VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
