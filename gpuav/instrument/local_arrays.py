@@ -30,6 +30,12 @@ LOCAL_CLASSES = frozenset(
         StorageClass.Private,
         StorageClass.Workgroup,
         StorageClass.TaskPayloadWorkgroupEXT,
+        # A ray-tracing invocation's payloads, hit attributes and callable data.
+        StorageClass.RayPayloadKHR,
+        StorageClass.IncomingRayPayloadKHR,
+        StorageClass.HitAttributeKHR,
+        StorageClass.CallableDataKHR,
+        StorageClass.IncomingCallableDataKHR,
     }
 )
 CHAINS = frozenset({Op.AccessChain, Op.InBoundsAccessChain})

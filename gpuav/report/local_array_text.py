@@ -35,12 +35,22 @@ _STORAGE_WORDS = {
     StorageClass.Private: "private",
     StorageClass.Workgroup: "shared",
     StorageClass.TaskPayloadWorkgroupEXT: "task payload",
+    StorageClass.RayPayloadKHR: "ray payload",
+    StorageClass.IncomingRayPayloadKHR: "incoming ray payload",
+    StorageClass.HitAttributeKHR: "hit attribute",
+    StorageClass.CallableDataKHR: "callable data",
+    StorageClass.IncomingCallableDataKHR: "incoming callable data",
 }
 _STORAGE_NAMES = {
     StorageClass.Function: "Function",
     StorageClass.Private: "Private",
     StorageClass.Workgroup: "Workgroup",
     StorageClass.TaskPayloadWorkgroupEXT: "TaskPayloadWorkgroupEXT",
+    StorageClass.RayPayloadKHR: "RayPayloadKHR",
+    StorageClass.IncomingRayPayloadKHR: "IncomingRayPayloadKHR",
+    StorageClass.HitAttributeKHR: "HitAttributeKHR",
+    StorageClass.CallableDataKHR: "CallableDataKHR",
+    StorageClass.IncomingCallableDataKHR: "IncomingCallableDataKHR",
 }
 _KINDS = {Op.TypeArray: "array", Op.TypeVector: "vector", Op.TypeMatrix: "matrix"}
 _VECTOR_PREFIXES = {

@@ -26,10 +26,12 @@ COMMON = """#version 460
 {extension}
 layout(buffer_reference, std430) readonly buffer Vertices {{ vec4 positions[]; }};
 layout(set = 0, binding = 0) readonly buffer Data {{ uint v[]; }} data[];
+layout(set = 0, binding = 5) uniform usamplerBuffer texels;
 layout(push_constant) uniform P {{ Vertices vertices; uint which; int index; }} p;
 uint checked_value() {{
     uint local[4] = uint[4](1u, 2u, 3u, 4u);
     uint value = data[nonuniformEXT(p.which)].v[p.index] + local[p.index & 7];
+    value += texelFetch(texels, p.index).x;
     value += uint(p.vertices.positions[p.index].x);
     debugPrintfEXT("value %u", value);
     return value;
@@ -58,8 +60,8 @@ BODIES = {
     ),
     "rchit": (
         RAY_TRACING,
-        "layout(location = 0) rayPayloadInEXT uint payload;\n"
-        "void main() { payload = checked_value(); }\n",
+        "layout(location = 0) rayPayloadInEXT uint payload[4];\n"
+        "void main() { payload[p.index] = checked_value(); }\n",
     ),
     "rmiss": (
         RAY_TRACING,
@@ -124,14 +126,15 @@ def test_every_check_family_in_the_stage(stage: str, reach: str) -> None:
         read(words), shader_id=9, descriptor_set=5, descriptor_state=True, printf=True,
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
-    # The descriptor index, the buffer range, the local array, the device address, printf
-    # (and the ray generation shader's output buffer).
+    # The descriptor index, the buffer range, the texel, the local array, the device address,
+    # printf (and the ray generation shader's output buffer, the task and hit payloads).
     buffers = 2 if stage == "rgen" else 1
-    assert len(result.findings.accesses) == buffers
+    assert len(result.findings.accesses) == buffers + 1  # the texel buffer is checked written
     assert len(result.buffer_findings.accesses) == buffers
+    assert len(result.texel_findings.accesses) == 1
     assert len(result.address_findings.accesses) == 1
     assert len(result.printf_sites) == 1
-    assert len(result.local_findings.accesses) == (2 if stage == "task" else 1)  # the payload
+    assert len(result.local_findings.accesses) == (2 if stage in ("task", "rchit") else 1)
     out = write(result.module)
     _valid_everywhere(out)
     code, model = STAGES[stage]
