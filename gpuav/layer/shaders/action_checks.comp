@@ -82,6 +82,11 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
     uint index_capacity = p_word[P_INDEX_CAPACITY];
     uint readable = first_index < index_capacity ? index_capacity - first_index : 0u;
     uint count = min(index_count, readable);
+    // A workgroup past the draw's indices has nothing to do (the same for all its invocations,
+    // so its barriers are skipped together).
+    if (gl_WorkGroupID.x * gl_WorkGroupSize.x >= count) {
+        return;
+    }
     if (gl_LocalInvocationIndex == 0u) {
         bad_count = 0u;
         first_bad = UNLIMITED;
@@ -145,12 +150,12 @@ void check_instances(uint draw, uint first_instance, uint instance_count) {
 
 void main() {
     uint base = (dispatch.first_row + gl_WorkGroupID.y) * PARAMETER_WORDS;
+    // Whole workgroups leave here, so the scan's barriers stay in uniform control flow.
+    if (gl_WorkGroupID.x >= rows.words[base + P_GROUPS]) {
+        return;
+    }
     for (uint k = 0u; k < PARAMETER_WORDS; ++k) {
         p_word[k] = rows.words[base + k];
-    }
-    // Whole workgroups leave here, so the scan's barriers stay in uniform control flow.
-    if (gl_WorkGroupID.x >= p_word[P_GROUPS]) {
-        return;
     }
     uint kind = p_word[P_KIND];
     bool first_thread = gl_GlobalInvocationID.x == 0u;
