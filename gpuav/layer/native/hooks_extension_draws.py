@@ -2,8 +2,8 @@
 
 Unhooked, they ran an instrumented graphics pipeline with no output block of their own: an
 error went to whatever block an earlier draw had bound, or to no descriptor at all when they
-came first in the command buffer. Mesh and task stages are not instrumented, but the fragment
-stage of a mesh pipeline is.
+came first in the command buffer. A mesh pipeline's task, mesh and fragment stages are all
+instrumented.
 """
 
 from __future__ import annotations
