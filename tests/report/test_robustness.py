@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage
+from gpuav.instrument.record import ACTION_CHECK_ERRORS, ErrorCode, ErrorRecord, Stage
 from gpuav.report.context import ActionContext, ShaderContext
 from gpuav.report.messages import compose_messages
 from gpuav.report.shader_info import ShaderInfo
@@ -38,7 +38,14 @@ def fragment_words(debug: DebugMode) -> tuple[int, ...]:
             stage=st.sampled_from(Stage),
             stage_words=st.tuples(WORD, WORD),
             # Printf records never reach compose_messages: the decoder keeps them apart.
-            error_code=st.sampled_from([c for c in ErrorCode if c is not ErrorCode.DEBUG_PRINTF]),
+            # printf lines and action-check records have message builders of their own
+            error_code=st.sampled_from(
+                [
+                    c
+                    for c in ErrorCode
+                    if c is not ErrorCode.DEBUG_PRINTF and c not in ACTION_CHECK_ERRORS
+                ]
+            ),
             descriptor_index=WORD,
             array_length=st.none() | WORD,
             details=st.just(()) | st.tuples(WORD, WORD, WORD, WORD, WORD),
