@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpuav.instrument.record import ErrorCode
 from gpuav.layer import action_check_parameters as P
 from gpuav.layer.vertex_input import BoundVertexBuffer, Limit, VertexInput, limits
 
@@ -31,7 +32,8 @@ COMMAND_BYTES = {
     P.KIND_DRAW: DRAW_COMMAND_BYTES,
     P.KIND_DRAW_INDEXED: DRAW_INDEXED_COMMAND_BYTES,
 }
-# Entries kept per device before all are dropped (an app that never draws the same twice).
+# Entries kept per device (and direct draws per fetch) before all are dropped (an app that
+# never draws the same twice).
 MAX_ENTRIES = 4096
 
 
@@ -80,15 +82,20 @@ class FetchFacts:
     group_kind: str = "compute"  # which limits a group-count check used: compute, task, mesh
 
 
+# The rows of one action (but their block words), each with the index window it binds.
+ActionRows = tuple[tuple[tuple[int, ...], "Window | None"], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Fetch:
-    """A draw's facts in one bound state, its index window, and the row words every draw
-    there shares (capacities, the bound offset's index element, index type and restart
-    flags)."""
+    """A draw's facts in one bound state, its index window, the row words every draw there
+    shares (capacities, the bound offset's index element, index type and restart flags), and
+    the rows of the direct draws recorded in it, by their parameters."""
 
     facts: FetchFacts
     indices: Window | None
     row: tuple[int, ...]
+    draws: dict[tuple[int, ...], ActionRows] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +130,70 @@ def commands_in(size: int, offset: int, stride: int, command_bytes: int, window_
     if stride == 0:
         return P.UNLIMITED
     return min((end - offset - command_bytes) // stride + 1, P.UNLIMITED)
+
+
+def report_row(code: ErrorCode, *values: int) -> tuple[int, ...]:
+    """A row that writes a record the host found (``KIND_REPORT``)."""
+    row = [0] * P.PARAMETER_WORDS
+    row[P.P_KIND] = P.KIND_REPORT
+    row[P.P_REPORT_CODE] = int(code)
+    row[P.P_GROUPS] = 1
+    padded = (*values, 0, 0, 0, 0, 0, 0)[:6]
+    row[P.P_REPORT_WORDS : P.P_REPORT_WORDS + 6] = [v & 0xFFFF_FFFF for v in padded]
+    return tuple(row)
+
+
+def _past(first: int, count: int, capacity: int) -> bool:
+    return count > 0 and first + count > capacity
+
+
+def draw_rows(
+    fetch: Fetch, vertex_count: int, instance_count: int, first_vertex: int, first_instance: int
+) -> ActionRows:
+    """vkCmdDraw's vertices and instances against the vertex buffers, checked here: a row
+    for each that reaches past them."""
+    rows: list[tuple[tuple[int, ...], Window | None]] = []
+    vertex, instance = fetch.facts.vertex, fetch.facts.instance
+    if vertex is not None and _past(first_vertex, vertex_count, vertex.capacity):
+        rows.append((report_row(ErrorCode.VERTEX_RANGE, 0, first_vertex, vertex_count,
+                                vertex.capacity, 0), None))  # fmt: skip
+    if instance is not None and _past(first_instance, instance_count, instance.capacity):
+        rows.append((report_row(ErrorCode.VERTEX_RANGE, 0, first_instance, instance_count,
+                                instance.capacity, 1), None))  # fmt: skip
+    return tuple(rows)
+
+
+def draw_indexed_rows(
+    fetch: Fetch,
+    index_count: int,
+    instance_count: int,
+    first_index: int,
+    vertex_offset: int,
+    first_instance: int,
+) -> ActionRows:
+    """vkCmdDrawIndexed's index range and instances, checked here (a row for each that
+    fails), and a row that scans its index values on the GPU."""
+    facts = fetch.facts
+    rows: list[tuple[tuple[int, ...], Window | None]] = []
+    capacity = facts.index_capacity
+    if capacity is not None and _past(first_index, index_count, capacity):
+        rows.append((report_row(ErrorCode.INDEX_RANGE, 0, first_index, index_count, capacity),
+                     None))  # fmt: skip
+    instance = facts.instance
+    if instance is not None and _past(first_instance, instance_count, instance.capacity):
+        rows.append((report_row(ErrorCode.VERTEX_RANGE, 0, first_instance, instance_count,
+                                instance.capacity, 1), None))  # fmt: skip
+    readable = max(min(index_count, (capacity or 0) - first_index), 0)
+    groups = min(P.SCAN_WORKGROUPS, -(-readable // P.WORKGROUP_SIZE))
+    if facts.vertex is not None and fetch.indices is not None and groups:
+        row = list(fetch.row)
+        row[P.P_KIND] = P.KIND_DIRECT_INDEXED
+        row[P.P_GROUPS] = groups
+        row[P.P_DIRECT_FIRST_INDEX] = first_index
+        row[P.P_DIRECT_INDEX_COUNT] = index_count
+        row[P.P_DIRECT_VERTEX_OFFSET] = vertex_offset & 0xFFFF_FFFF
+        rows.append((tuple(row), fetch.indices))
+    return tuple(rows)
 
 
 def compute_fetch(
@@ -241,6 +312,18 @@ class RowCache:
         made = compute()
         self.fetches[key] = (sizes, made)
         return made
+
+    @staticmethod
+    def direct_rows(
+        fetch: Fetch, parameters: tuple[int, ...], compute: Callable[[], ActionRows]
+    ) -> ActionRows:
+        """The rows of a direct draw with these parameters in the fetch's state."""
+        kept = fetch.draws.get(parameters)
+        if kept is None:
+            if len(fetch.draws) >= MAX_ENTRIES:
+                fetch.draws.clear()
+            kept = fetch.draws[parameters] = compute()
+        return kept
 
     def indirect_row(
         self,

@@ -37,10 +37,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from gpuav.instrument.record import ErrorCode
 from gpuav.layer import action_check_parameters as P
 from gpuav.layer.action_check_rows import (
     WHOLE_SIZE,
+    ActionRows,
     BoundIndexBuffer,
     DeviceLimits,
     Fetch,
@@ -48,6 +48,8 @@ from gpuav.layer.action_check_rows import (
     RowCache,
     Window,
     compute_fetch,
+    draw_indexed_rows,
+    draw_rows,
     indirect_row,
 )
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
@@ -167,10 +169,19 @@ def post_call_record_bind_vertex_buffers(
             checks.fetched = [None, None]
 
 
-def post_call_record_bind_index_buffer(state: CommandBufferState, bound: BoundIndexBuffer) -> None:
+def post_call_record_bind_index_buffer(
+    state: CommandBufferState, buffer: int, offset: int, index_type: int, size: int = WHOLE_SIZE
+) -> None:
     checks = checks_of(state)
-    if checks.index_buffer != bound:
-        checks.index_buffer = bound
+    old = checks.index_buffer
+    if (
+        old is None
+        or old.buffer != buffer
+        or old.offset != offset
+        or old.index_type != index_type
+        or old.size != size
+    ):
+        checks.index_buffer = BoundIndexBuffer(buffer, offset, index_type, size)
         checks.fetched[1] = None
 
 
@@ -271,21 +282,17 @@ def record_indirect(
     if made is None:
         return
     _add_row(checks, action, made.row, made.commands, made.count, made.indices)
-    _remember(checks, action, made.facts)
+    if action.number is not None:
+        checks.facts[action.number] = made.facts
 
 
-def _report(checks: ActionCheckState, action: Action, code: ErrorCode, *values: int) -> None:
-    row = [0] * P.PARAMETER_WORDS
-    row[P.P_KIND] = P.KIND_REPORT
-    row[P.P_REPORT_CODE] = int(code)
-    row[P.P_GROUPS] = 1
-    padded = (*values, 0, 0, 0, 0, 0, 0)[:6]
-    row[P.P_REPORT_WORDS : P.P_REPORT_WORDS + 6] = [v & 0xFFFF_FFFF for v in padded]
-    _add_row(checks, action, row)
-
-
-def _past(first: int, count: int, capacity: int) -> bool:
-    return count > 0 and first + count > capacity
+def _add_rows(
+    checks: ActionCheckState, action: Action, rows: ActionRows, facts: FetchFacts
+) -> None:
+    for row, indices in rows:
+        _add_row(checks, action, row, indices=indices)
+    if action.number is not None:
+        checks.facts[action.number] = facts
 
 
 def record_draw(
@@ -304,64 +311,38 @@ def record_draw(
         return
     if not vertex_count or not instance_count:
         return
-    facts = _fetch(engine, state.device, checks, indexed=False).facts
-    failing = []
-    if facts.vertex is not None and _past(first_vertex, vertex_count, facts.vertex.capacity):
-        failing.append((first_vertex, vertex_count, facts.vertex.capacity, 0))
-    instance = facts.instance
-    if instance is not None and _past(first_instance, instance_count, instance.capacity):
-        failing.append((first_instance, instance_count, instance.capacity, 1))
-    action = action_of() if failing else None
-    if action is None:
-        return
-    for first, count, capacity, instances in failing:
-        _report(checks, action, ErrorCode.VERTEX_RANGE, 0, first, count, capacity, instances)
-    _remember(checks, action, facts)
-
-
-def _remember(checks: ActionCheckState, action: Action, facts: FetchFacts) -> None:
-    if action.number is not None:
-        checks.facts[action.number] = facts
+    fetch = _fetch(engine, state.device, checks, indexed=False)
+    parameters = (0, vertex_count, instance_count, first_vertex, first_instance)
+    rows = engine.rows.direct_rows(fetch, parameters, lambda: draw_rows(
+        fetch, vertex_count, instance_count, first_vertex, first_instance))  # fmt: skip
+    action = action_of() if rows else None
+    if action is not None:
+        _add_rows(checks, action, rows, fetch.facts)
 
 
 def record_draw_indexed(
     state: CommandBufferState,
-    action: Action,
+    action_of: Callable[[], Action | None],
     index_count: int,
     instance_count: int,
     first_index: int,
     vertex_offset: int,
     first_instance: int,
 ) -> None:
-    """vkCmdDrawIndexed: its index range and instances (host-side), its index values (GPU)."""
-    checks = checks_of(state)
-    device = state.device
-    engine = device.action_checks
-    if not index_count or not instance_count or engine is None:
+    """vkCmdDrawIndexed: its index range and instances (host-side), its index values (GPU);
+    a draw with nothing to check gets no output block."""
+    checks = state.checks
+    engine = state.device.action_checks
+    if checks is None or engine is None or not index_count or not instance_count:
         return
-    fetch = _fetch(engine, device, checks, indexed=True)
-    facts = fetch.facts
-    _remember(checks, action, facts)
-    capacity = facts.index_capacity
-    if capacity is not None and _past(first_index, index_count, capacity):
-        _report(checks, action, ErrorCode.INDEX_RANGE, 0, first_index, index_count, capacity)
-    instance = facts.instance
-    if instance is not None and _past(first_instance, instance_count, instance.capacity):
-        _report(checks, action, ErrorCode.VERTEX_RANGE, 0, first_instance, instance_count,
-                instance.capacity, 1)  # fmt: skip
-    if facts.vertex is None or fetch.indices is None:
-        return
-    readable = max(min(index_count, (capacity or 0) - first_index), 0)
-    groups = min(P.SCAN_WORKGROUPS, -(-readable // P.WORKGROUP_SIZE))
-    if not groups:
-        return
-    row = list(fetch.row)
-    row[P.P_KIND] = P.KIND_DIRECT_INDEXED
-    row[P.P_GROUPS] = groups
-    row[P.P_DIRECT_FIRST_INDEX] = first_index
-    row[P.P_DIRECT_INDEX_COUNT] = index_count
-    row[P.P_DIRECT_VERTEX_OFFSET] = vertex_offset & 0xFFFF_FFFF
-    _add_row(checks, action, row, indices=fetch.indices)
+    fetch = _fetch(engine, state.device, checks, indexed=True)
+    parameters = (1, index_count, instance_count, first_index, vertex_offset, first_instance)
+    rows = engine.rows.direct_rows(fetch, parameters, lambda: draw_indexed_rows(
+        fetch, index_count, instance_count, first_index, vertex_offset,
+        first_instance))  # fmt: skip
+    action = action_of() if rows else None
+    if action is not None:
+        _add_rows(checks, action, rows, fetch.facts)
 
 
 # -- command buffer life cycle -----------------------------------------------------------------

@@ -4,14 +4,18 @@ that actions share a dispatch, and the words a bound state gives its draws."""
 
 from __future__ import annotations
 
+from gpuav.instrument.record import ErrorCode
 from gpuav.layer import action_check_parameters as P
 from gpuav.layer.action_check_rows import (
+    ActionRows,
     BoundIndexBuffer,
     DeviceLimits,
     Fetch,
     RowCache,
     Window,
     compute_fetch,
+    draw_indexed_rows,
+    draw_rows,
     indirect_row,
     window,
 )
@@ -103,3 +107,35 @@ def test_kept_fetches_are_used_again_only_while_their_buffers_keep_their_sizes()
     cache.clear()
     cache.fetch(key, buffers, sizes.get, compute)
     assert len(made) == 3
+
+
+def test_direct_indexed_draws_scan_on_the_gpu_and_report_their_index_range_here() -> None:
+    fetch = _fetch({VERTEX_BUFFER: 24, INDEX_BUFFER: 40})
+    [(scan, indices)] = draw_indexed_rows(fetch, 10, 1, 0, -1, 0)
+    assert indices == fetch.indices
+    assert scan[P.P_KIND] == P.KIND_DIRECT_INDEXED
+    assert scan[P.P_GROUPS] == 1  # 10 readable indices: one workgroup
+    assert scan[P.P_DIRECT_VERTEX_OFFSET] == 0xFFFF_FFFF
+    (report, none), (scan, _) = draw_indexed_rows(fetch, 100, 1, 4, 0, 0)
+    assert none is None
+    assert report[P.P_KIND] == P.KIND_REPORT
+    assert report[P.P_REPORT_CODE] == ErrorCode.INDEX_RANGE
+    assert report[P.P_REPORT_WORDS : P.P_REPORT_WORDS + 4] == (0, 4, 100, 10)
+    assert scan[P.P_DIRECT_FIRST_INDEX] == 4
+
+
+def test_direct_draws_inside_the_vertex_buffers_need_no_row() -> None:
+    fetch = _fetch({VERTEX_BUFFER: 24, INDEX_BUFFER: 40})
+    assert draw_rows(fetch, 3, 1, 0, 0) == ()
+    [(report, _)] = draw_rows(fetch, 3, 1, 1, 0)
+    assert report[P.P_REPORT_WORDS : P.P_REPORT_WORDS + 5] == (0, 1, 3, 3, 0)
+    # Kept by their parameters in the fetch's state.
+    made: list[ActionRows] = []
+
+    def compute() -> ActionRows:
+        made.append(draw_rows(fetch, 3, 1, 1, 0))
+        return made[-1]
+
+    for _ in range(3):
+        assert RowCache.direct_rows(fetch, (0, 3, 1, 1, 0), compute) == made[0]
+    assert len(made) == 1

@@ -17,7 +17,7 @@ from vulkan._vulkan import ffi as vkffi
 from gpuav.layer import action_checks as checks
 from gpuav.layer import command_buffers as engine
 from gpuav.layer.action_check_parameters import KIND_DRAW, KIND_DRAW_INDEXED, KIND_GROUPS
-from gpuav.layer.action_checks import ActionCheckDevice, BoundIndexBuffer, DeviceLimits
+from gpuav.layer.action_checks import ActionCheckDevice, DeviceLimits
 from gpuav.layer.calls import PIPELINE_BIND_POINT_COMPUTE, PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.native import (
     hooks_buffers,
@@ -309,8 +309,7 @@ def _bind_index(
         record.next.vkCmdBindIndexBuffer2KHR(command_buffer, buffer, offset, size, index_type)
     if state is not None:
         try:
-            bound = BoundIndexBuffer(buffer, offset, index_type, size)
-            checks.post_call_record_bind_index_buffer(state, bound)
+            checks.post_call_record_bind_index_buffer(state, buffer, offset, index_type, size)
         except BaseException as error:
             report_error(command, error, record.instance.state)
 
@@ -401,10 +400,10 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
         return
     if state is not None and state.checks is not None and state.checks.index_buffer is not None:
         try:
-            action = engine.current_action(state, PIPELINE_BIND_POINT_GRAPHICS, command, appended)
-            if action is not None:
-                offset = d - (1 << 32) if d >= 1 << 31 else d
-                checks.record_draw_indexed(state, action, a, b, c, offset, e)
+            offset = d - (1 << 32) if d >= 1 << 31 else d
+            checks.record_draw_indexed(state, lambda: engine.current_action(
+                state, PIPELINE_BIND_POINT_GRAPHICS, command, appended),
+                a, b, c, offset, e)  # fmt: skip
         except BaseException as error:
             report_error(command, error, record.instance.state)
     record.next.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
