@@ -61,15 +61,18 @@ __all__ = [
     "ActionCheckState",
     "BoundIndexBuffer",
     "CheckResources",
+    "Chunk",
     "DeviceLimits",
     "FetchFacts",
     "GroupKey",
     "Window",
 ]
 
-# What one dispatch binds (its output chunk's buffer and the commands, count and indices
-# windows) and its workgroups per row.
-GroupKey = tuple[int, Window | None, Window | None, Window | None, int]
+# What a group of rows binds (the commands, count and indices windows), and its workgroups per
+# row; its rows are dispatched by output chunk.
+GroupKey = tuple[Window | None, Window | None, Window | None, int]
+# An output chunk's buffer and bytes.
+Chunk = tuple[int, int]
 
 
 @dataclass(slots=True)
@@ -79,6 +82,8 @@ class CheckResources:
 
     command_buffer: int = 0
     descriptor_sets: list[int] = field(default_factory=list)
+    # What each set was last written with, so that an unchanged one is not written again.
+    written: list[object] = field(default_factory=list)
     rows: int = 0  # the row buffer
     rows_set: int = 0
     rows_capacity: int = 0  # rows it holds
@@ -91,11 +96,13 @@ class ActionCheckCalls(Protocol):
         self,
         pool_family: int,
         resources: CheckResources,
-        groups: dict[GroupKey, list[int]],
+        groups: dict[GroupKey, dict[Chunk, list[int]]],
         block_data_words: int,
+        stamp_of: Callable[[int], object],
     ) -> None:
         """(Re)record ``resources``' command buffer (allocating what it lacks) with a dispatch
-        per group of rows (flat words, ``PARAMETER_WORDS`` a row)."""
+        per group of rows and output chunk (flat words, ``PARAMETER_WORDS`` a row);
+        ``stamp_of`` tells an app buffer from one made again under its handle."""
 
     def release(self, resources: CheckResources) -> None:
         """Give back everything ``resources`` holds."""
@@ -126,7 +133,7 @@ class ActionCheckState:
     index_buffer: BoundIndexBuffer | None = None
     graphics_pipeline: int = 0
     fetched: list[Fetch | None] = field(default_factory=lambda: [None, None])
-    rows: dict[GroupKey, list[int]] = field(default_factory=dict)
+    rows: dict[GroupKey, dict[Chunk, list[int]]] = field(default_factory=dict)
     facts: dict[int, FetchFacts] = field(default_factory=dict)  # by action number
     resources: CheckResources = field(default_factory=CheckResources)
     recorded: bool = False
@@ -243,15 +250,21 @@ def _add_row(
     count: Window | None = None,
     indices: Window | None = None,
 ) -> None:
-    """Queue the action's row for the dispatch of the group that binds what it reads."""
+    """Queue the action's row for the dispatch of the group that binds what it reads, and of
+    its block's output chunk."""
     block = action.block
     columns = 1 if row[P.P_GROUPS] <= 1 else P.SCAN_WORKGROUPS
-    key = (block.chunk.handles.buffer, commands, count, indices, columns)
+    key = (commands, count, indices, columns)
     group = checks.rows.get(key)
     if group is None:
-        group = checks.rows[key] = []
-    group += row
-    group[-1] = block.word_offset  # P_BLOCK_WORD, the row's last
+        group = checks.rows[key] = {}
+    chunk = block.chunk
+    place = (chunk.handles.buffer, 4 * len(chunk.words))
+    rows = group.get(place)
+    if rows is None:
+        rows = group[place] = []
+    rows += row
+    rows[-1] = block.word_offset  # P_BLOCK_WORD, the row's last
 
 
 def record_indirect(
@@ -353,10 +366,14 @@ def pre_call_record_end_command_buffer(state: CommandBufferState) -> None:
     checks = state.checks
     device = state.device
     engine = device.action_checks
+    tracker = device.descriptors
     if checks is None or engine is None or not checks.rows or device.output is None:
         return
+    if tracker is None:
+        return
     family = engine.pool_families.get(state.pool, 0)
-    engine.calls.record(family, checks.resources, checks.rows, device.output.data_words)
+    engine.calls.record(family, checks.resources, checks.rows, device.output.data_words,
+                        tracker.buffers.live.get)  # fmt: skip
     checks.recorded = True
 
 

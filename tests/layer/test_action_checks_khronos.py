@@ -245,8 +245,9 @@ def test_every_row_word_has_its_own_place_and_the_block_word_is_last() -> None:
     assert words["P_BLOCK_WORD"] == action_check_parameters.PARAMETER_WORDS - 1
 
 
-# Draws of one command buffer past the 256 output blocks of a chunk, so its rows fall in two
-# groups (two dispatches), recorded again for a second frame.
+# Draws of one command buffer past the 256 output blocks of a chunk, over 7 copies of their
+# buffers, so that their rows fall in 7 groups of two chunks each (a dispatch per group and
+# chunk), recorded again for a second frame.
 REPEATED = {
     "index_value_past_vertices": (("indexed", "5", "0"), "VUID-vkCmdDrawIndexed-None-02721"),
     "first_instance": (("draw", "1"), "VUID-VkDrawIndirectCommand-firstInstance-00501"),
@@ -258,6 +259,7 @@ REPEATED = {
 }
 DRAWS = 300
 FRAMES = 2
+COPIES = 7
 
 
 @pytest.mark.parametrize("name", REPEATED)
@@ -266,7 +268,11 @@ def test_every_draw_of_a_command_buffer_recorded_again_is_reported_once_a_frame(
 ) -> None:
     arguments, message_id = REPEATED[name]
     argv = [str(indirect_app), str(shader_folder), *arguments]
-    extra = {"INDIRECT_APP_REPEAT": str(DRAWS), "INDIRECT_APP_FRAMES": str(FRAMES)}
+    extra = {
+        "INDIRECT_APP_REPEAT": str(DRAWS),
+        "INDIRECT_APP_FRAMES": str(FRAMES),
+        "INDIRECT_APP_BUFFERS": str(COPIES),
+    }
     gpuav = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
     plain = _run(argv, app_environment(None, extra=extra), tmp_path)
     assert gpuav["result"] == plain["result"]
@@ -291,7 +297,11 @@ def test_correct_draws_recorded_again_stay_silent(
     tmp_path: Path,
 ) -> None:
     argv = [str(indirect_app), str(shader_folder), *arguments]
-    extra = {"INDIRECT_APP_REPEAT": str(DRAWS), "INDIRECT_APP_FRAMES": str(FRAMES)}
+    extra = {
+        "INDIRECT_APP_REPEAT": str(DRAWS),
+        "INDIRECT_APP_FRAMES": str(FRAMES),
+        "INDIRECT_APP_BUFFERS": str(COPIES),
+    }
     gpuav = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
     plain = _run(argv, app_environment(None, extra=extra), tmp_path)
     assert gpuav["result"] == plain["result"]

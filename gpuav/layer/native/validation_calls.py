@@ -10,19 +10,20 @@ device, as vkSetDeviceLoaderData would give them, so that layers below can dispa
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer.action_check_parameters import PARAMETER_WORDS
-from gpuav.layer.action_checks import CheckResources, GroupKey
+from gpuav.layer.action_checks import CheckResources, Chunk, GroupKey
 from gpuav.layer.action_checks_spirv import WORDS
 from gpuav.layer.calls import StateBufferHandles, VulkanCallFailed
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.vk import address
 
-GROUP_BINDINGS = 4  # output chunk, commands, count, indices
+GROUP_BINDINGS = 3  # commands, count, indices
 PUSH_WORDS = 2  # first row, data words of an output block
 SETS_PER_POOL = 256
 MIN_ROWS = 64
@@ -30,6 +31,16 @@ MAX_ROWS_PER_DISPATCH = 65535  # maxComputeWorkGroupCount[1]'s guaranteed minimu
 COMMAND_POOL_RESET_COMMAND_BUFFER = 0x2
 DESCRIPTOR_POOL_FREE_DESCRIPTOR_SET = 0x1
 WHOLE_SIZE = (1 << 64) - 1
+
+
+def _same(kept: object, stamp: tuple[object, ...]) -> bool:
+    """The same windows, of the same buffer objects (told apart by identity)."""
+    return (
+        isinstance(kept, tuple)
+        and len(kept) == len(stamp)
+        and kept[0] == stamp[0]
+        and all(a is b for a, b in zip(kept[1:], stamp[1:], strict=True))
+    )
 
 
 class NativeActionCheckCalls:
@@ -43,7 +54,12 @@ class NativeActionCheckCalls:
         self._command_pools: dict[int, int] = {}  # queue family -> pool
         self._command_buffer_pools: dict[int, int] = {}
         self._descriptor_pools: list[int] = []
-        self._free_sets: dict[str, list[int]] = {"rows_layout": [], "group_layout": []}
+        self._free_sets: dict[str, list[int]] = {
+            "rows_layout": [],
+            "group_layout": [],
+            "chunk_layout": [],
+        }
+        self._chunk_sets: dict[Chunk, int] = {}  # output chunks live as long as the device
         self._row_buffers: dict[int, StateBufferHandles] = {}  # by buffer handle
         self._push = vkffi.new("uint32_t[]", PUSH_WORDS)
         self._bound = vkffi.new("uint64_t[1]")
@@ -89,13 +105,15 @@ class NativeActionCheckCalls:
             return self._made["pipeline"]
         self._made["rows_layout"] = self._set_layout(1)
         self._made["group_layout"] = self._set_layout(GROUP_BINDINGS)
-        layouts = vkffi.new("uint64_t[2]", [self._made["rows_layout"], self._made["group_layout"]])
+        self._made["chunk_layout"] = self._set_layout(1)
+        names = ("rows_layout", "group_layout", "chunk_layout")
+        layouts = vkffi.new(f"uint64_t[{len(names)}]", [self._made[name] for name in names])
         push = vkffi.new("VkPushConstantRange *")
         push.stageFlags = vk.VK_SHADER_STAGE_COMPUTE_BIT
         push.size = 4 * PUSH_WORDS
         layout_info = vkffi.new("VkPipelineLayoutCreateInfo *")
         layout_info.sType = vk.VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO
-        layout_info.setLayoutCount = 2
+        layout_info.setLayoutCount = len(names)
         layout_info.pSetLayouts = vkffi.cast("VkDescriptorSetLayout *", layouts)
         layout_info.pushConstantRangeCount = 1
         layout_info.pPushConstantRanges = push
@@ -180,13 +198,18 @@ class NativeActionCheckCalls:
                 at += 1
         self.next.vkUpdateDescriptorSets(self.device, count, address(writes), 0, 0)
 
-    def _group_bindings(self, key: GroupKey, chunk_range: int) -> tuple[tuple[int, int, int], ...]:
-        chunk, *windows, _ = key
+    def _group_bindings(self, key: GroupKey) -> tuple[tuple[int, int, int], ...]:
         dummy = (self._dummy.buffer, 0, WHOLE_SIZE)
-        return (
-            (chunk, 0, chunk_range),
-            *(dummy if w is None else (w.buffer, w.offset, w.range) for w in windows),
-        )
+        return tuple(dummy if w is None else (w.buffer, w.offset, w.range) for w in key[:-1])
+
+    def _chunk_set(self, chunk: Chunk) -> int:
+        """The set that binds an output chunk, written once (the whole chunk: a few hundred
+        blocks, far below maxStorageBufferRange)."""
+        found = self._chunk_sets.get(chunk)
+        if found is None:
+            found = self._chunk_sets[chunk] = self._descriptor_set("chunk_layout")
+            self._write_sets([(found, ((chunk[0], 0, chunk[1]),))])
+        return found
 
     # -- the row buffer --------------------------------------------------------------------------
 
@@ -239,8 +262,9 @@ class NativeActionCheckCalls:
         self,
         pool_family: int,
         resources: CheckResources,
-        groups: dict[GroupKey, list[int]],
+        groups: dict[GroupKey, dict[Chunk, list[int]]],
         block_data_words: int,
+        stamp_of: Callable[[int], object],
     ) -> None:
         pipeline = self._pipeline()
         command_buffer = resources.command_buffer
@@ -248,24 +272,30 @@ class NativeActionCheckCalls:
             self._device_calls._call("vkResetCommandBuffer", command_buffer, 0)
         else:
             command_buffer = resources.command_buffer = self._command_buffer(pool_family)
-        total = sum(len(rows) for rows in groups.values()) // PARAMETER_WORDS
-        row_buffer = self._ensure_rows(resources, total)
-        sets = resources.descriptor_sets
+        words = array("I")
+        for group in groups.values():
+            for rows in group.values():
+                words.extend(rows)
+        row_buffer = self._ensure_rows(resources, len(words) // PARAMETER_WORDS)
+        row_buffer.words[0 : len(words)] = words
+        sets, written = resources.descriptor_sets, resources.written
         while len(sets) < len(groups):
             sets.append(self._descriptor_set("group_layout"))
+            written.append(None)
         self._free_sets["group_layout"].extend(sets[len(groups) :])
-        del sets[len(groups) :]
-        # The chunk binding reaches the end of the last block a group's rows write.
-        block_words = block_data_words + 1
-        targets = []
-        words = array("I")
-        for descriptor_set, (key, rows) in zip(sets, groups.items(), strict=True):
-            last_block = max(rows[PARAMETER_WORDS - 1 :: PARAMETER_WORDS])
-            chunk_range = 4 * (last_block + block_words)
-            targets.append((descriptor_set, self._group_bindings(key, chunk_range)))
-            words.extend(rows)
-        row_buffer.words[0 : len(words)] = words
-        self._write_sets(targets)
+        del sets[len(groups) :], written[len(groups) :]
+        targets, stamps = [], []
+        for index, key in enumerate(groups):
+            # A set is written again only where what it binds changed (an app buffer made
+            # again under the same handle is another object: ``stamp_of``).
+            stamp = (key, *(stamp_of(w.buffer) for w in key[:-1] if w is not None))
+            if not _same(written[index], stamp):
+                targets.append((sets[index], self._group_bindings(key)))
+                stamps.append((index, stamp))
+        if targets:
+            self._write_sets(targets)
+            for index, stamp in stamps:
+                written[index] = stamp
         self._record_dispatches(command_buffer, pipeline, resources.rows_set, sets, groups,
                                 block_data_words)  # fmt: skip
 
@@ -275,7 +305,7 @@ class NativeActionCheckCalls:
         pipeline: int,
         rows_set: int,
         sets: list[int],
-        groups: dict[GroupKey, list[int]],
+        groups: dict[GroupKey, dict[Chunk, list[int]]],
         block_data_words: int,
     ) -> None:
         next_ = self.next
@@ -290,25 +320,32 @@ class NativeActionCheckCalls:
         next_.vkCmdBindPipeline(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
         layout = self._made["layout"]
         bound = self._bound
+        bind = next_.vkCmdBindDescriptorSets
+        point = vk.VK_PIPELINE_BIND_POINT_COMPUTE
         bound[0] = rows_set
-        next_.vkCmdBindDescriptorSets(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout,
-                                      0, 1, address(bound), 0, 0)  # fmt: skip
+        bind(command_buffer, point, layout, 0, 1, address(bound), 0, 0)
         push = self._push
         push[1] = block_data_words
         first = 0
-        for descriptor_set, (key, rows) in zip(sets, groups.items(), strict=True):
+        bound_chunk = None
+        for descriptor_set, (key, group) in zip(sets, groups.items(), strict=True):
             bound[0] = descriptor_set
-            next_.vkCmdBindDescriptorSets(command_buffer, vk.VK_PIPELINE_BIND_POINT_COMPUTE,
-                                          layout, 1, 1, address(bound), 0, 0)  # fmt: skip
-            count = len(rows) // PARAMETER_WORDS
-            for start in range(0, count, MAX_ROWS_PER_DISPATCH):
-                push[0] = first + start
-                next_.vkCmdPushConstants(command_buffer, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                                         0, 4 * PUSH_WORDS, address(push))  # fmt: skip
-                next_.vkCmdDispatch(
-                    command_buffer, key[-1], min(MAX_ROWS_PER_DISPATCH, count - start), 1
-                )
-            first += count
+            bind(command_buffer, point, layout, 1, 1, address(bound), 0, 0)
+            for chunk, rows in group.items():
+                if chunk != bound_chunk:
+                    bound[0] = self._chunk_set(chunk)
+                    bind(command_buffer, point, layout, 2, 1, address(bound), 0, 0)
+                    bound_chunk = chunk
+                count = len(rows) // PARAMETER_WORDS
+                for start in range(0, count, MAX_ROWS_PER_DISPATCH):
+                    push[0] = first + start
+                    next_.vkCmdPushConstants(command_buffer, layout,
+                                             vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * PUSH_WORDS,
+                                             address(push))  # fmt: skip
+                    next_.vkCmdDispatch(
+                        command_buffer, key[-1], min(MAX_ROWS_PER_DISPATCH, count - start), 1
+                    )
+                first += count
         next_.vkCmdPipelineBarrier(
             command_buffer, compute, every | vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
             address(self._barrier_after), 0, 0, 0, 0,
@@ -318,6 +355,7 @@ class NativeActionCheckCalls:
     def release(self, resources: CheckResources) -> None:
         self._free_sets["group_layout"].extend(resources.descriptor_sets)
         resources.descriptor_sets.clear()
+        resources.written.clear()
         if resources.rows_set:
             self._free_sets["rows_layout"].append(resources.rows_set)
             resources.rows_set = 0
@@ -344,7 +382,7 @@ class NativeActionCheckCalls:
             next_.vkDestroyPipeline(self.device, self._made["pipeline"], 0)
         if "layout" in self._made:
             next_.vkDestroyPipelineLayout(self.device, self._made["layout"], 0)
-        for layout in ("rows_layout", "group_layout"):
+        for layout in ("rows_layout", "group_layout", "chunk_layout"):
             if layout in self._made:
                 next_.vkDestroyDescriptorSetLayout(self.device, self._made[layout], 0)
         if self._dummy is not None:
@@ -353,3 +391,4 @@ class NativeActionCheckCalls:
         self._command_pools.clear()
         self._descriptor_pools.clear()
         self._row_buffers.clear()
+        self._chunk_sets.clear()

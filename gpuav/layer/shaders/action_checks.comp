@@ -3,19 +3,21 @@
 // GPU memory (indirect commands, draw counts, index values) and writes error records, in the
 // layout of gpuav.instrument.record, into each action's output block. The layer records it in
 // a command buffer of its own that runs right after the app's (gpuav.layer.action_checks).
-// One dispatch checks many actions: workgroup row y checks the action of row first_row + y of
-// the row table, and its workgroups x < the row's P_GROUPS share that action's index scan.
+// One dispatch checks many actions (those that read the same buffers and write into the same
+// output chunk): workgroup row y checks the action of row first_row + y of the row table, and
+// its workgroups x < the row's P_GROUPS share that action's index scan.
 // tools/generate_action_checks.py builds it, passing the ERROR_*, KIND_*, FLAG_* and P_*
 // values of gpuav.instrument.record and gpuav.layer.action_check_parameters as -D options.
 layout(local_size_x = 64) in;
 
 // What each row's words mean: gpuav.layer.action_check_parameters.
 layout(set = 0, binding = 0) readonly buffer Rows { uint words[]; } rows;
-// The output chunk holding the actions' blocks ({uint written; uint data[];} at P_BLOCK_WORD).
-layout(set = 1, binding = 0) buffer Output { uint words[]; } output_chunk;
-layout(set = 1, binding = 1) readonly buffer Commands { uint words[]; } commands;
-layout(set = 1, binding = 2) readonly buffer Count { uint words[]; } count_buffer;
-layout(set = 1, binding = 3) readonly buffer Indices { uint words[]; } indices;
+// What the dispatch's actions read: their indirect, count and index buffers.
+layout(set = 1, binding = 0) readonly buffer Commands { uint words[]; } commands;
+layout(set = 1, binding = 1) readonly buffer Count { uint words[]; } count_buffer;
+layout(set = 1, binding = 2) readonly buffer Indices { uint words[]; } indices;
+// The output chunk holding their blocks ({uint written; uint data[];} at P_BLOCK_WORD).
+layout(set = 2, binding = 0) buffer Output { uint words[]; } output_chunk;
 
 layout(push_constant) uniform Dispatch {
     uint first_row;

@@ -26,7 +26,8 @@
  * "timing RECORD_US SUBMIT_US" (recording, and submit to the end of the waits), for benchmarks;
  * with INDIRECT_APP_FRAMES=F it records and submits the command buffer F times (resetting its
  * pool in between, as a renderer re-records every frame) and prints "frames RECORD_US
- * SUBMIT_US", the medians of frames 2 to F. */
+ * SUBMIT_US", the medians of frames 2 to F; with INDIRECT_APP_BUFFERS=K, draw k uses the k % K-th
+ * of K copies of the buffers (as draws of many meshes do). */
 #include <string.h>
 #include <time.h>
 
@@ -306,8 +307,9 @@ static double now_us(void) {
 
 /* Records the render pass with the draw (`repeat` times, or the secondary) and the copy of the
  * image into `command_buffer`, begun here. */
-static void record_frame(VkCommandBuffer command_buffer, const Draw *draw, VkPipeline pipeline,
-                         const Target *target, VkCommandBuffer inner, int repeat) {
+static void record_frame(VkCommandBuffer command_buffer, const Draw *draws, int copies,
+                         VkPipeline pipeline, const Target *target, VkCommandBuffer inner,
+                         int repeat) {
     VkCommandBufferBeginInfo begin_info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     CHECK(vkBeginCommandBuffer(command_buffer, &begin_info));
     VkClearValue clear = {{{0, 0, 0, 1}}};
@@ -323,7 +325,7 @@ static void record_frame(VkCommandBuffer command_buffer, const Draw *draw, VkPip
     if (inner)
         vkCmdExecuteCommands(command_buffer, 1, &inner);
     else
-        for (int k = 0; k < repeat; ++k) record_draw(command_buffer, draw, pipeline);
+        for (int k = 0; k < repeat; ++k) record_draw(command_buffer, &draws[k % copies], pipeline);
     vkCmdEndRenderPass(command_buffer);
     VkBufferImageCopy region = {0};
     region.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
@@ -347,16 +349,25 @@ static double median(double *values, int count) {
     return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
 }
 
-enum { MAX_FRAMES = 1000 };
+enum { MAX_FRAMES = 1000, MAX_COPIES = 4096 };
+
+static int number_from(const char *name, int fallback, int most) {
+    const char *text = getenv(name);
+    int value = text ? atoi(text) : fallback;
+    return value < 1 ? 1 : value > most ? most : value;
+}
 
 static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
     const char *repeat_text = getenv("INDIRECT_APP_REPEAT");
     int repeat = repeat_text ? atoi(repeat_text) : 1;
-    const char *frames_text = getenv("INDIRECT_APP_FRAMES");
-    int frames = frames_text ? atoi(frames_text) : 1;
-    if (frames < 1) frames = 1;
-    if (frames > MAX_FRAMES) frames = MAX_FRAMES;
-    prepare(ctx, draw);
+    int frames = number_from("INDIRECT_APP_FRAMES", 1, MAX_FRAMES);
+    int copies = number_from("INDIRECT_APP_BUFFERS", 1, MAX_COPIES);
+    static Draw draws[MAX_COPIES];
+    for (int k = 0; k < copies; ++k) {
+        draws[k] = *draw;
+        prepare(ctx, &draws[k]);
+    }
+    *draw = draws[0];
     Target target = make_target(ctx);
     VkPipeline pipeline = make_pipeline(ctx, target.render_pass, !strcmp(draw->mode, "instances"));
     VkCommandBufferAllocateInfo info = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
@@ -387,7 +398,7 @@ static uint32_t run_draw(Context *ctx, VkCommandPool pool, Draw *draw) {
             CHECK(vkEndCommandBuffer(inner));
         }
         double started = now_us();
-        record_frame(command_buffer, draw, pipeline, &target, inner, repeat);
+        record_frame(command_buffer, draws, copies, pipeline, &target, inner, repeat);
         double recorded = now_us();
         vkDestroyFence(ctx->device, submit_and_wait(ctx->device, ctx->queue, command_buffer),
                        NULL);
