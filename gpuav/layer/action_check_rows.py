@@ -301,9 +301,9 @@ class RowCache:
     )
 
     def fetch(
-        self, key: object, buffers: tuple[int, ...], size_of: SizeOf, compute: Callable[[], Fetch]
+        self, key: object, buffers: list[int], size_of: SizeOf, compute: Callable[[], Fetch]
     ) -> Fetch:
-        sizes = tuple(size_of(buffer) for buffer in buffers)
+        sizes = tuple(map(size_of, buffers))
         kept = self.fetches.get(key)
         if kept is not None and kept[0] == sizes:
             return kept[1]

@@ -129,8 +129,10 @@ class ActionCheckState:
     indexed and indexed, once known), the rows of the checks recorded, and gpuav's objects
     that run them."""
 
-    vertex_buffers: dict[int, BoundVertexBuffer] = field(default_factory=dict)
-    index_buffer: BoundIndexBuffer | None = None
+    # As bound: (buffer, offset, size, stride or None) by binding; (buffer, offset, index
+    # type, size). Plain tuples, which compare and hash fast.
+    vertex_buffers: dict[int, tuple[int, int, int, int | None]] = field(default_factory=dict)
+    index_buffer: tuple[int, int, int, int] | None = None
     graphics_pipeline: int = 0
     fetched: list[Fetch | None] = field(default_factory=lambda: [None, None])
     rows: dict[GroupKey, dict[Chunk, list[int]]] = field(default_factory=dict)
@@ -161,18 +163,10 @@ def post_call_record_bind_vertex_buffers(
     checks = checks_of(state)
     bound = checks.vertex_buffers
     for index, handle in enumerate(handles):
-        offset = offsets[index]
         size = WHOLE_SIZE if sizes is None else sizes[index]
-        stride = None if strides is None else strides[index]
-        old = bound.get(first + index)
-        if (
-            old is None
-            or old.buffer != handle
-            or old.offset != offset
-            or old.size != size
-            or old.stride != stride
-        ):
-            bound[first + index] = BoundVertexBuffer(handle, offset, size, stride)
+        binding = (handle, offsets[index], size, None if strides is None else strides[index])
+        if bound.get(first + index) != binding:
+            bound[first + index] = binding
             checks.fetched = [None, None]
 
 
@@ -180,15 +174,9 @@ def post_call_record_bind_index_buffer(
     state: CommandBufferState, buffer: int, offset: int, index_type: int, size: int = WHOLE_SIZE
 ) -> None:
     checks = checks_of(state)
-    old = checks.index_buffer
-    if (
-        old is None
-        or old.buffer != buffer
-        or old.offset != offset
-        or old.index_type != index_type
-        or old.size != size
-    ):
-        checks.index_buffer = BoundIndexBuffer(buffer, offset, index_type, size)
+    binding = (buffer, offset, index_type, size)
+    if checks.index_buffer != binding:
+        checks.index_buffer = binding
         checks.fetched[1] = None
 
 
@@ -227,14 +215,16 @@ def _fetch(
     pipeline = checks.graphics_pipeline
     vertex_buffers = checks.vertex_buffers
     index = checks.index_buffer if indexed else None
-    buffers = tuple(bound.buffer for bound in vertex_buffers.values())
+    buffers = [binding[0] for binding in vertex_buffers.values()]
     if index is not None:
-        buffers += (index.buffer,)
+        buffers.append(index[0])
     key = (pipeline, tuple(vertex_buffers.items()), index)
     size_of = _size_of(device)
     vertex_input = engine.vertex_inputs.get(pipeline)
     fetch = engine.rows.fetch(key, buffers, size_of, lambda: compute_fetch(
-        engine.limits, vertex_input, dict(vertex_buffers), index, size_of))  # fmt: skip
+        engine.limits, vertex_input,
+        {binding: BoundVertexBuffer(*bound) for binding, bound in vertex_buffers.items()},
+        None if index is None else BoundIndexBuffer(*index), size_of))  # fmt: skip
     checks.fetched[indexed] = fetch
     return fetch
 

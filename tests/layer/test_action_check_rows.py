@@ -95,7 +95,7 @@ def test_kept_fetches_are_used_again_only_while_their_buffers_keep_their_sizes()
         return made[-1]
 
     key = ("pipeline", "bound state")
-    buffers = (VERTEX_BUFFER, INDEX_BUFFER)
+    buffers = [VERTEX_BUFFER, INDEX_BUFFER]
     first = cache.fetch(key, buffers, sizes.get, compute)
     assert cache.fetch(key, buffers, sizes.get, compute) is first
     assert len(made) == 1
