@@ -119,6 +119,13 @@ SCENARIOS = {
         "VUID-vkCmdDrawIndexed-None-02721",
     ),
     "index_value_inside": Scenario(("indexed", "2", "0"), None),
+    "index16_value_past_vertices": Scenario(
+        ("indexed16", "4", "0"),
+        "VUID-vkCmdDrawIndexed-None-02721",
+        r"element 2 is 4, and with vertexOffset 0 it fetches vertex 4, past the 3 vertices",
+        "VUID-vkCmdDrawIndexed-None-02721",
+    ),
+    "index16_value_inside": Scenario(("indexed16", "2", "0"), None),
     "index_value_in_secondary": Scenario(
         ("indexed_secondary", "5", "0"),
         "VUID-vkCmdDrawIndexed-None-02721",

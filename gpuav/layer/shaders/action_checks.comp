@@ -41,34 +41,41 @@ void write_record(uint code, uint w0, uint w1, uint w2, uint w3, uint w4, uint w
     if (start > capacity || RECORD_WORDS > capacity - start) {
         return;
     }
-    uint values[13] = uint[13](RECORD_WORDS, VALIDATION_SHADER_ID, 0u, STAGE_COMPUTE, 0u, 0u,
-                               code, w0, w1, w2, w3, w4, w5);
-    for (uint k = 0u; k < RECORD_WORDS; ++k) {
-        output_chunk.words[block + 1u + start + k] = values[k];
-    }
+    uint at = block + 1u + start;
+    output_chunk.words[at] = RECORD_WORDS;
+    output_chunk.words[at + 1u] = VALIDATION_SHADER_ID;
+    output_chunk.words[at + 2u] = 0u;
+    output_chunk.words[at + 3u] = STAGE_COMPUTE;
+    output_chunk.words[at + 4u] = 0u;
+    output_chunk.words[at + 5u] = 0u;
+    output_chunk.words[at + 6u] = code;
+    output_chunk.words[at + 7u] = w0;
+    output_chunk.words[at + 8u] = w1;
+    output_chunk.words[at + 9u] = w2;
+    output_chunk.words[at + 10u] = w3;
+    output_chunk.words[at + 11u] = w4;
+    output_chunk.words[at + 12u] = w5;
 }
 
 uint command_word(uint draw, uint member) {
     return commands.words[p_word[P_FIRST_WORD] + draw * p_word[P_STRIDE_WORDS] + member];
 }
 
-uint index_at(uint element) {
+// An index of 4, 2 or 1 bytes: 2 to the power ``width_log2`` of them share a word.
+uint index_width_log2() {
     uint flags = p_word[P_FLAGS];
-    if ((flags & FLAG_INDEX16) != 0u) {
-        return (indices.words[element >> 1] >> ((element & 1u) * 16u)) & 0xFFFFu;
-    }
-    if ((flags & FLAG_INDEX8) != 0u) {
-        return (indices.words[element >> 2] >> ((element & 3u) * 8u)) & 0xFFu;
-    }
-    return indices.words[element];
+    return (flags & FLAG_INDEX16) != 0u ? 1u : (flags & FLAG_INDEX8) != 0u ? 2u : 0u;
 }
 
-uint restart_value() {
-    uint flags = p_word[P_FLAGS];
-    if ((flags & FLAG_INDEX16) != 0u) {
-        return 0xFFFFu;
-    }
-    return (flags & FLAG_INDEX8) != 0u ? 0xFFu : UNLIMITED;
+// The all-ones index of the width: primitive restart.
+uint restart_value(uint width_log2) {
+    return 0xFFFFFFFFu >> (32u - (32u >> width_log2));
+}
+
+uint index_at(uint element, uint width_log2) {
+    uint word = indices.words[element >> width_log2];
+    uint shift = (element & ((1u << width_log2) - 1u)) * (32u >> width_log2);
+    return (word >> shift) & restart_value(width_log2);
 }
 
 // first + count > capacity, without wrapping.
@@ -95,10 +102,11 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
     }
     barrier();
     bool restart = (p_word[P_FLAGS] & FLAG_RESTART) != 0u;
+    uint width_log2 = index_width_log2();
     uint threads = p_word[P_GROUPS] * gl_WorkGroupSize.x;
     for (uint k = gl_GlobalInvocationID.x; k < count; k += threads) {
-        uint value = index_at(p_word[P_INDEX_FIRST_ELEMENT] + first_index + k);
-        if (restart && value == restart_value()) {
+        uint value = index_at(p_word[P_INDEX_FIRST_ELEMENT] + first_index + k, width_log2);
+        if (restart && value == restart_value(width_log2)) {
             continue;
         }
         int vertex = int(value) + vertex_offset;
@@ -109,7 +117,8 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
     }
     barrier();
     if (gl_LocalInvocationIndex == 0u && bad_count != 0u) {
-        uint value = index_at(p_word[P_INDEX_FIRST_ELEMENT] + first_index + first_bad);
+        uint element = p_word[P_INDEX_FIRST_ELEMENT] + first_index + first_bad;
+        uint value = index_at(element, width_log2);
         write_record(ERROR_VERTEX_INDEX_RANGE, draw, first_index + first_bad, value,
                      uint(vertex_offset), vertex_capacity, bad_count);
     }
@@ -169,12 +178,8 @@ void main() {
         }
         return;
     }
-    if (kind == KIND_DIRECT_INDEXED) {
-        scan_indices(0u, p_word[P_DIRECT_FIRST_INDEX], p_word[P_DIRECT_INDEX_COUNT],
-                     int(p_word[P_DIRECT_VERTEX_OFFSET]));
-        return;
-    }
-    uint draws = p_word[P_DRAW_COUNT];
+    bool direct = kind == KIND_DIRECT_INDEXED;
+    uint draws = direct ? 1u : p_word[P_DRAW_COUNT];
     if ((p_word[P_FLAGS] & FLAG_COUNT_BUFFER) != 0u) {
         uint count = count_buffer.words[p_word[P_COUNT_WORD]];
         if (first_thread && count > p_word[P_MAX_DRAW_INDIRECT_COUNT]) {
@@ -187,8 +192,15 @@ void main() {
         }
         draws = min(count, draws);
     }
-    draws = min(draws, p_word[P_DRAWS_IN_BUFFER]);
+    if (!direct) {
+        draws = min(draws, p_word[P_DRAWS_IN_BUFFER]);
+    }
     for (uint draw = 0u; draw < draws; ++draw) {
+        // An indexed draw's indices to scan (the same for the whole workgroup).
+        bool scan = direct;
+        uint first_index = p_word[P_DIRECT_FIRST_INDEX];
+        uint index_count = p_word[P_DIRECT_INDEX_COUNT];
+        int vertex_offset = int(p_word[P_DIRECT_VERTEX_OFFSET]);
         if (kind == KIND_GROUPS) {
             if (first_thread) {
                 check_groups(draw, command_word(draw, 0u), command_word(draw, 1u),
@@ -212,10 +224,10 @@ void main() {
                 }
             }
         } else if (kind == KIND_DRAW_INDEXED) {
-            uint index_count = command_word(draw, 0u);
+            index_count = command_word(draw, 0u);
             uint instance_count = command_word(draw, 1u);
-            uint first_index = command_word(draw, 2u);
-            int vertex_offset = int(command_word(draw, 3u));
+            first_index = command_word(draw, 2u);
+            vertex_offset = int(command_word(draw, 3u));
             uint first_instance = command_word(draw, 4u);
             uint capacity = p_word[P_INDEX_CAPACITY];
             if (first_thread) {
@@ -228,9 +240,10 @@ void main() {
                     check_instances(draw, first_instance, instance_count);
                 }
             }
-            if (instance_count != 0u && (p_word[P_FLAGS] & FLAG_SCAN_INDICES) != 0u) {
-                scan_indices(draw, first_index, index_count, vertex_offset);
-            }
+            scan = instance_count != 0u && (p_word[P_FLAGS] & FLAG_SCAN_INDICES) != 0u;
+        }
+        if (scan) {
+            scan_indices(draw, first_index, index_count, vertex_offset);
         }
     }
 }

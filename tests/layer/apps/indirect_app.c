@@ -15,6 +15,7 @@
  *   indexed INDEX OFFSET   vkCmdDrawIndexed of indices {0, 1, INDEX} with vertexOffset OFFSET
  *                          (3 vertices bound)
  *   indexed_secondary INDEX OFFSET  the same, recorded in a secondary command buffer
+ *   indexed16 INDEX OFFSET the same with 16-bit indices, bound at byte 2 of their buffer
  *   vertices FIRST COUNT   vkCmdDraw(COUNT, 1, FIRST, 0) with 3 vertices bound
  *   instances FIRST COUNT  vkCmdDraw(3, COUNT, 0, FIRST) with 2 per-instance offsets bound
  *
@@ -264,6 +265,10 @@ static void prepare(Context *ctx, Draw *draw) {
             make_buffer(ctx, sizeof indices, VK_BUFFER_USAGE_INDEX_BUFFER_BIT, indices, 24);
         draw->arguments =
             make_buffer(ctx, sizeof command, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, command, 20);
+    } else if (!strcmp(mode, "indexed16")) {
+        uint16_t indices[4] = {0xAAAA, 0, 1, (uint16_t)draw->a};
+        draw->indices =
+            make_buffer(ctx, sizeof indices, VK_BUFFER_USAGE_INDEX_BUFFER_BIT, indices, 8);
     } else if (!strncmp(mode, "indexed", 7)) {
         uint32_t indices[3] = {0, 1, draw->a};
         draw->indices =
@@ -288,6 +293,9 @@ static void record_draw(VkCommandBuffer command_buffer, const Draw *draw, VkPipe
     } else if (!strcmp(mode, "indexed_indirect")) {
         vkCmdBindIndexBuffer(command_buffer, draw->indices.buffer, 0, VK_INDEX_TYPE_UINT32);
         vkCmdDrawIndexedIndirect(command_buffer, draw->arguments.buffer, 0, 1, 20);
+    } else if (!strcmp(mode, "indexed16")) {
+        vkCmdBindIndexBuffer(command_buffer, draw->indices.buffer, 2, VK_INDEX_TYPE_UINT16);
+        vkCmdDrawIndexed(command_buffer, 3, 1, 0, (int32_t)draw->b, 0);
     } else if (!strncmp(mode, "indexed", 7)) {
         vkCmdBindIndexBuffer(command_buffer, draw->indices.buffer, 0, VK_INDEX_TYPE_UINT32);
         vkCmdDrawIndexed(command_buffer, 3, 1, 0, (int32_t)draw->b, 0);
