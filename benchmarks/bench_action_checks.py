@@ -4,12 +4,13 @@ layer, with gpuav and with the Khronos layer 1.4.309's GPU-AV (which validates i
 index buffers too), and re-records and submits it F times as a renderer does every frame.
 
     python -m benchmarks.bench_action_checks [--draws 1000] [--frames 20] [--runs 3]
-        [--gpuav-tree PATH] [--no-khronos]
+        [--buffers 1] [--gpuav-tree PATH] [--no-khronos]
 
 Each run is a fresh process; a figure is the median over runs of: the first recording (which
 includes making gpuav's validation pipeline), and the median re-recording and submit (to the
 end of the fence and queue waits) of frames 2 to F. Per-draw figures divide by N. Every draw
-re-binds its pipeline and vertex (and index) buffers, so a draw is three or four commands.
+re-binds its pipeline and vertex (and index) buffers, so a draw is three or four commands;
+with ``--buffers K`` draw k binds the k % K-th of K copies of the buffers (many meshes).
 ``--gpuav-tree`` runs gpuav from another checkout (say, a worktree of an earlier commit) with
 this tree's app: before and after figures of one change. Not a test: timings depend on the
 machine, which is shared.
@@ -40,12 +41,13 @@ MODES = {
     "vkCmdDrawIndexedIndirect": ["indexed_indirect", "0", "6"],
 }
 _LAYER_VARIABLES = ("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH")
+LAYER_DIR_SCRIPT = "from gpuav.layer.native.build import layer_dir; print(layer_dir())"
 
 
 def _layer_folder(tree: Path) -> str:
     """The built layer of a checkout (built there on first use)."""
     done = subprocess.run(
-        [sys.executable, "-c", "from gpuav.layer.native.build import layer_dir; print(layer_dir())"],
+        [sys.executable, "-c", LAYER_DIR_SCRIPT],
         env={**os.environ, "PYTHONPATH": str(tree)},
         capture_output=True, text=True, check=True,
     )  # fmt: skip
@@ -89,6 +91,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--frames", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--buffers", type=int, default=1)
     parser.add_argument("--gpuav-tree", type=Path, default=REPOSITORY)
     parser.add_argument("--no-khronos", action="store_true")
     options = parser.parse_args()
@@ -100,7 +103,9 @@ def main() -> None:
             words = compile_glsl(source, stage)
             (folder / f"{name}.spv").write_bytes(b"".join(w.to_bytes(4, "little") for w in words))
         os.environ.update(
-            INDIRECT_APP_REPEAT=str(options.draws), INDIRECT_APP_FRAMES=str(options.frames)
+            INDIRECT_APP_REPEAT=str(options.draws),
+            INDIRECT_APP_FRAMES=str(options.frames),
+            INDIRECT_APP_BUFFERS=str(options.buffers),
         )
         rows = []
         for command_name, mode in MODES.items():
@@ -109,7 +114,8 @@ def main() -> None:
             for configuration in configurations:
                 command, environment = _command(configuration, options.gpuav_tree, argv)
                 runs = [_run(command, environment) for _ in range(options.runs)]
-                figures[configuration] = [statistics.median(column) for column in zip(*runs)]
+                columns = zip(*runs, strict=True)
+                figures[configuration] = [statistics.median(column) for column in columns]
             row = [command_name]
             for column in range(3):
                 row += [f"{figures[c][column] / options.draws:.2f}" for c in configurations]
@@ -117,7 +123,8 @@ def main() -> None:
     header = ["per draw, us"]
     for what in ("first recording", "re-recording", "submit"):
         header += [f"{what}: {c}" for c in configurations]
-    print(f"{options.draws} draws, {options.frames} frames, median of {options.runs} runs; "
+    print(f"{options.draws} draws over {options.buffers} copies of their buffers, "
+          f"{options.frames} frames, median of {options.runs} runs; "
           f"gpuav from {options.gpuav_tree}")  # fmt: skip
     print_table(header, rows)
 
