@@ -67,7 +67,7 @@ class _Unknown(Exception):
 
 
 def find_buffer_accesses(module: Module, types: Types, decorations: Decorations) -> BufferFindings:
-    finder = _SpanFinder(types, decorations)
+    finder = SpanFinder(types, decorations)
     findings = BufferFindings()
     for function in module.functions:
         for block in function.blocks:
@@ -89,7 +89,10 @@ def find_buffer_accesses(module: Module, types: Types, decorations: Decorations)
     return findings
 
 
-class _SpanFinder:
+class SpanFinder:
+    """Byte spans in explicit layouts: of a descriptor access (``span``), of a type (``size``,
+    which the device-address checks use too)."""
+
     def __init__(self, types: Types, decorations: Decorations) -> None:
         self.types = types
         self.decorations = decorations
@@ -230,7 +233,7 @@ class _SpanFinder:
                 in_row = False
             else:
                 raise _Unknown(f"an access chain into a {types.definition(current).name}")
-        size = self._size(current, matrix, in_row)
+        size = self.size(current, matrix, in_row)
         if size is None:
             raise _Unknown(f"{consumer.name} of a type without a fixed size")
         return constant, terms, size
@@ -244,7 +247,7 @@ class _SpanFinder:
     def _scalar_bytes(self, type_id: int) -> int:
         return self.types.width(self.types.scalar(type_id)) // 8
 
-    def _size(self, type_id: int, matrix: tuple[int, bool] | None, in_row: bool) -> int | None:
+    def size(self, type_id: int, matrix: tuple[int, bool] | None, in_row: bool) -> int | None:
         """Bytes from the first to one past the last byte a value of ``type_id`` occupies."""
         types = self.types
         opcode = types.opcode(type_id)
@@ -271,7 +274,7 @@ class _SpanFinder:
         if opcode == Op.TypeArray:
             length = types.array_length(type_id)
             array_stride = self.decorations.value(type_id, Decoration.ArrayStride)
-            element = self._size(types.element(type_id), matrix, False)
+            element = self.size(types.element(type_id), matrix, False)
             if length is None or array_stride is None or element is None or length < 1:
                 return None
             return (length - 1) * array_stride + element
@@ -279,7 +282,7 @@ class _SpanFinder:
             end = 0
             for member, member_type in enumerate(types.member_types(type_id)):
                 offset = self.decorations.member_value(type_id, member, Decoration.Offset)
-                size = self._size(member_type, self._matrix_layout(type_id, member), False)
+                size = self.size(member_type, self._matrix_layout(type_id, member), False)
                 if offset is None or size is None:
                     return None
                 end = max(end, offset + size)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuav.instrument.buffer_ranges import NO_INSTRUCTION_INDEX, RangeGuarder
-from gpuav.instrument.buffer_spans import _SpanFinder
+from gpuav.instrument.buffer_spans import SpanFinder
 from gpuav.instrument.consumers import POINTER_OPERANDS
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.types import Types
@@ -64,7 +64,7 @@ class AddressFindings:
 def find_address_accesses(
     module: Module, types: Types, decorations: Decorations
 ) -> AddressFindings:
-    sizes = _SpanFinder(types, decorations)
+    sizes = SpanFinder(types, decorations)
     findings = AddressFindings()
     for function in module.functions:
         for block in function.blocks:
@@ -94,7 +94,7 @@ def find_address_accesses(
 
 
 def _size(
-    sizes: _SpanFinder,
+    sizes: SpanFinder,
     types: Types,
     decorations: Decorations,
     instruction: Instruction,
@@ -106,7 +106,7 @@ def _size(
     matrix = None
     if types.opcode(pointee) == Op.TypeMatrix:
         matrix = _matrix_layout(types, decorations, pointer)
-    return sizes._size(pointee, matrix, False)
+    return sizes.size(pointee, matrix, False)
 
 
 def _matrix_layout(types: Types, decorations: Decorations, pointer: int) -> tuple[int, bool] | None:
