@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from gpuav.instrument.accesses import DescriptorAccess, Findings
+from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup, Findings, Lookup
 from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
 from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
@@ -198,6 +198,7 @@ def _instrument(
     _guard_buffer_ranges(builder, def_use, types, helpers, buffer_findings, texel_findings)
     _guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
     _guard_addresses(builder, def_use, types, helpers, result.address_findings, shader_int64)
+    findings.accesses = _not_range_checked(findings.accesses, buffer_findings, texel_findings)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
     MergedOperands(guarder).prepare(findings.accesses)
     for access in _last_first(findings.accesses, def_use):
@@ -222,6 +223,10 @@ def _instrument(
         if unused is not None:
             _drop_function(module, unused)
     interface = [*helpers.variables, helpers.stage_info]
+    if guarder.reports is not None and guarder.reports.variable is not None:
+        interface.append(guarder.reports.variable)
+        for function, _ in entry_functions:
+            guarder.reports.write_at_returns(function)
     if helpers.address_stretch is not None:
         if result.address_findings.accesses:
             interface.append(helpers.address_stretch)
@@ -262,6 +267,32 @@ def _guard_buffer_ranges(
         for texel in texels.accesses
         if guard_texel_access(guarder, helpers.check_texel, texel)
     ]
+
+
+def _not_range_checked(
+    accesses: list[DescriptorAccess], buffers: BufferFindings, texels: TexelFindings
+) -> list[DescriptorAccess]:
+    """The descriptor accesses left to guard: a constant-index one whose range (or texel)
+    check stands already needs no check of its own, since an unusable descriptor's range is 0
+    (``state_reader``)."""
+    ranged = {id(access.consumer) for access in buffers.accesses}
+    ranged.update(id(consumer) for access in texels.accesses for consumer in access.consumers)
+    return [
+        access
+        for access in accesses
+        if id(access.consumer) not in ranged
+        or not all(_constant_inside(lookup) for lookup in access.lookups)
+    ]
+
+
+def _constant_inside(lookup: Lookup) -> bool:
+    return (
+        isinstance(lookup, DescriptorLookup)
+        and lookup.element is None
+        and lookup.static_index is not None
+        and lookup.static_length is not None
+        and not lookup.statically_out_of_bounds
+    )
 
 
 def _guard_local_arrays(

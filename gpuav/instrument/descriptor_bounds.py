@@ -17,8 +17,8 @@ keep a bad index away from every driver.
 With descriptor state, every use of a descriptor is checked for being written (and its
 resource alive, VUID-...-None-08114), arrayed or not. Where the index is a constant inside
 the array, the descriptor's word is read once per function, in its first block, and the
-access only tests it: ``gpuav_check_descriptor`` (which writes the record) runs only where
-the word says the descriptor may not be used.
+access only tests it; where the word says the descriptor may not be used, the skipped
+access is noted for one record per invocation (``unusable_reports``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from gpuav.instrument.accesses import (
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.record import NO_SET_BINDING, pack_set_binding
 from gpuav.instrument.safe_indices import SafeIndexer, SafeIndices
+from gpuav.instrument.unusable_reports import NotedLookup, UnusableReports
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
@@ -94,6 +95,8 @@ class Guarder:
         self._as_uint_cache: dict[int, int] | None = None
         self.called_descriptor_length = False  # else the pass drops that helper
         self.called_descriptor_word = False  # likewise
+        write_record = self.helpers.write_record
+        self.reports = None if write_record is None else UnusableReports(self.builder, write_record)
         # (function id, set, binding, index) -> whether the descriptor may be used, read once
         # in the function's first block
         self._hoisted: dict[tuple[int, int, int, int], int] = {}
@@ -132,13 +135,13 @@ class Guarder:
         builder = self.builder
         index = access.instruction_index
         index = NO_INSTRUCTION_INDEX if index is None else index
-        # Each check calls a helper that also writes its record when it fails.
+        checked = [lookup for lookup in access.lookups if self._checked(lookup)]
+        # Every descriptor's word read once per function: the access tests the words, and
+        # only its else branch runs the full checks (which write the records).
+        hoisted = all(id(lookup) in usable for lookup in checked)
+        # Else each check calls a helper that also writes its record when it fails.
         conditions = [
-            self._check(index, lookup)
-            if id(lookup) not in usable
-            else self._check_unless(usable[id(lookup)], index, lookup)
-            for lookup in access.lookups
-            if self._checked(lookup)
+            usable[id(lookup)] if hoisted else self._check(index, lookup) for lookup in checked
         ]
         ok = conditions[0]
         for condition in conditions[1:]:
@@ -146,24 +149,38 @@ class Guarder:
         result = consumer.result_id
         result_type = consumer.type_id
         has_value = result is not None and not self._is_void(result_type)
-        new_result = result or 0
         indexer = SafeIndexer(self)
         safe = indexer.for_access(access, ok)
-        with builder.if_then(ok) as valid:
+        renamed_result = 0
+
+        def emit_access() -> None:
+            nonlocal renamed_result
             renamed = self._clone_links(access.links, safe, indexer)
             for at in self.def_use.id_operands.positions(consumer):
                 consumer.operands[at] = renamed.get(consumer.operands[at], consumer.operands[at])
             if has_value:
-                new_result = self.module.new_id()
-                consumer.operands[RESULT_INDEX[consumer.opcode]] = new_result
-                self._copy_decorations(result or 0, new_result)
+                renamed_result = self.module.new_id()
+                consumer.operands[RESULT_INDEX[consumer.opcode]] = renamed_result
+                self._copy_decorations(result or 0, renamed_result)
             builder.emit(consumer)
+
+        if hoisted:
+            with builder.if_else(ok) as (valid, invalid):
+                with valid:
+                    emit_access()
+                with invalid:
+                    self._note_unusable(index, checked, usable)
+            skipped = invalid.exit_label
+        else:
+            with builder.if_then(ok) as valid:
+                emit_access()
+            skipped = valid.head_label
         if has_value and result_type is not None:
             null = builder.constant_null(result_type)
             builder.phi(
                 result_type,
-                (new_result, valid.exit_label),
-                (null, valid.head_label),
+                (renamed_result, valid.exit_label),
+                (null, skipped),
                 result=result,
             )
 
@@ -215,6 +232,7 @@ class Guarder:
     def _hoistable(self, lookup: DescriptorLookup) -> bool:
         return (
             self.helpers.descriptor_word is not None
+            and self.helpers.write_record is not None
             and self.with_state(lookup)
             and lookup.element is None
             and lookup.static_index is not None
@@ -251,14 +269,25 @@ class Guarder:
             self.called_descriptor_word = True
         return self._hoisted[key]
 
-    def _check_unless(self, usable: int, instruction_index: int, lookup: Lookup) -> int:
-        """``usable``, or else, on a branch of its own, the full check (which reports)."""
-        builder = self.builder
-        with builder.if_then(builder.op(Op.LogicalNot, self.bool_, usable)) as slow:
-            checked = self._check(instruction_index, lookup)
-        return builder.phi(
-            self.bool_, (checked, slow.exit_label), (builder.constant_bool(True), slow.head_label)
-        )
+    def _note_unusable(
+        self, instruction_index: int, lookups: list[Lookup], usable: dict[int, int]
+    ) -> None:
+        """The skipped access's descriptors: noted for the invocation's one record."""
+        assert self.reports is not None
+        constant = self.builder.constant_uint
+        noted = []
+        for lookup in lookups:
+            assert isinstance(lookup, DescriptorLookup)
+            assert lookup.static_index is not None and lookup.static_length is not None
+            noted.append(
+                NotedLookup(
+                    usable[id(lookup)],
+                    constant(lookup.static_index),
+                    constant(lookup.static_length),
+                    constant(self._set_binding(lookup)),
+                )
+            )
+        self.reports.note(instruction_index, noted)
 
     # -- index arithmetic ------------------------------------------------------------------
 

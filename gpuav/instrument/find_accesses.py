@@ -350,10 +350,13 @@ class _Finder:
         kind: str,
     ) -> None:
         type_id = consumer.type_id
-        if consumer.result_id is not None and type_id is not None:
-            if self.types.opcode(type_id) not in NULLABLE_RESULTS:  # e.g. a loaded pointer
-                self._unchecked(consumer, "a result with no null value")
-                return
+        if (
+            consumer.result_id is not None
+            and type_id is not None
+            and self.types.opcode(type_id) not in NULLABLE_RESULTS  # e.g. a loaded pointer
+        ):
+            self._unchecked(consumer, "a result with no null value")
+            return
         entry = self.found.get(id(consumer))
         if entry is None:
             self.found[id(consumer)] = (consumer, index, dict(links), [lookup], kind)

@@ -54,6 +54,7 @@ class Helpers:
     address_writers: tuple[int, ...] = ()
     address_stretch: int | None = None  # its Private variable
     descriptor_word: int | None = None  # with descriptor state
+    write_record: int | None = None  # gpuav_write_record, for the descriptor errors
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -126,6 +127,7 @@ def _define(
         address_writers=tuple(address_writers),
         address_stretch=address_stretch,
         descriptor_word=state.descriptor_word,
+        write_record=writer.function,
     )
 
 
@@ -223,6 +225,7 @@ class _Template:
             descriptor_word=None
             if helpers.descriptor_word is None
             else ids[helpers.descriptor_word],
+            write_record=None if helpers.write_record is None else ids[helpers.write_record],
         )
 
     @staticmethod

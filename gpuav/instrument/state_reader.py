@@ -19,8 +19,12 @@ the record) only where it is 0.
 length: the guarded access of a runtime array takes its index modulo it (descriptor_bounds).
 
 ``uint gpuav_buffer_range(uint set, uint binding, uint index)`` returns the bytes bound to a
-uniform or storage buffer descriptor, RANGE_UNKNOWN where the state does not say (no state,
-an index outside the binding, an unwritten descriptor): the buffer-range checks then pass.
+uniform or storage buffer descriptor (texels of a texel buffer), RANGE_UNKNOWN where the state
+does not say (no state, an index outside the binding, a descriptor written with a range the
+layer does not know): the buffer-range checks then pass. A descriptor that may not be used
+(unwritten, or its resource destroyed: word 0) has range 0, so the range or texel check fails
+and its record, with a bound of 0, is reported as VUID-...-None-08114: a constant-index buffer
+access needs no check of its own for that.
 """
 
 from __future__ import annotations
@@ -142,7 +146,12 @@ class StateReader:
         )
         usable = builder.op(Op.LogicalAnd, bool_, stated, ranged)
         bound = builder.op(Op.ISub, uint, word, builder.constant_uint(RANGE_BASE))
-        builder.op_void(Op.ReturnValue, builder.op(Op.Select, uint, usable, bound, unknown))
+        zero = builder.constant_uint(0)
+        unwritten = builder.op(
+            Op.LogicalAnd, bool_, stated, builder.op(Op.IEqual, bool_, word, zero)
+        )
+        known_range = builder.op(Op.Select, uint, usable, bound, unknown)
+        builder.op_void(Op.ReturnValue, builder.op(Op.Select, uint, unwritten, zero, known_range))
         return function.id
 
     def _define_descriptor_word(self) -> int:

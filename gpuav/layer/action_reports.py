@@ -118,6 +118,10 @@ def _robustly_defined(record: ErrorRecord, context: ActionContext) -> bool:
     """A buffer or texel access outside its range where robustness defines the result."""
     if record.error_code not in ROBUSTLY_DEFINED or not record.details:
         return False
+    from gpuav.report.messages import unusable_buffer
+
+    if unusable_buffer(record) is not None:
+        return False  # an unwritten or destroyed descriptor: no robustness defines that
     return context.robust(bool(record.details[0] & STORAGE_BIT))
 
 

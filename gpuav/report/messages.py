@@ -20,6 +20,7 @@ from typing import Any
 from gpuav.instrument.record import (
     DESCRIPTOR_ERRORS,
     RAY_TRACING_STAGES,
+    VALIDATION_WORDS,
     ErrorCode,
     ErrorRecord,
     Stage,
@@ -171,10 +172,24 @@ def _failed_descriptor(record: ErrorRecord) -> tuple[int, int] | None:
 
 
 def _retired(record: ErrorRecord, context: ActionContext) -> RetiredResource | None:
-    where = _failed_descriptor(record)
+    where = _failed_descriptor(record) or unusable_buffer(record)
     if where is None:
         return None
     return context.retired_descriptor(*where, record.descriptor_index)
+
+
+def unusable_buffer(record: ErrorRecord) -> tuple[int, int] | None:
+    """(set, binding) of a buffer or texel buffer descriptor that may not be used: its range
+    check failed against the range 0 that the state gives such a descriptor."""
+    if len(record.details) < VALIDATION_WORDS.get(record.error_code, 0) - 1:
+        return None  # not a record the shader wrote
+    if record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS:
+        facts = RangeFacts.of(record)
+        return (facts.descriptor_set, facts.binding) if facts.bound == 0 else None
+    if record.error_code is ErrorCode.TEXEL_OUT_OF_BOUNDS:
+        texel = TexelFacts.of(record)
+        return (texel.descriptor_set, texel.binding) if texel.texels == 0 else None
+    return None
 
 
 def _where(location: SourceLocation | None, info: ShaderInfo | None, index: int) -> str:
@@ -249,7 +264,9 @@ def compose_message(
     shader = context.shader(record.shader_id)
     index = record.instruction_index
     location = info.location(index) if info is not None else None
-    descriptor = info.descriptor(index, _failed_descriptor(record)) if info is not None else None
+    empty_buffer = unusable_buffer(record)
+    wanted = _failed_descriptor(record) or empty_buffer
+    descriptor = info.descriptor(index, wanted) if info is not None else None
     details = _source_lines(location, info, index)
     if descriptor is not None:
         details.append(f"Descriptor: {descriptor.describe()}.")
@@ -276,7 +293,17 @@ def compose_message(
     message_id = MESSAGE_IDS.get(record.error_code, "")
     severity = Severity.ERROR
     error_fields: dict[str, Any] = {}
-    if record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS:
+    if record.error_code is ErrorCode.DESCRIPTOR_UNINITIALIZED or empty_buffer is not None:
+        retired = _retired(record, context)
+        message_id = unusable_message_id(context.command)
+        if empty_buffer is None:
+            problem = error_text(record, descriptor, context)
+        else:
+            size = context.binding_sizes.get(empty_buffer)
+            problem = unusable_text(record.descriptor_index, size, retired)
+        _add_after_descriptor(details, unusable_detail(retired))
+        error_fields = unusable_fields(retired)
+    elif record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS:
         facts = RangeFacts.of(record)
         bound = context.buffer_descriptor(facts.descriptor_set, facts.binding, facts.index)
         message_id = buffer_message_id(context.command, facts.storage)
@@ -312,12 +339,6 @@ def compose_message(
         after_source = len(_source_lines(location, info, index))
         details[after_source:after_source] = local.lines
         error_fields = local.error_fields
-    elif record.error_code is ErrorCode.DESCRIPTOR_UNINITIALIZED:
-        retired = _retired(record, context)
-        message_id = unusable_message_id(context.command)
-        problem = error_text(record, descriptor, context)
-        _add_after_descriptor(details, unusable_detail(retired))
-        error_fields = unusable_fields(retired)
     else:
         problem = error_text(record, descriptor, context)
     first = f"{problem} {_where(location, info, index)}"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gpuav.instrument.record import ACTION_CHECK_ERRORS, ErrorCode, ErrorRecord, Stage
 from gpuav.report.context import ActionContext, ShaderContext
-from gpuav.report.messages import compose_messages
+from gpuav.report.messages import compose_messages, unusable_buffer
 from gpuav.report.shader_info import ShaderInfo
 from gpuav.spirv.grammar import Op
 from tests.report import stage_shaders
@@ -77,6 +77,8 @@ def test_any_record_gets_a_message(debug: DebugMode, records: list[ErrorRecord])
         }
         assert message.record is not None
         expected = prefixes.get(message.record.error_code, "GPUAV-descriptor-")
+        if unusable_buffer(message.record) is not None:  # a range of 0: an unusable descriptor
+            expected = "VUID-vkCmdDraw-None-08114"
         assert message.message_id.startswith(expected)
 
 
