@@ -86,16 +86,17 @@ class FetchFacts:
 ActionRows = tuple[tuple[tuple[int, ...], "Window | None"], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Fetch:
     """A draw's facts in one bound state, its index window, the row words every draw there
     shares (capacities, the bound offset's index element, index type and restart flags), and
-    the rows of the direct draws recorded in it, by their parameters."""
+    the rows of the direct draws recorded in it, by their parameters. Compared and hashed by
+    identity: a key that holds one keeps it, and tells it from a fetch computed anew."""
 
     facts: FetchFacts
     indices: Window | None
     row: tuple[int, ...]
-    draws: dict[tuple[int, ...], ActionRows] = field(default_factory=dict, compare=False)
+    draws: dict[tuple[int, ...], ActionRows] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -277,7 +277,7 @@ def record_indirect(
     checks = checks_of(state)
     fetch = None if kind == P.KIND_GROUPS else _fetch(engine, device, checks,
                                                       kind == P.KIND_DRAW_INDEXED)  # fmt: skip
-    key = (kind, buffer, offset, draw_count, stride, count_buffer, count_offset, task, id(fetch))
+    key = (kind, buffer, offset, draw_count, stride, count_buffer, count_offset, task, fetch)
     size_of = _size_of(device)
     made = engine.rows.indirect_row(key, (buffer, count_buffer), size_of, lambda: indirect_row(
         engine.limits, fetch, kind, buffer, offset, draw_count, stride, count_buffer,

@@ -11,6 +11,7 @@ from gpuav.layer.action_check_rows import (
     BoundIndexBuffer,
     DeviceLimits,
     Fetch,
+    IndirectRow,
     RowCache,
     Window,
     compute_fetch,
@@ -139,3 +140,26 @@ def test_direct_draws_inside_the_vertex_buffers_need_no_row() -> None:
     for _ in range(3):
         assert RowCache.direct_rows(fetch, (0, 3, 1, 1, 0), compute) == made[0]
     assert len(made) == 1
+
+
+def test_an_indirect_row_kept_for_one_fetch_is_not_used_for_a_fetch_computed_anew() -> None:
+    """Fetches are keyed by identity: one computed again after a buffer changed size is another
+    key even where it holds the same numbers, and a kept key keeps its fetch alive."""
+    cache = RowCache()
+    sizes = {VERTEX_BUFFER: 24, INDEX_BUFFER: 40, INDIRECT_BUFFER: 40}
+    made: list[IndirectRow | None] = []
+
+    def row_for(fetch: Fetch) -> IndirectRow | None:
+        def compute() -> IndirectRow | None:
+            made.append(indirect_row(LIMITS, fetch, P.KIND_DRAW_INDEXED, INDIRECT_BUFFER, 0, 1,
+                                     20, 0, 0, None, sizes.get))  # fmt: skip
+            return made[-1]
+
+        key = (P.KIND_DRAW_INDEXED, INDIRECT_BUFFER, 0, 1, 20, 0, 0, None, fetch)
+        return cache.indirect_row(key, (INDIRECT_BUFFER, 0), sizes.get, compute)
+
+    first, again = _fetch(sizes), _fetch(sizes)
+    assert row_for(first) is row_for(first)
+    assert len(made) == 1
+    row_for(again)
+    assert len(made) == 2
