@@ -22,7 +22,12 @@ from gpuav.layer import action_check_parameters
 from gpuav.layer.action_checks_spirv import WORDS
 from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
-from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
+from tests.layer.test_khronos_below import (  # noqa: F401
+    NewerKhronos,
+    Runner,
+    newer_khronos,
+    run_stacked,
+)
 from tests.shaders.glsl import compile_glsl
 from tools.generate_action_checks import compile_words
 
@@ -313,3 +318,37 @@ def test_correct_draws_recorded_again_stay_silent(
     plain = _run(argv, app_environment(None, extra=extra), tmp_path)
     assert gpuav["result"] == plain["result"]
     assert _reported(gpuav, ("VUID-", "GPUAV-")) == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("indexed", "2", "0"),
+        ("indexed16", "2", "0"),
+        ("draw", "0"),
+        ("count", "2", "2", "2"),
+        ("indexed_indirect", "0", "6"),
+        ("vertices", "0", "3"),
+        ("dispatch", "1", "1", "1"),
+    ],
+)
+def test_the_khronos_layer_beneath_sees_nothing_wrong_in_gpuavs_validation_work(
+    arguments: tuple[str, ...],
+    run_stacked: Runner,  # noqa: F811
+    indirect_app: Path,
+    shader_folder: Path,
+) -> None:
+    """Re-recorded command buffers of checks over two output chunks and seven buffer sets,
+    with the Khronos layer 1.4.309 below gpuav (synchronization validation on): it says what
+    it says of the app alone (which leaves its objects to vkDestroyDevice), nothing more."""
+    extra = {
+        "INDIRECT_APP_REPEAT": str(DRAWS),
+        "INDIRECT_APP_FRAMES": str(FRAMES),
+        "INDIRECT_APP_BUFFERS": str(COPIES),
+    }
+    argv = [str(indirect_app), str(shader_folder), *arguments]
+    stacked = run_stacked(argv, extra=extra)
+    alone = run_stacked(argv, gpuav=False, extra=extra)
+    assert "result" in stacked.stdout
+    assert set(alone.findings()) <= {"VUID-vkDestroyDevice-device-05137"}
+    assert stacked.findings() == alone.findings()

@@ -311,6 +311,8 @@ class NativeActionCheckCalls:
         next_ = self.next
         begin = vkffi.new("VkCommandBufferBeginInfo *")
         begin.sType = vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+        # It goes with the app's wherever that goes, pending more than once included.
+        begin.flags = vk.VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
         self._device_calls._call("vkBeginCommandBuffer", command_buffer, address(begin))
         compute = vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
         every = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
