@@ -1,7 +1,8 @@
 """Entry points of the indirect and vertex-fetch checks (``action_checks``): what they need to
 know (limits and features at device creation, pipelines' vertex input, command pools' queue
 families, bound vertex and index buffers, buffers that indirect and index data live in), the
-actions they check, and the submissions that run gpuav's validation command buffers.
+actions they check, and (``action_check_submits``) the submissions that run gpuav's
+validation command buffers.
 
 Each wraps the layer's general hook of the same command, so the rest of the layer is unchanged;
 a failure here is reported and the app's call goes down as it came.
@@ -24,8 +25,9 @@ from gpuav.layer.native import (
     hooks_commands,
     hooks_instance,
     hooks_pipelines,
-    hooks_queue,
 )
+from gpuav.layer.native.action_check_submits import queue_submit as queue_submit
+from gpuav.layer.native.action_check_submits import queue_submit2 as queue_submit2
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
 from gpuav.layer.native.enabled_features import enabled_feature_names
@@ -485,108 +487,3 @@ def cmd_draw_mesh_tasks_indirect_count(
     if table is not None:
         table.vkCmdDrawMeshTasksIndirectCountEXT(command_buffer, buffer, offset, count_buffer,
                                                  count_offset, max_count, stride)  # fmt: skip
-
-
-# -- submission ---------------------------------------------------------------------------------
-
-
-def queue_submit(queue: int, count: int, submits: int, fence: int) -> int:
-    keep: list[Any] = []
-    passed = _with_validation(queue, "vkQueueSubmit", count, submits, keep, _submit_infos)
-    return hooks_queue.queue_submit_hook(queue, count, passed, fence)
-
-
-def queue_submit2(queue: int, count: int, submits: int, fence: int) -> int:
-    keep: list[Any] = []
-    passed = _with_validation(queue, "vkQueueSubmit2", count, submits, keep, _submit_infos2)
-    return hooks_queue.queue_submit2_hook(queue, count, passed, fence)
-
-
-def _with_validation(
-    queue: int, command: str, count: int, submits: int, keep: list[Any], rewrite: Any
-) -> int:
-    record = REGISTRY.device_of(queue)
-    state = None if record is None else record.state
-    if record is None or state is None or state.action_checks is None or not count:
-        return submits
-    try:
-        return int(rewrite(state, count, submits, keep))
-    except BaseException as error:
-        report_error(f"{command} (action checks)", error, record.instance.state)
-        return submits
-
-
-def _expanded(state: Any, handles: list[int]) -> list[int] | None:
-    """The app's command buffers, each followed by gpuav's that check it; None: none to add."""
-    added = False
-    result: list[int] = []
-    for handle in handles:
-        result.append(handle)
-        extra = checks.validation_command_buffers(state, handle)
-        if extra:
-            added = True
-            result.extend(extra)
-    return result if added else None
-
-
-# Structures whose arrays follow the command buffers one to one: such a batch is left alone.
-_PARALLEL_ARRAYS = frozenset({1000060005, 1000145000})  # device group, protected submit
-
-
-def _submit_infos(state: Any, count: int, submits: int, keep: list[Any]) -> int:
-    infos = vkffi.cast("VkSubmitInfo *", submits)
-    copies = vkffi.new("VkSubmitInfo[]", count)
-    vkffi.memmove(copies, infos, vkffi.sizeof("VkSubmitInfo") * count)
-    changed = False
-    for index in range(count):
-        info = infos[index]
-        if any(kind in _PARALLEL_ARRAYS for kind, _ in chain(address(info.pNext))):
-            continue
-        handles = handles_at(address(info.pCommandBuffers), int(info.commandBufferCount))
-        expanded = _expanded(state, handles)
-        if expanded is None:
-            continue
-        array = vkffi.new("VkCommandBuffer[]", len(expanded))
-        vkffi.cast("uintptr_t *", array)[0 : len(expanded)] = expanded
-        keep.append(array)
-        copies[index].commandBufferCount = len(expanded)
-        copies[index].pCommandBuffers = array
-        changed = True
-    if not changed:
-        return submits
-    keep.append(copies)
-    return address(copies)
-
-
-def _submit_infos2(state: Any, count: int, submits: int, keep: list[Any]) -> int:
-    infos = vkffi.cast("VkSubmitInfo2 *", submits)
-    copies = vkffi.new("VkSubmitInfo2[]", count)
-    vkffi.memmove(copies, infos, vkffi.sizeof("VkSubmitInfo2") * count)
-    changed = False
-    for index in range(count):
-        info = infos[index]
-        if any(kind in _PARALLEL_ARRAYS for kind, _ in chain(address(info.pNext))):
-            continue
-        items = [info.pCommandBufferInfos[k] for k in range(info.commandBufferInfoCount)]
-        added: list[tuple[Any, int | None]] = []
-        for item in items:
-            added.append((item, None))
-            for ours in checks.validation_command_buffers(state, address(item.commandBuffer)):
-                added.append((item, ours))
-        if len(added) == len(items):
-            continue
-        array = vkffi.new("VkCommandBufferSubmitInfo[]", len(added))
-        for position, (item, extra) in enumerate(added):
-            vkffi.memmove(array + position, vkffi.addressof(item),
-                          vkffi.sizeof("VkCommandBufferSubmitInfo"))  # fmt: skip
-            if extra is not None:
-                array[position].pNext = vkffi.NULL
-                array[position].commandBuffer = vkffi.cast("VkCommandBuffer", extra)
-        keep.append(array)
-        copies[index].commandBufferInfoCount = len(added)
-        copies[index].pCommandBufferInfos = array
-        changed = True
-    if not changed:
-        return submits
-    keep.append(copies)
-    return address(copies)
