@@ -105,9 +105,14 @@ class StackRun:
     stdout: str
 
     def findings(self) -> Counter[str]:
-        """The Khronos layer's messages by id."""
+        """The Khronos layer's messages by id: gpuav's own carry VUIDs too (the spec's id for
+        what it finds), but never the Khronos layer's text ("vkX(): ...", "The Vulkan spec
+        states:")."""
         return Counter(
-            message["id"] for message in self.messages if not message["id"].startswith(NOT_FINDINGS)
+            message["id"]
+            for message in self.messages
+            if not message["id"].startswith(NOT_FINDINGS)
+            and KHRONOS_TEXT.search(message.get("text", ""))
         )
 
 
