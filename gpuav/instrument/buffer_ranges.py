@@ -30,7 +30,7 @@ from gpuav.instrument import record
 from gpuav.instrument.buffer_spans import BufferAccess, BufferSpan
 from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.descriptor_state import RANGE_UNKNOWN
-from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
@@ -38,8 +38,6 @@ from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Function
-
-NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
 
 
 def _descriptor(

@@ -34,7 +34,7 @@ from gpuav.instrument.accesses import (
     MergedLookup,
 )
 from gpuav.instrument.helpers import Helpers
-from gpuav.instrument.record import NO_SET_BINDING, pack_set_binding
+from gpuav.instrument.record import NO_INSTRUCTION_INDEX, NO_SET_BINDING, pack_set_binding
 from gpuav.instrument.safe_indices import SafeIndexer, SafeIndices
 from gpuav.instrument.unusable_reports import NotedLookup, UnusableReports
 from gpuav.spirv.analysis.def_use import DefUse
@@ -43,9 +43,6 @@ from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Function, Module
-
-# The record's instruction index for a consumer the pass itself made (none today).
-NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
 
 # Instructions that only name a descriptor; unused ones are removed after the rewrite.
 _NAMING = frozenset(

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuav.instrument.buffer_ranges import NO_INSTRUCTION_INDEX, RangeGuarder
+from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import SpanFinder
 from gpuav.instrument.consumers import POINTER_OPERANDS
+from gpuav.instrument.record import NO_INSTRUCTION_INDEX
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.grammar import Capability, Decoration, MemoryAccess, Op, StorageClass

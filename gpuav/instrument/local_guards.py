@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from gpuav.instrument import record
 from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.local_arrays import VECTOR_OPERAND, IndexCheck, LocalAccess
-from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
-
-NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
 
 
 def define_local_report(builder: Builder, writer: RecordWriter) -> tuple[int, int]:

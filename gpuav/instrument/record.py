@@ -35,6 +35,8 @@ DESCRIPTOR_INDEX = 7
 ARRAY_LENGTH = 8
 
 COMMON_WORDS = ERROR_CODE + 1
+# The instruction index of a record about an instruction the pass made (it has no origin).
+NO_INSTRUCTION_INDEX = 0xFFFF_FFFF
 
 
 class Stage(IntEnum):

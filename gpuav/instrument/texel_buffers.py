@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuav.instrument import record
-from gpuav.instrument.buffer_ranges import NO_INSTRUCTION_INDEX, RangeGuarder
+from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.descriptor_state import RANGE_UNKNOWN
-from gpuav.instrument.record import ErrorCode
+from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.types import Types
