@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from gpuav.instrument import record
 from gpuav.instrument.buffer_ranges import RangeGuarder
+from gpuav.instrument.consumers import POINTER_OPERANDS
 from gpuav.instrument.descriptor_state import RANGE_UNKNOWN
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
@@ -64,10 +65,9 @@ def find_texel_accesses(module: Module, types: Types, decorations: Decorations) 
             for instruction in block.instructions:
                 if instruction.opcode == Op.ImageTexelPointer:
                     texel_pointers.append(instruction)
-                elif instruction.opcode in (Op.AtomicStore, Op.AtomicFlagClear):
-                    users.setdefault(instruction.operands[0], []).append(instruction)
-                elif _is_atomic(instruction.opcode):
-                    users.setdefault(instruction.operands[2], []).append(instruction)
+                elif instruction.opcode in POINTER_OPERANDS:
+                    for at in POINTER_OPERANDS[instruction.opcode]:
+                        users.setdefault(instruction.operands[at], []).append(instruction)
                 elif instruction.opcode in _TEXEL_OPERANDS:
                     access = _access(instruction, (instruction,), types, decorations)
                     if access is not None:
@@ -78,14 +78,6 @@ def find_texel_accesses(module: Module, types: Types, decorations: Decorations) 
         if access is not None:
             findings.accesses.append(access)
     return findings
-
-
-def _is_atomic(opcode: int) -> bool:
-    return Op.AtomicLoad <= opcode <= Op.AtomicXor or opcode in (
-        Op.AtomicFMinEXT,
-        Op.AtomicFMaxEXT,
-        Op.AtomicFAddEXT,
-    )
 
 
 def _access(
