@@ -51,36 +51,26 @@ def define_range_check(builder: Builder, writer: RecordWriter) -> tuple[int, int
     set_binding, uint offset, uint size, uint range, uint flags)``: whether the span fits
     (or the range is unknown), writing the buffer-range record when it does not. Returns
     its id and that of the record writer it calls."""
-    write = writer.define_writer(ErrorCode.BUFFER_OUT_OF_BOUNDS, "gpuav_write_range_record")
     uint = builder.type_int(32, False)
     bool_ = builder.type_bool()
-    function, parameters = builder.new_function(bool_, [uint] * 7)
-    instruction_index, descriptor_index, set_binding, offset, size, bound, flags = parameters
-    builder.name(function.id, "gpuav_check_buffer_range")
-    unknown = builder.op(Op.IEqual, bool_, bound, builder.constant_uint(RANGE_UNKNOWN))
-    clean = builder.op(Op.IEqual, bool_, flags, builder.constant_uint(0))
-    starts_inside = builder.op(Op.ULessThanEqual, bool_, offset, bound)
-    room = builder.op(Op.ISub, uint, bound, offset)
-    ends_inside = builder.op(Op.ULessThanEqual, bool_, size, room)
-    fits = builder.op(
-        Op.LogicalAnd, bool_, clean, builder.op(Op.LogicalAnd, bool_, starts_inside, ends_inside)
+
+    def passes(parameters: list[int]) -> int:
+        _, _, _, offset, size, bound, flags = parameters
+        unknown = builder.op(Op.IEqual, bool_, bound, builder.constant_uint(RANGE_UNKNOWN))
+        clean = builder.op(Op.IEqual, bool_, flags, builder.constant_uint(0))
+        starts_inside = builder.op(Op.ULessThanEqual, bool_, offset, bound)
+        room = builder.op(Op.ISub, uint, bound, offset)
+        ends_inside = builder.op(Op.ULessThanEqual, bool_, size, room)
+        inside = builder.op(Op.LogicalAnd, bool_, starts_inside, ends_inside)
+        fits = builder.op(Op.LogicalAnd, bool_, clean, inside)
+        return builder.op(Op.LogicalOr, bool_, unknown, fits)
+
+    return writer.define_check(
+        ErrorCode.BUFFER_OUT_OF_BOUNDS,
+        "gpuav_check_buffer_range",
+        "gpuav_write_range_record",
+        passes,
     )
-    ok = builder.op(Op.LogicalOr, bool_, unknown, fits)
-    with builder.if_then(builder.op(Op.LogicalNot, bool_, ok)):
-        builder.op(
-            Op.FunctionCall,
-            builder.type_void(),
-            write,
-            instruction_index,
-            descriptor_index,
-            set_binding,
-            offset,
-            size,
-            bound,
-            flags,
-        )
-    builder.op_void(Op.ReturnValue, ok)
-    return function.id, write
 
 
 @dataclass

@@ -10,7 +10,7 @@ Word positions and sizes come from ``gpuav.instrument.record``; where the buffer
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from gpuav.instrument import record
@@ -70,6 +70,27 @@ class RecordWriter:
                 self._store(at, offset, value)
         builder.op_void(Op.Return)
         return function.id
+
+    def define_check(
+        self, code: ErrorCode, name: str, writer_name: str, passes: Callable[[list[int]], int]
+    ) -> tuple[int, int]:
+        """``bool name(uint instruction_index, uint descriptor_index, uint words...)``, whose
+        parameters are the record of ``code``'s words: ``passes(parameters)`` (emitted in the
+        function) says whether the access may go ahead; when not, the record is written.
+        Returns the check's id and its record writer's."""
+        builder = self.builder
+        write = self.define_writer(code, writer_name)
+        uint = builder.type_int(32, False)
+        bool_ = builder.type_bool()
+        function, parameters = builder.new_function(
+            bool_, [uint] * (1 + record.VALIDATION_WORDS[code])
+        )
+        builder.name(function.id, name)
+        ok = passes(parameters)
+        with builder.if_then(builder.op(Op.LogicalNot, bool_, ok)):
+            builder.op(Op.FunctionCall, builder.type_void(), write, *parameters)
+        builder.op_void(Op.ReturnValue, ok)
+        return function.id, write
 
     @contextmanager
     def _claimed(

@@ -143,28 +143,17 @@ def define_texel_check(builder: Builder, writer: RecordWriter) -> tuple[int, int
     """``bool gpuav_check_texel(uint instruction_index, uint descriptor_index, uint
     set_binding, uint coordinate, uint texels)``: whether the coordinate is inside (or the
     count unknown), writing the texel record when not. Returns its id and the writer's."""
-    write = writer.define_writer(ErrorCode.TEXEL_OUT_OF_BOUNDS, "gpuav_write_texel_record")
-    uint = builder.type_int(32, False)
     bool_ = builder.type_bool()
-    function, parameters = builder.new_function(bool_, [uint] * 5)
-    instruction_index, descriptor_index, set_binding, coordinate, texels = parameters
-    builder.name(function.id, "gpuav_check_texel")
-    unknown = builder.op(Op.IEqual, bool_, texels, builder.constant_uint(RANGE_UNKNOWN))
-    inside = builder.op(Op.ULessThan, bool_, coordinate, texels)
-    ok = builder.op(Op.LogicalOr, bool_, unknown, inside)
-    with builder.if_then(builder.op(Op.LogicalNot, bool_, ok)):
-        builder.op(
-            Op.FunctionCall,
-            builder.type_void(),
-            write,
-            instruction_index,
-            descriptor_index,
-            set_binding,
-            coordinate,
-            texels,
-        )
-    builder.op_void(Op.ReturnValue, ok)
-    return function.id, write
+
+    def passes(parameters: list[int]) -> int:
+        _, _, _, coordinate, texels = parameters
+        unknown = builder.op(Op.IEqual, bool_, texels, builder.constant_uint(RANGE_UNKNOWN))
+        inside = builder.op(Op.ULessThan, bool_, coordinate, texels)
+        return builder.op(Op.LogicalOr, bool_, unknown, inside)
+
+    return writer.define_check(
+        ErrorCode.TEXEL_OUT_OF_BOUNDS, "gpuav_check_texel", "gpuav_write_texel_record", passes
+    )
 
 
 def guard_texel_access(guarder: RangeGuarder, check: int, access: TexelAccess) -> bool:
