@@ -43,7 +43,7 @@ def module_text(words: list[int]) -> str:
     lines = [BANNER, "", "WORDS: tuple[int, ...] = ("]
     for start in range(0, len(words), 6):
         lines.append("    " + " ".join(f"0x{word:08x}," for word in words[start : start + 6]))
-    lines.append(")")
+    lines.append(")  # fmt: skip")
     return "\n".join(lines) + "\n"
 
 

@@ -158,9 +158,7 @@ IMPLEMENTATIONS |= {
     "vkCmdDrawIndexedIndirectCount": hooks_action_checks.cmd_draw_indexed_indirect_count,
     "vkCmdDispatchIndirect": hooks_action_checks.cmd_dispatch_indirect,
     "vkCmdDrawMeshTasksIndirectEXT": hooks_action_checks.cmd_draw_mesh_tasks_indirect,
-    "vkCmdDrawMeshTasksIndirectCountEXT": (
-        hooks_action_checks.cmd_draw_mesh_tasks_indirect_count
-    ),
+    "vkCmdDrawMeshTasksIndirectCountEXT": (hooks_action_checks.cmd_draw_mesh_tasks_indirect_count),
     "vkQueueSubmit": hooks_action_checks.queue_submit,
     "vkQueueSubmit2": hooks_action_checks.queue_submit2,
 }
