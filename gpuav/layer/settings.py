@@ -24,6 +24,11 @@ Shader printf (``debugPrintfEXT``) is on with GPU-AV unless ``GPUAV_PRINTF=0`` (
 ``GPUAV_PRINTF_TO_STDOUT=1`` (``printf_to_stdout``) prints the lines on stdout instead of
 sending them to the messengers; ``GPUAV_PRINTF_BUFFER_SIZE`` (``printf_buffer_size``) is the
 bytes of printf records each draw or dispatch can hold.
+
+What the intake and the pass made of each module is kept by content (``module_cache``), in
+memory and in files under ``$XDG_CACHE_HOME/gpuav/modules``: ``GPUAV_SHADER_CACHE=0``
+(``shader_cache``) turns that off, ``GPUAV_SHADER_CACHE_PATH`` (``shader_cache_path``) names
+another folder.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class Settings:
     printf_to_stdout: bool = False
     printf_buffer_size: int = DEFAULT_PRINTF_BUFFER_SIZE  # bytes per action
     robust_buffer_warnings: bool = True
+    shader_cache: bool = True
+    shader_cache_path: str | None = None  # None: module_cache's default folder
 
 
 def find_settings_file(environ: Mapping[str, str], cwd: Path) -> Path | None:
@@ -155,6 +162,10 @@ def resolve_settings(
         ),
         robust_buffer_warnings=_setting(environ, file_values, "robust_buffer_warnings")
         is not False,
+        shader_cache=_setting(environ, file_values, "shader_cache") is not False,
+        shader_cache_path=environ.get("GPUAV_SHADER_CACHE_PATH")
+        or file_values.get("shader_cache_path")
+        or None,
     )
 
 

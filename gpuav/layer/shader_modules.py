@@ -22,8 +22,10 @@ from functools import cache
 from typing import Any
 
 from gpuav.errors import GpuavError
-from gpuav.layer import faults, module_intake, notices
+from gpuav.layer import faults, module_cache, module_intake, notices, shader_validation
+from gpuav.layer.module_cache import Kind, Outcome
 from gpuav.layer.reporting import internal_error_message
+from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState, ShaderModuleState
 from gpuav.spirv.module import Module
 
@@ -82,37 +84,71 @@ def instrument_words(
         options.setdefault("checks", False)  # printf only
     if device.context_offset is not None and instrumenter_accepts("shader_int64"):
         options.setdefault("shader_int64", True)  # the layer turned shaderInt64 on
+    cache = None if os.environ.get(OVERRIDE) else module_cache.cache_for(settings)
+    try:
+        faults.check("instrument_shader")
+        key = outcome = None
+        if cache is not None:
+            key = module_cache.key_for(
+                ShaderCode(words).digest,
+                {**options, "descriptor_set": device.set_index},
+                shader_validation.environment_of(device.handle),
+                module_intake.layer_enabled_features(device),
+            )
+            outcome = cache.lookup(key)
+        if outcome is None:
+            made = _outcome(device, words, shader_id, **options)
+            if made is None:
+                return None
+            outcome, keep = made
+            if key is not None and cache is not None and keep:
+                cache.remember(key, outcome)
+        return _delivered(device, outcome, source, shader_id)
+    except Exception as error:
+        device.reporter.emit(internal_error_message("instrument_shader", error))
+    return None
+
+
+def _outcome(
+    device: DeviceState, words: list[int], shader_id: int, *, by_id: bool = False, **options: Any
+) -> tuple[Outcome, bool] | None:
+    """What the intake and the pass make of the words, and whether it may be kept (None when
+    the pass failed and said so). gpuav's pass instruments with a placeholder id where
+    ``shader_id`` goes (``module_cache``), so that the words are the same whether or not they
+    came from the cache; an override, or ``by_id``, instruments with ``shader_id`` itself."""
     try:
         admitted = module_intake.admit(
             device.handle, words, module_intake.layer_enabled_features(device)
         )
     except Exception as error:  # whatever failed, the module cannot be vouched for
-        admitted = module_intake.Refused(
-            f"it could not be checked ({type(error).__name__}: {error})"
-        )
+        reason = f"it could not be checked ({type(error).__name__}: {error})"
+        return Outcome(Kind.REFUSED, reason), False
     if isinstance(admitted, module_intake.Refused):
-        device.reporter.emit(notices.module_passed_unchanged(source, admitted.reason))
-        return None
+        return Outcome(Kind.REFUSED, admitted.reason), True
+    by_id = by_id or bool(os.environ.get(OVERRIDE))
+    placeholder = shader_id if by_id else module_cache.placeholder_for(words)
     try:
-        faults.check("instrument_shader")
         instrumented = _instrumented(
-            admitted, words, shader_id=shader_id, descriptor_set=device.set_index, **options
+            admitted, words, shader_id=placeholder, descriptor_set=device.set_index, **options
         )
-        # A shader with nothing to check comes back unchanged: it needs no shadow module, and
-        # its actions no output block or read-back.
-        if instrumented is None:
-            return None
-        refusal = module_intake.refusal_after(instrumented)
-        if refusal is not None:
-            device.reporter.emit(notices.module_passed_unchanged(source, refusal))
-            return None
-        return [int(word) for word in instrumented]
     except GpuavError as error:
-        reason = str(error) or type(error).__name__
-        device.reporter.emit_once(f"instrument:{reason}", notices.instrumentation_failed(reason))
+        return Outcome(Kind.DECLINED, str(error) or type(error).__name__), True
     except Exception as error:
         device.reporter.emit(internal_error_message("instrument_shader", error))
-    return None
+        return None
+    # A shader with nothing to check comes back unchanged: it needs no shadow module, and
+    # its actions no output block or read-back.
+    if instrumented is None:
+        return Outcome(Kind.UNCHANGED), True
+    refusal = module_intake.refusal_after(instrumented)
+    if refusal is not None:
+        return Outcome(Kind.REFUSED, refusal), True
+    if by_id:
+        return module_cache.instrumented_as_is(instrumented), False
+    outcome = module_cache.instrumented(instrumented, placeholder)
+    if outcome is None:  # the placeholder's place is not certain: instrument with the id itself
+        return _outcome(device, words, shader_id, by_id=True, **options)
+    return outcome, True
 
 
 def _instrumented(module: Module, words: list[int], **keywords: Any) -> list[int] | None:
@@ -124,6 +160,21 @@ def _instrumented(module: Module, words: list[int], **keywords: Any) -> list[int
     from gpuav.instrument.api import instrument_read_module
 
     return instrument_read_module(module, **keywords)
+
+
+def _delivered(
+    device: DeviceState, outcome: Outcome, source: str, shader_id: int
+) -> list[int] | None:
+    """Say what the outcome says (as when it was made) and give its words for ``shader_id``."""
+    if outcome.kind is Kind.REFUSED:
+        device.reporter.emit(notices.module_passed_unchanged(source, outcome.reason))
+    elif outcome.kind is Kind.DECLINED:
+        device.reporter.emit_once(
+            f"instrument:{outcome.reason}", notices.instrumentation_failed(outcome.reason)
+        )
+    elif outcome.kind is Kind.INSTRUMENTED:
+        return outcome.words_for(shader_id)
+    return None
 
 
 def pre_call_record_create_shader_module(

@@ -60,6 +60,11 @@ def has_environment(device: int) -> bool:
     return device in _ENVIRONMENTS
 
 
+def environment_of(device: int) -> ShaderEnvironment | None:
+    """What the device's modules are validated against (None: not validated)."""
+    return _ENVIRONMENTS.get(device)
+
+
 def pre_call_record_destroy_device(device: int) -> None:
     _ENVIRONMENTS.pop(device, None)
 

@@ -1,0 +1,310 @@
+"""What the intake and the pass made of a module, kept by content (issue 17 target 2).
+
+Creating the same module again, in this process or the next, should cost a hash, not a
+validation and an instrumentation. An outcome is kept under a key made of the module's words,
+the options of the pass, the device's validation environment, gpuav's set index and a
+fingerprint of gpuav's own source, in memory and in files under
+``$XDG_CACHE_HOME/gpuav/modules`` (``settings.shader_cache_path`` relocates them,
+``shader_cache = off`` turns both off).
+
+Records carry the layer's per-device shader id, which the pass bakes into the words as one
+32-bit ``OpConstant``. A kept result is instrumented with a placeholder id instead (a value the
+app's words do not hold), and the positions of that constant's value are kept beside the words:
+each creation writes its own id there, so a cache hit gives the very words a fresh
+instrumentation with that id would give.
+
+Files are written to a temporary name and renamed, so concurrent processes never see half an
+entry; each file holds a checksum and its full key, and one that does not match (truncated,
+corrupt, another key) is read as a miss and written anew. Nothing here raises ``OSError``: a
+cache that cannot be read or written only makes the layer do the work itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from array import array
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuav import __version__
+from gpuav.layer.settings import Settings
+
+if TYPE_CHECKING:
+    from gpuav.layer.shader_validation import ShaderEnvironment
+
+FORMAT = b"GPUAVMC1"  # changes with the layout of an entry
+CHECKSUM_BYTES = 32
+KEY_BYTES = 32
+MEMORY_WORD_BUDGET = 16 << 20  # words kept in memory across all entries (64 MiB)
+_CONSTANT_OPCODE = 43  # OpConstant
+_CONSTANT_WORD_COUNT = 4  # a 32-bit constant: opcode word, result type, result id, value
+_HEADER_WORDS = 5
+_FIRST_PLACEHOLDER = 0xC0DE_5EED
+_PLACEHOLDER_STEP = 0x0101_0101
+
+
+class Kind(Enum):
+    """What became of a module."""
+
+    INSTRUMENTED = "instrumented"
+    UNCHANGED = "unchanged"  # nothing to check
+    REFUSED = "refused"  # the intake would not let it in (``reason``)
+    DECLINED = "declined"  # the pass cannot instrument it (``reason``)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An intake-and-pass result that holds for every module with the same key.
+
+    ``words`` are the instrumented words with ``placeholder`` as the shader id at each of
+    ``shader_id_positions``."""
+
+    kind: Kind
+    reason: str = ""
+    words: bytes = b""
+    placeholder: int = 0
+    shader_id_positions: tuple[int, ...] = ()
+
+    def words_for(self, shader_id: int) -> list[int]:
+        """The instrumented words with ``shader_id`` in the records they write."""
+        words = array("I")
+        words.frombytes(self.words)
+        for position in self.shader_id_positions:
+            words[position] = shader_id & 0xFFFF_FFFF
+        return words.tolist()
+
+    def to_bytes(self) -> bytes:
+        header = {
+            "kind": self.kind.value,
+            "reason": self.reason,
+            "placeholder": self.placeholder,
+            "positions": list(self.shader_id_positions),
+        }
+        return json.dumps(header).encode() + b"\n" + self.words
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Outcome:
+        """Raises ``ValueError`` (or ``KeyError``/``TypeError``) for anything malformed."""
+        text, _, words = data.partition(b"\n")
+        header = json.loads(text)
+        positions = tuple(int(position) for position in header["positions"])
+        if len(words) % 4 or any(not 0 <= p < len(words) // 4 for p in positions):
+            raise ValueError("shader id positions outside the words")
+        return cls(
+            Kind(header["kind"]),
+            str(header["reason"]),
+            words,
+            int(header["placeholder"]),
+            positions,
+        )
+
+
+def instrumented(words: Sequence[int], placeholder: int) -> Outcome | None:
+    """The outcome for words instrumented with ``placeholder`` as the shader id, or None when
+    the placeholder's place cannot be told for sure (more than one constant holds it)."""
+    positions = constant_positions(words, placeholder)
+    if len(positions) > 1:
+        return None
+    return Outcome(
+        Kind.INSTRUMENTED,
+        words=array("I", words).tobytes(),
+        placeholder=placeholder,
+        shader_id_positions=tuple(positions),
+    )
+
+
+def instrumented_as_is(words: Sequence[int]) -> Outcome:
+    """The outcome for words instrumented with the shader id itself (not to be kept)."""
+    return Outcome(Kind.INSTRUMENTED, words=array("I", words).tobytes())
+
+
+def placeholder_for(words: Sequence[int]) -> int:
+    """A 32-bit value that no word of the module holds, the same for the same words."""
+    candidate = _FIRST_PLACEHOLDER
+    while candidate in words:
+        candidate = (candidate + _PLACEHOLDER_STEP) & 0xFFFF_FFFF
+    return candidate
+
+
+def constant_positions(words: Sequence[int], value: int) -> list[int]:
+    """Where the value word of each 32-bit ``OpConstant`` holding ``value`` lies."""
+    positions = []
+    at = _HEADER_WORDS
+    while at < len(words):
+        word_count = words[at] >> 16
+        if word_count == 0:
+            break
+        if (
+            words[at] & 0xFFFF == _CONSTANT_OPCODE
+            and word_count == _CONSTANT_WORD_COUNT
+            and words[at + 3] == value
+        ):
+            positions.append(at + 3)
+        at += word_count
+    return positions
+
+
+@cache
+def source_fingerprint() -> str:
+    """gpuav's version and the size and modification time of each of its source files, as
+    Python's own bytecode cache tells a changed source (a change means other words)."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    for folder, subfolders, files in os.walk(package):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".spv", ".comp")):
+                path = os.path.join(folder, name)
+                status = os.stat(path)
+                digest.update(f"{path}\0{status.st_size}\0{status.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def key_for(
+    code_digest: bytes,
+    options: Mapping[str, object],
+    environment: ShaderEnvironment | None,
+    driver_features: frozenset[str],
+) -> bytes:
+    """The key of an outcome: everything the intake and the pass read besides the words.
+    ``environment`` is the device's validation environment (None when not validated); the
+    options' values have stable reprs (booleans, numbers, frozen dataclasses)."""
+    material = "\0".join(
+        (
+            source_fingerprint(),
+            code_digest.hex(),
+            repr(sorted(options.items())),
+            _environment_text(environment),
+            ",".join(sorted(driver_features)),
+        )
+    )
+    return hashlib.blake2b(material.encode(), digest_size=KEY_BYTES).digest()
+
+
+@cache
+def _environment_text(environment: ShaderEnvironment | None) -> str:
+    """A device's environment, with its sets in a stable order (set reprs are not)."""
+    if environment is None:
+        return "unvalidated"
+    return repr(
+        (
+            environment.target_env,
+            sorted(environment.features),
+            sorted(environment.extensions),
+            environment.limits,
+        )
+    )
+
+
+class DiskCache:
+    """Outcomes in files under ``folder``: ``<key hex[:2]>/<key hex>``, each file the format
+    tag, a checksum of the rest, the key, then the outcome."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path_for(self, key: bytes) -> Path:
+        name = key.hex()
+        return self.folder / name[:2] / name
+
+    def load(self, key: bytes) -> Outcome | None:
+        try:
+            data = self.path_for(key).read_bytes()
+        except OSError:
+            return None
+        return _parsed(data, key)
+
+    def store(self, key: bytes, outcome: Outcome) -> None:
+        body = key + outcome.to_bytes()
+        data = FORMAT + hashlib.blake2b(body, digest_size=CHECKSUM_BYTES).digest() + body
+        path = self.path_for(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+            os.replace(temporary, path)  # atomic: readers see the old file or the whole new one
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _parsed(data: bytes, key: bytes) -> Outcome | None:
+    """The outcome a file holds, or None when it is not a whole, intact entry for ``key``."""
+    start = len(FORMAT) + CHECKSUM_BYTES
+    if not data.startswith(FORMAT) or len(data) < start + KEY_BYTES:
+        return None
+    body = data[start:]
+    if hashlib.blake2b(body, digest_size=CHECKSUM_BYTES).digest() != data[len(FORMAT) : start]:
+        return None
+    if body[:KEY_BYTES] != key:
+        return None
+    try:
+        return Outcome.from_bytes(body[KEY_BYTES:])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class ModuleCache:
+    """Outcomes in memory (the most recent, within a word budget), backed by ``disk``."""
+
+    def __init__(self, disk: DiskCache | None) -> None:
+        self.disk = disk
+        self._memory: OrderedDict[bytes, Outcome] = OrderedDict()
+        self._words = 0
+
+    def lookup(self, key: bytes) -> Outcome | None:
+        outcome = self._memory.get(key)
+        if outcome is not None:
+            self._memory.move_to_end(key)
+            return outcome
+        if self.disk is not None:
+            outcome = self.disk.load(key)
+            if outcome is not None:
+                self._keep(key, outcome)
+        return outcome
+
+    def remember(self, key: bytes, outcome: Outcome) -> None:
+        self._keep(key, outcome)
+        if self.disk is not None:
+            self.disk.store(key, outcome)
+
+    def _keep(self, key: bytes, outcome: Outcome) -> None:
+        if key in self._memory:
+            return
+        self._memory[key] = outcome
+        self._words += len(outcome.words) // 4
+        while self._words > MEMORY_WORD_BUDGET and len(self._memory) > 1:
+            _, dropped = self._memory.popitem(last=False)
+            self._words -= len(dropped.words) // 4
+
+
+def default_folder(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CACHE_HOME/gpuav/modules``, else ``~/.cache/gpuav/modules``."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gpuav" / "modules"
+
+
+def cache_for(settings: Settings) -> ModuleCache | None:
+    """The cache the settings ask for (one per folder in a process), or None when off."""
+    if not settings.shader_cache:
+        return None
+    folder = settings.shader_cache_path or str(default_folder(os.environ))
+    return _cache_in(folder)
+
+
+@cache
+def _cache_in(folder: str) -> ModuleCache:
+    return ModuleCache(DiskCache(Path(folder)))
