@@ -61,6 +61,7 @@ def _reset(state: CommandBufferState) -> None:
     state.bound_handles.clear()
     state.action_count = 0
     state.labels = None
+    state.descriptor_buffers = None
     action_checks.reset(state)
 
 

@@ -141,3 +141,14 @@ def descriptor_state_full(capacity_words: int) -> LayerMessage:
         f"allocated from now on are not tracked, so shaders cannot check their runtime array "
         f"sizes or unwritten descriptors. Raise GPUAV_STATE_WORDS. Said once per device.",
     )
+
+
+def descriptor_buffer_unread(address: int) -> LayerMessage:
+    return _message(
+        "descriptor-buffer-unread",
+        "warning",
+        f"The descriptor buffer bytes of a set at device address {address:#x} lie in memory "
+        f"the application has not mapped (VK_EXT_descriptor_buffer): GPU-assisted validation "
+        f"cannot read its descriptors, so their array indices are checked but not whether they "
+        f"were written or the ranges of their buffers. Said once per device.",
+    )

@@ -26,6 +26,11 @@ def pre_call_record_create_pipeline_layout(
     if not device.enabled or device.degraded:
         return None
     faults.check("create_pipeline_layout")
+    tracker = device.descriptor_buffers
+    if tracker is not None and tracker.holds_descriptor_buffer_layout(set_layouts):
+        # No classic set beside descriptor-buffer ones (VUID-VkPipelineLayoutCreateInfo-
+        # pSetLayouts-08008): its pipelines reach gpuav's buffers by the pushed address.
+        return None
     count = len(set_layouts)
     if count > device.set_index:
         offset = device.context_offset

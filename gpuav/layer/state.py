@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
+    from gpuav.layer.descriptor_buffers import DescriptorBufferBindings, DescriptorBufferTracker
     from gpuav.layer.descriptor_sets import DescriptorTracker
     from gpuav.layer.output_buffers import Block, Chunk, OutputBuffers
 
@@ -117,6 +118,8 @@ class CommandBufferState:
     bound_handles: dict[int, tuple[int, ...]] = field(default_factory=dict)
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
+    # Descriptor buffers bound and the sets used in them (None until the app binds one).
+    descriptor_buffers: DescriptorBufferBindings | None = None
 
     def has_output(self) -> bool:
         """Whether a submit of this command buffer needs a read-back."""
@@ -167,6 +170,8 @@ class DeviceState:
     queue_labels: dict[int, tuple[str, ...]] | None = None
     # Indirect and vertex-fetch checks (action_checks); None when they could not be set up.
     action_checks: ActionCheckDevice | None = None
+    # VK_EXT_descriptor_buffer layouts, descriptors and memory (None until first used).
+    descriptor_buffers: DescriptorBufferTracker | None = None
 
     @property
     def reporter(self) -> Reporter:

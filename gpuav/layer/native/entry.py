@@ -26,6 +26,7 @@ from gpuav.layer.native import (
     hooks_buffers,
     hooks_commands,
     hooks_debug,
+    hooks_descriptor_buffers,
     hooks_descriptors,
     hooks_extension_draws,
     hooks_instance,
@@ -87,7 +88,16 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
         hooks_descriptors.cmd_push_descriptor_set_with_template
     ),
     "vkCmdBindDescriptorSets2KHR": hooks_descriptors.cmd_bind_descriptor_sets2,
-    "vkCmdSetDescriptorBufferOffsetsEXT": hooks_descriptors.cmd_set_descriptor_buffer_offsets,
+    "vkCmdSetDescriptorBufferOffsetsEXT": (
+        hooks_descriptor_buffers.cmd_set_descriptor_buffer_offsets
+    ),
+    "vkCmdBindDescriptorBuffersEXT": hooks_descriptor_buffers.cmd_bind_descriptor_buffers,
+    "vkCmdBindDescriptorBufferEmbeddedSamplersEXT": (
+        hooks_descriptor_buffers.cmd_bind_descriptor_buffer_embedded_samplers
+    ),
+    "vkGetDescriptorEXT": hooks_descriptor_buffers.get_descriptor,
+    "vkMapMemory": hooks_descriptor_buffers.map_memory,
+    "vkUnmapMemory": hooks_descriptor_buffers.unmap_memory,
     "vkCmdDraw": hooks_commands.cmd_draw,
     "vkCmdDrawIndexed": hooks_commands.cmd_draw_indexed,
     "vkCmdDrawIndirect": hooks_commands.cmd_draw_indirect,
@@ -161,6 +171,16 @@ IMPLEMENTATIONS |= {
     "vkCmdDrawMeshTasksIndirectCountEXT": (hooks_action_checks.cmd_draw_mesh_tasks_indirect_count),
     "vkQueueSubmit": hooks_action_checks.queue_submit,
     "vkQueueSubmit2": hooks_action_checks.queue_submit2,
+}
+# Descriptor buffers wrap the hooks that follow set layouts, buffers and memory
+# (hooks_descriptor_buffers).
+IMPLEMENTATIONS |= {
+    "vkCreateDescriptorSetLayout": hooks_descriptor_buffers.create_descriptor_set_layout,
+    "vkDestroyDescriptorSetLayout": hooks_descriptor_buffers.destroy_descriptor_set_layout,
+    "vkDestroyBuffer": hooks_descriptor_buffers.destroy_buffer,
+    "vkBindBufferMemory": hooks_descriptor_buffers.bind_buffer_memory,
+    "vkBindBufferMemory2": hooks_descriptor_buffers.bind_buffer_memory2,
+    "vkFreeMemory": hooks_descriptor_buffers.free_memory,
 }
 
 

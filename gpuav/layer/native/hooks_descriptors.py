@@ -493,23 +493,3 @@ def _bind_points(stages: int) -> list[int]:
     if stages & SHADER_STAGES_RAY_TRACING:
         points.append(PIPELINE_BIND_POINT_RAY_TRACING)
     return points
-
-
-def cmd_set_descriptor_buffer_offsets(
-    command_buffer: int, bind_point: int, layout: int, first_set: int, count: int,
-    buffer_indices: int, offsets: int,
-) -> None:  # fmt: skip
-    """Sets in descriptor buffers (VK_EXT_descriptor_buffer) are not tracked: NO_STATE."""
-    record, state = _command_buffer(command_buffer)
-    if record is None:
-        return
-    record.next.vkCmdSetDescriptorBufferOffsetsEXT(
-        command_buffer, bind_point, layout, first_set, count, buffer_indices, offsets
-    )
-    if state is not None:
-        try:
-            command_buffers.post_call_record_cmd_bind_descriptor_sets(
-                state, bind_point, first_set, [0] * count
-            )
-        except BaseException as error:
-            _report(record, "vkCmdSetDescriptorBufferOffsetsEXT", error)

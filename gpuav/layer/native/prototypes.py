@@ -60,6 +60,11 @@ HOOKED: tuple[str, ...] = (
     "vkCmdPushDescriptorSetWithTemplateKHR",
     "vkCmdBindDescriptorSets2KHR",
     "vkCmdSetDescriptorBufferOffsetsEXT",
+    "vkCmdBindDescriptorBuffersEXT",
+    "vkCmdBindDescriptorBufferEmbeddedSamplersEXT",
+    "vkGetDescriptorEXT",
+    "vkMapMemory",
+    "vkUnmapMemory",
     "vkCmdDraw",
     "vkCmdDrawIndexed",
     "vkCmdDrawIndirect",
@@ -194,6 +199,8 @@ CALLED: tuple[str, ...] = (
     "vkDestroyFence",
     "vkGetFenceStatus",
     "vkGetSemaphoreCounterValue",
+    "vkGetDescriptorSetLayoutSizeEXT",
+    "vkGetDescriptorSetLayoutBindingOffsetEXT",
 )
 
 

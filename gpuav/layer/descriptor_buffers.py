@@ -1,0 +1,376 @@
+"""Descriptors that live in descriptor buffers (VK_EXT_descriptor_buffer), for the shaders'
+descriptor checks (issue 16).
+
+A descriptor-buffer set has no VkDescriptorSet and no update to follow: its descriptors are
+bytes the app wrote with vkGetDescriptorEXT into a buffer of its own, bound with
+vkCmdBindDescriptorBuffersEXT and placed per set index with vkCmdSetDescriptorBufferOffsetsEXT.
+The bytes are the driver's; the layer learns what they mean by remembering, for every
+vkGetDescriptorEXT, the bytes it returned and the descriptor word they stand for (accessible,
+or a buffer's range). Each (set layout, set address) bound for an action gets a region of the
+state buffer (``gpuav.instrument.descriptor_state``) with the layout's array sizes; at submit
+its descriptor words are rebuilt from the bytes the app's mapped memory holds then: bytes no
+vkGetDescriptorEXT returned (zeros: never written) read 0, so the shader reports the
+descriptor as unusable (VUID-vkCmd*-None-08114), and buffer descriptors read their range.
+Where the bytes cannot be read (the memory is not mapped by the app), every descriptor reads
+accessible and only array indices are checked (said once).
+
+The pipelines reach gpuav's own buffers through the pushed context address (issue 8):
+a pipeline layout of descriptor-buffer set layouts may not take gpuav's classic set
+(VUID-VkPipelineLayoutCreateInfo-pSetLayouts-08008), nor may gpuav bind one for such a
+pipeline (VUID-vkCmdDispatch-None-08115).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from gpuav.instrument.descriptor_state import (
+    ACCESSIBLE,
+    NO_STATE,
+    binding_size_word,
+    binding_table_word,
+    range_word,
+)
+from gpuav.layer import notices
+from gpuav.layer.buffer_views import texel_bytes
+from gpuav.layer.descriptor_sets import DescriptorTracker, SetLayoutState
+from gpuav.layer.state import CommandBufferState, DeviceState
+from gpuav.layer.state_buffer import Region
+
+# VkDescriptorSetLayoutCreateFlagBits
+SET_LAYOUT_DESCRIPTOR_BUFFER = 0x10
+SET_LAYOUT_EMBEDDED_IMMUTABLE_SAMPLERS = 0x20
+# VkBufferUsageFlagBits that make a buffer a descriptor buffer.
+DESCRIPTOR_BUFFER_USAGE = 0x0020_0000 | 0x0040_0000 | 0x0400_0000
+WHOLE_SIZE = 0xFFFF_FFFF_FFFF_FFFF
+
+DESCRIPTOR_TYPE_SAMPLER = 0
+DESCRIPTOR_TYPE_SAMPLED_IMAGE = 2
+DESCRIPTOR_TYPE_STORAGE_IMAGE = 3
+DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER = 4
+DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER = 5
+DESCRIPTOR_TYPE_UNIFORM_BUFFER = 6
+DESCRIPTOR_TYPE_STORAGE_BUFFER = 7
+# Types whose descriptors are one vkGetDescriptorEXT result each, side by side in an array
+# (combined image samplers may be split into an image and a sampler array, depending on the
+# device: their words stay accessible, as do input attachments and acceleration structures).
+READ_TYPES = frozenset(
+    {
+        DESCRIPTOR_TYPE_SAMPLER,
+        DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+        DESCRIPTOR_TYPE_STORAGE_IMAGE,
+        DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+        DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER,
+        DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+        DESCRIPTOR_TYPE_STORAGE_BUFFER,
+    }
+)
+TEXEL_TYPES = frozenset(
+    {DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER}
+)
+# Past this many distinct descriptors, new ones are not remembered and bytes the layer does
+# not know read accessible (a forgotten descriptor must never look unwritten).
+MAX_DESCRIBED = 1 << 16
+# Past this many (layout, address) places, further sets are not tracked (NO_STATE).
+MAX_PLACES = 4096
+
+
+@dataclass(frozen=True)
+class SetLayoutBytes:
+    """Where a descriptor-buffer set layout's bindings lie in the set's bytes."""
+
+    size: int  # vkGetDescriptorSetLayoutSizeEXT
+    offsets: dict[int, int]  # binding -> vkGetDescriptorSetLayoutBindingOffsetEXT
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A vkMapMemory the app made: ``size`` bytes of the memory from ``offset`` at ``pointer``."""
+
+    pointer: int
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class BufferMemory:
+    """A descriptor buffer's memory binding."""
+
+    memory: int
+    offset: int
+
+
+@dataclass(slots=True, eq=False)
+class SetPlace:
+    """A descriptor-buffer set as bound: its layout, its address, its region, and the bytes
+    its words were last built from."""
+
+    layout: SetLayoutState
+    layout_bytes: SetLayoutBytes
+    address: int
+    region: Region
+    contents: bytes | None = None
+    generation: int = -1  # the tracker's, when the words were built
+
+
+@dataclass
+class DescriptorBufferBindings:
+    """Per command buffer: the descriptor buffers bound (addresses by index) and the sets
+    its actions use, whose words are rebuilt when it is submitted."""
+
+    addresses: tuple[int, ...] = ()
+    places: set[SetPlace] = field(default_factory=set)
+
+
+@dataclass
+class DescriptorBufferTracker:
+    """Everything a device tracks about the app's descriptor buffers."""
+
+    descriptors: DescriptorTracker
+    layouts: dict[int, SetLayoutBytes] = field(default_factory=dict)
+    # descriptor bytes -> the word they stand for; descriptor type -> its size in bytes
+    described: dict[bytes, int] = field(default_factory=dict)
+    descriptor_sizes: dict[int, int] = field(default_factory=dict)
+    saturated: bool = False
+    generation: int = 0  # grows whenever what some bytes stand for may have changed
+    mappings: dict[int, Mapping] = field(default_factory=dict)  # memory -> app's mapping
+    buffer_memory: dict[int, BufferMemory] = field(default_factory=dict)  # descriptor buffers
+    places: dict[tuple[int, int], SetPlace] = field(default_factory=dict)
+
+    # -- set layouts ------------------------------------------------------------------------
+
+    def create_layout(self, handle: int, layout_bytes: SetLayoutBytes) -> None:
+        self.layouts[handle] = layout_bytes
+
+    def destroy_layout(self, handle: int) -> None:
+        """Its places go with it (command buffers recorded with it may not be submitted)."""
+        self.layouts.pop(handle, None)
+        for key in [key for key in self.places if key[0] == handle]:
+            self.descriptors.state.release(self.places.pop(key).region)
+
+    def holds_descriptor_buffer_layout(self, set_layouts: Iterable[int]) -> bool:
+        return any(handle in self.layouts for handle in set_layouts)
+
+    # -- descriptors ------------------------------------------------------------------------
+
+    def got_descriptor(self, descriptor_type: int, contents: bytes, word: int) -> None:
+        """vkGetDescriptorEXT returned ``contents`` for a descriptor the shaders see as
+        ``word``. Bytes that stand for two words keep the one that reports less (a driver
+        may not encode a buffer's range)."""
+        known = self.described.get(contents)
+        if known == word and self.descriptor_sizes.get(descriptor_type) == len(contents):
+            return
+        self.generation += 1
+        self.descriptor_sizes[descriptor_type] = len(contents)
+        if known is not None:
+            self.described[contents] = (
+                ACCESSIBLE if ACCESSIBLE in (known, word) else max(known, word)
+            )
+        elif len(self.described) < MAX_DESCRIBED:
+            self.described[contents] = word
+        else:
+            self.saturated = True
+
+    # -- memory -----------------------------------------------------------------------------
+
+    def map_memory(self, memory: int, mapping: Mapping) -> None:
+        self.mappings[memory] = mapping
+
+    def unmap_memory(self, memory: int) -> None:
+        self.mappings.pop(memory, None)
+
+    def free_memory(self, memory: int) -> None:
+        self.mappings.pop(memory, None)
+        for buffer in [b for b, bound in self.buffer_memory.items() if bound.memory == memory]:
+            del self.buffer_memory[buffer]
+
+    def bind_buffer_memory(self, buffer: int, memory: int, offset: int) -> None:
+        """Remember where a descriptor buffer's bytes are (only descriptor buffers count)."""
+        facts = self.descriptors.buffers.live.get(buffer)
+        if facts is not None and facts.usage & DESCRIPTOR_BUFFER_USAGE:
+            self.buffer_memory[buffer] = BufferMemory(memory, offset)
+
+    def destroy_buffer(self, buffer: int) -> None:
+        self.buffer_memory.pop(buffer, None)
+
+    def read(self, address: int, size: int) -> bytes | None:
+        """The ``size`` bytes at device ``address`` of a descriptor buffer, None when they do
+        not lie in memory the app has mapped."""
+        live = self.descriptors.buffers.live
+        for buffer, bound in self.buffer_memory.items():
+            facts = live.get(buffer)
+            if facts is None or not facts.address:
+                continue
+            start = address - facts.address
+            if start < 0 or start + size > facts.size:
+                continue
+            mapping = self.mappings.get(bound.memory)
+            if mapping is None:
+                return None
+            at = bound.offset + start - mapping.offset
+            if at < 0 or at + size > mapping.size:
+                return None
+            return ctypes.string_at(mapping.pointer + at, size)
+        return None
+
+    # -- binding ----------------------------------------------------------------------------
+
+    def place(self, layout_handle: int, address: int) -> SetPlace | None:
+        """The set of ``layout_handle`` at ``address`` (one region per pair, kept while the
+        layout lives); None when the layout is not a descriptor-buffer one the layer knows."""
+        key = (layout_handle, address)
+        found = self.places.get(key)
+        if found is not None:
+            return found
+        layout = self.descriptors.layouts.get(layout_handle)
+        layout_bytes = self.layouts.get(layout_handle)
+        if layout is None or layout_bytes is None or len(self.places) >= MAX_PLACES:
+            return None
+        # A variable-count binding has no allocated count here: its layout count bounds it.
+        words = layout.region_words(max(layout.sizes.values(), default=0))
+        for binding in layout.tracked:
+            table = words[binding_table_word(binding)]
+            size = words[binding_size_word(binding)]
+            words[table : table + size] = array("I", [ACCESSIBLE]) * size
+        region = self.descriptors.state.allocate(words)
+        if region.offset == NO_STATE:
+            return None
+        found = self.places[key] = SetPlace(layout, layout_bytes, address, region)
+        return found
+
+    def refresh(self, place: SetPlace) -> bool:
+        """Rebuild the set's descriptor words from the bytes its memory holds now; False when
+        they cannot be read (the words then stay as they are)."""
+        contents = self.read(place.address, place.layout_bytes.size)
+        if contents is None:
+            return False
+        if contents == place.contents and place.generation == self.generation:
+            return True
+        place.contents = contents
+        place.generation = self.generation
+        layout = place.layout
+        words = place.region.words
+        fresh = array("I", words)
+        for binding in layout.tracked:
+            table = words[binding_table_word(binding)]
+            count = words[binding_size_word(binding)]
+            fresh[table : table + count] = self._binding_words(
+                contents, layout.types[binding], place.layout_bytes.offsets.get(binding), count
+            )
+        if fresh != words:
+            words[:] = fresh
+            self.descriptors.state.mark(place.region, 0, len(words))
+        return True
+
+    def _binding_words(
+        self, contents: bytes, descriptor_type: int, offset: int | None, count: int
+    ) -> array[int]:
+        size = self.descriptor_sizes.get(descriptor_type)
+        if descriptor_type not in READ_TYPES or size is None or offset is None:
+            # Never gotten: no descriptor of this type can have been written, but without
+            # its size the layer cannot say which bytes are whose.
+            return array("I", [ACCESSIBLE]) * count
+        unknown = ACCESSIBLE if self.saturated else 0
+        described = self.described
+        return array(
+            "I",
+            [
+                described.get(contents[start : start + size], unknown)
+                if start + size <= len(contents)
+                else ACCESSIBLE
+                for start in range(offset, offset + count * size, size)
+            ],
+        )
+
+
+def descriptor_word(descriptor_type: int, buffer_range: int | None, texel_format: int) -> int:
+    """The word a descriptor got with vkGetDescriptorEXT stands for: a buffer's range (in
+    texels for a texel buffer), accessible when none is known (a null descriptor too)."""
+    if buffer_range is None or buffer_range == WHOLE_SIZE:
+        return ACCESSIBLE
+    if descriptor_type in TEXEL_TYPES:
+        texel = texel_bytes(texel_format)
+        return ACCESSIBLE if texel is None else range_word(buffer_range // texel)
+    return range_word(buffer_range)
+
+
+def tracker_of(device: DeviceState) -> DescriptorBufferTracker | None:
+    """The device's tracker, made on first use; None while descriptor state is not tracked."""
+    if not device.enabled or device.descriptors is None:
+        return None
+    if device.descriptor_buffers is None:
+        device.descriptor_buffers = DescriptorBufferTracker(device.descriptors)
+    return device.descriptor_buffers
+
+
+def post_call_record_cmd_bind_descriptor_buffers(
+    state: CommandBufferState, addresses: Sequence[int]
+) -> None:
+    bindings = state.descriptor_buffers
+    if bindings is None:
+        bindings = state.descriptor_buffers = DescriptorBufferBindings()
+    bindings.addresses = tuple(addresses)
+
+
+def post_call_record_cmd_set_descriptor_buffer_offsets(
+    state: CommandBufferState,
+    bind_point: int,
+    layout: int,
+    first_set: int,
+    buffer_indices: Sequence[int],
+    offsets: Sequence[int],
+) -> None:
+    """The sets ``first_set``... now lie at these offsets of the bound descriptor buffers:
+    their regions become the action's bound-set words (NO_STATE where none can be had)."""
+    from gpuav.layer import command_buffers
+
+    device = state.device
+    tracker = tracker_of(device)
+    command_buffers.post_call_record_cmd_bind_descriptor_sets(
+        state, bind_point, first_set, [0] * len(offsets)
+    )
+    words = state.bound_words.get(bind_point)
+    if tracker is None or words is None:
+        return
+    bindings = state.descriptor_buffers
+    pipeline_layout = device.pipeline_layouts.get(layout)
+    set_layouts = () if pipeline_layout is None else pipeline_layout.set_layouts
+    for set_index, (buffer_index, offset) in enumerate(
+        zip(buffer_indices, offsets, strict=True), first_set
+    ):
+        if set_index >= len(words):
+            break
+        place = None
+        if (
+            bindings is not None
+            and buffer_index < len(bindings.addresses)
+            and set_index < len(set_layouts)
+        ):
+            address = bindings.addresses[buffer_index] + offset
+            place = tracker.place(set_layouts[set_index], address)
+        words[set_index] = NO_STATE if place is None else place.region.offset
+        if place is not None and bindings is not None:
+            bindings.places.add(place)
+
+
+def pre_call_record_queue_submit(
+    device: DeviceState, command_buffers: Sequence[CommandBufferState]
+) -> None:
+    """Rebuild the words of every descriptor-buffer set these command buffers use from the
+    bytes the app's memory holds now (the state at submit time counts)."""
+    tracker = device.descriptor_buffers
+    if tracker is None:
+        return
+    places: set[SetPlace] = set()
+    for state in command_buffers:
+        for member in (state, *state.executed):
+            if member.descriptor_buffers is not None:
+                places |= member.descriptor_buffers.places
+    for place in places:
+        if not tracker.refresh(place):
+            device.reporter.emit_once(
+                "descriptor-buffer-unread", notices.descriptor_buffer_unread(place.address)
+            )

@@ -1,0 +1,254 @@
+"""VK_EXT_descriptor_buffer entry points (issue 16): translate the app's structures for
+``gpuav.layer.descriptor_buffers`` and call down. Set layouts, memory mappings and buffer
+bindings are wrapped around the hooks that already follow them (``hooks_descriptors``,
+``hooks_buffers``, ``hooks_resources``); the layer learns where a descriptor-buffer set's
+bytes are and what ``vkGetDescriptorEXT`` bytes stand for."""
+
+from __future__ import annotations
+
+import ctypes
+
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import command_buffers, descriptor_buffers
+from gpuav.layer.descriptor_buffers import (
+    DESCRIPTOR_TYPE_STORAGE_BUFFER,
+    DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER,
+    DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+    DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+    SET_LAYOUT_DESCRIPTOR_BUFFER,
+    DescriptorBufferTracker,
+    Mapping,
+    SetLayoutBytes,
+)
+from gpuav.layer.native import hooks_buffers, hooks_descriptors, hooks_resources
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.vk import address, at
+from gpuav.layer.state import CommandBufferState
+
+ERROR_INITIALIZATION_FAILED = -3
+# The VkDescriptorDataEXT member each buffer type is given through.
+_ADDRESS_MEMBERS = {
+    DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER: "pUniformTexelBuffer",
+    DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER: "pStorageTexelBuffer",
+    DESCRIPTOR_TYPE_UNIFORM_BUFFER: "pUniformBuffer",
+    DESCRIPTOR_TYPE_STORAGE_BUFFER: "pStorageBuffer",
+}
+
+
+def _tracker(record: DeviceRecord | None) -> DescriptorBufferTracker | None:
+    if record is None or record.state is None:
+        return None
+    return descriptor_buffers.tracker_of(record.state)
+
+
+def _command_buffer(
+    command_buffer: int,
+) -> tuple[DeviceRecord | None, CommandBufferState | None]:
+    record = REGISTRY.devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+    if record is None or record.state is None:
+        return record, None
+    return record, record.state.command_buffers.get(command_buffer)
+
+
+def _report(record: DeviceRecord, command: str, error: BaseException) -> None:
+    report_error(command, error, record.instance.state)
+
+
+# -- set layouts ------------------------------------------------------------------------------
+
+
+def create_descriptor_set_layout(
+    device: int, create_info: int, allocator: int, layout_out: int
+) -> int:
+    result = hooks_descriptors.create_descriptor_set_layout(
+        device, create_info, allocator, layout_out
+    )
+    record = REGISTRY.device_of(device)
+    tracker = _tracker(record)
+    if result != 0 or record is None or tracker is None:
+        return result
+    try:
+        info = at(create_info, "VkDescriptorSetLayoutCreateInfo")
+        if int(info.flags) & SET_LAYOUT_DESCRIPTOR_BUFFER:
+            handle = int(vkffi.cast("uintptr_t *", layout_out)[0])
+            bindings = [int(info.pBindings[i].binding) for i in range(info.bindingCount)]
+            tracker.create_layout(handle, _layout_bytes(record, device, handle, bindings))
+    except BaseException as error:
+        _report(record, "vkCreateDescriptorSetLayout", error)
+    return result
+
+
+def _layout_bytes(
+    record: DeviceRecord, device: int, layout: int, bindings: list[int]
+) -> SetLayoutBytes:
+    value = vkffi.new("uint64_t *")
+    record.next.vkGetDescriptorSetLayoutSizeEXT(device, layout, address(value))
+    size = int(value[0])
+    offsets = {}
+    for binding in bindings:
+        record.next.vkGetDescriptorSetLayoutBindingOffsetEXT(
+            device, layout, binding, address(value)
+        )
+        offsets[binding] = int(value[0])
+    return SetLayoutBytes(size, offsets)
+
+
+def destroy_descriptor_set_layout(device: int, layout: int, allocator: int) -> None:
+    tracker = _tracker(REGISTRY.device_of(device))
+    if tracker is not None and layout:
+        tracker.destroy_layout(layout)
+    hooks_descriptors.destroy_descriptor_set_layout(device, layout, allocator)
+
+
+# -- descriptors ------------------------------------------------------------------------------
+
+
+def get_descriptor(device: int, info: int, data_size: int, descriptor: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    record.next.vkGetDescriptorEXT(device, info, data_size, descriptor)
+    tracker = _tracker(record)
+    if tracker is None or not descriptor or not data_size:
+        return
+    try:
+        get_info = at(info, "VkDescriptorGetInfoEXT")
+        descriptor_type = int(get_info.type)
+        buffer_range, texel_format = None, 0
+        member = _ADDRESS_MEMBERS.get(descriptor_type)
+        if member is not None:
+            described = getattr(get_info.data, member)
+            if described != vkffi.NULL and int(described.address):
+                buffer_range, texel_format = int(described.range), int(described.format)
+        word = descriptor_buffers.descriptor_word(descriptor_type, buffer_range, texel_format)
+        tracker.got_descriptor(descriptor_type, ctypes.string_at(descriptor, data_size), word)
+    except BaseException as error:
+        _report(record, "vkGetDescriptorEXT", error)
+
+
+# -- binding ----------------------------------------------------------------------------------
+
+
+def cmd_bind_descriptor_buffers(command_buffer: int, count: int, infos: int) -> None:
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindDescriptorBuffersEXT(command_buffer, count, infos)
+    if state is not None and state.device.enabled:
+        try:
+            bound = vkffi.cast("VkDescriptorBufferBindingInfoEXT *", infos)
+            addresses = [int(bound[i].address) for i in range(count)]
+            descriptor_buffers.post_call_record_cmd_bind_descriptor_buffers(state, addresses)
+        except BaseException as error:
+            _report(record, "vkCmdBindDescriptorBuffersEXT", error)
+
+
+def cmd_set_descriptor_buffer_offsets(
+    command_buffer: int, bind_point: int, layout: int, first_set: int, count: int,
+    buffer_indices: int, offsets: int,
+) -> None:  # fmt: skip
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdSetDescriptorBufferOffsetsEXT(
+        command_buffer, bind_point, layout, first_set, count, buffer_indices, offsets
+    )
+    if state is not None and state.device.enabled and count:
+        try:
+            indices = list(vkffi.unpack(vkffi.cast("uint32_t *", buffer_indices), count))
+            places = list(vkffi.unpack(vkffi.cast("uint64_t *", offsets), count))
+            descriptor_buffers.post_call_record_cmd_set_descriptor_buffer_offsets(
+                state, bind_point, layout, first_set, indices, places
+            )
+        except BaseException as error:
+            _report(record, "vkCmdSetDescriptorBufferOffsetsEXT", error)
+
+
+def cmd_bind_descriptor_buffer_embedded_samplers(
+    command_buffer: int, bind_point: int, layout: int, set_index: int
+) -> None:
+    """A set of embedded immutable samplers only: nothing to check there (NO_STATE)."""
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdBindDescriptorBufferEmbeddedSamplersEXT(
+        command_buffer, bind_point, layout, set_index
+    )
+    if state is not None and state.device.enabled:
+        try:
+            command_buffers.post_call_record_cmd_bind_descriptor_sets(
+                state, bind_point, set_index, [0]
+            )
+        except BaseException as error:
+            _report(record, "vkCmdBindDescriptorBufferEmbeddedSamplersEXT", error)
+
+
+# -- memory: where a descriptor buffer's bytes can be read ------------------------------------
+
+
+def map_memory(device: int, memory: int, offset: int, size: int, flags: int, data_out: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkMapMemory(device, memory, offset, size, flags, data_out))
+    tracker = _tracker(record)
+    if result == 0 and tracker is not None and data_out:
+        pointer = int(vkffi.cast("uintptr_t *", data_out)[0])
+        tracker.map_memory(memory, Mapping(pointer, offset, size))
+    return result
+
+
+def unmap_memory(device: int, memory: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    tracker = _tracker(record)
+    if tracker is not None:
+        tracker.unmap_memory(memory)
+    record.next.vkUnmapMemory(device, memory)
+
+
+def free_memory(device: int, memory: int, allocator: int) -> None:
+    tracker = _tracker(REGISTRY.device_of(device))
+    if tracker is not None and memory:
+        tracker.free_memory(memory)
+    hooks_resources.free_memory(device, memory, allocator)
+
+
+def destroy_buffer(device: int, buffer: int, allocator: int) -> None:
+    tracker = _tracker(REGISTRY.device_of(device))
+    if tracker is not None and buffer:
+        tracker.destroy_buffer(buffer)
+    hooks_buffers.destroy_buffer(device, buffer, allocator)
+
+
+def bind_buffer_memory(device: int, buffer: int, memory: int, offset: int) -> int:
+    result = hooks_buffers.bind_buffer_memory(device, buffer, memory, offset)
+    record = REGISTRY.device_of(device)
+    tracker = _tracker(record)
+    if result == 0 and record is not None and tracker is not None:
+        try:
+            tracker.bind_buffer_memory(buffer, memory, offset)
+        except BaseException as error:
+            _report(record, "vkBindBufferMemory", error)
+    return result
+
+
+def bind_buffer_memory2(device: int, count: int, infos: int) -> int:
+    result = hooks_buffers.bind_buffer_memory2(device, count, infos)
+    record = REGISTRY.device_of(device)
+    tracker = _tracker(record)
+    if result == 0 and record is not None and tracker is not None:
+        try:
+            bound = vkffi.cast("VkBindBufferMemoryInfo *", infos)
+            for index in range(count):
+                tracker.bind_buffer_memory(
+                    address(bound[index].buffer),
+                    address(bound[index].memory),
+                    int(bound[index].memoryOffset),
+                )
+        except BaseException as error:
+            _report(record, "vkBindBufferMemory2", error)
+    return result

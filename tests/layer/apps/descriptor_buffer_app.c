@@ -1,0 +1,227 @@
+/* One dispatch of one invocation whose descriptors live in a descriptor buffer
+ * (VK_EXT_descriptor_buffer): the descriptor-buffer scenarios (knows nothing of gpuav).
+ *
+ *   descriptor_buffer_app SHADER.spv MODE INDEX WORD [OPTIONS]
+ *
+ * Set 0, made with VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT, has binding 0, an
+ * array of 4 storage buffers, each 64 bytes of one data buffer (descriptor k's bytes hold
+ * 100 * k + w in word w), and binding 1, a storage buffer of 16 words for results. Their
+ * descriptors are written with vkGetDescriptorEXT into a host-visible descriptor buffer, bound
+ * with vkCmdBindDescriptorBuffersEXT and vkCmdSetDescriptorBufferOffsetsEXT; the pipeline is
+ * made with VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT. The push constants are the ints
+ * INDEX (of the descriptor) and WORD (of the buffer). MODE:
+ *   written     every descriptor written with its 64 bytes;
+ *   short       descriptor 2 written with a range of 32 bytes only;
+ *   unwritten   descriptor 3 never written (its bytes stay zero).
+ * OPTIONS, comma-separated: "offset" puts the set after an unused stretch of the descriptor
+ * buffer (set offset not 0); "unmap" unmaps the descriptor buffer's memory before submitting;
+ * "resubmit" submits the command buffer twice. Prints "message" lines (vk_app_common.h), then
+ * "result" and the result words. */
+#include <string.h>
+
+#include "vk_app_common.h"
+
+#define RESULT_WORDS 16
+#define DATA_DESCRIPTORS 4
+#define DATA_BYTES 64
+
+static int has_option(const char *options, const char *name) {
+    size_t length = strlen(name);
+    for (const char *at = options; (at = strstr(at, name)) != NULL; at += length) {
+        int starts = at == options || at[-1] == ',';
+        int ends = at[length] == '\0' || at[length] == ',';
+        if (starts && ends) return 1;
+    }
+    return 0;
+}
+
+static void *device_function(VkDevice device, const char *name) {
+    void *function = (void *)vkGetDeviceProcAddr(device, name);
+    if (!function) {
+        fprintf(stderr, "no %s\n", name);
+        exit(2);
+    }
+    return function;
+}
+
+/* A host-visible buffer whose device address is returned through `address`. */
+static void *create_addressed_buffer(VkDevice device,
+                                     const VkPhysicalDeviceMemoryProperties *properties,
+                                     VkDeviceSize size, VkBufferUsageFlags usage,
+                                     VkBuffer *buffer, VkDeviceMemory *memory,
+                                     VkDeviceAddress *address) {
+    VkMemoryAllocateFlagsInfo flags = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    create_host_buffer(device, properties, size,
+                       usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT, NULL, ~0u, &flags,
+                       buffer, memory);
+    VkBufferDeviceAddressInfo info = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+    info.buffer = *buffer;
+    *address = vkGetBufferDeviceAddress(device, &info);
+    void *mapped;
+    CHECK(vkMapMemory(device, *memory, 0, VK_WHOLE_SIZE, 0, &mapped));
+    memset(mapped, 0, size);
+    return mapped;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s SHADER MODE INDEX WORD [OPTIONS]\n", argv[0]);
+        return 2;
+    }
+    const char *mode = argv[2];
+    int32_t push_values[2] = {(int32_t)strtol(argv[3], NULL, 0),
+                              (int32_t)strtol(argv[4], NULL, 0)};
+    const char *options = argc > 5 ? argv[5] : "";
+    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkInstance instance =
+        create_instance("descriptor_buffer_app", VK_API_VERSION_1_2, NULL, 1, extensions);
+    VkDebugUtilsMessengerEXT messenger = create_messenger(
+        instance,
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkPhysicalDevice physical = first_physical_device(instance);
+    VkPhysicalDeviceMemoryProperties memory_properties;
+    vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
+    VkPhysicalDeviceDescriptorBufferPropertiesEXT buffer_properties = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 properties = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                              &buffer_properties};
+    vkGetPhysicalDeviceProperties2(physical, &properties);
+
+    VkPhysicalDeviceDescriptorBufferFeaturesEXT descriptor_buffer = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_FEATURES_EXT};
+    descriptor_buffer.descriptorBuffer = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features vulkan12 = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &descriptor_buffer};
+    vulkan12.bufferDeviceAddress = VK_TRUE;
+    const char *device_extensions[] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
+                                       VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME};
+    VkQueue queue;
+    VkDevice device = create_device(physical, &vulkan12, 2, device_extensions, &queue);
+    PFN_vkGetDescriptorSetLayoutSizeEXT layout_size =
+        device_function(device, "vkGetDescriptorSetLayoutSizeEXT");
+    PFN_vkGetDescriptorSetLayoutBindingOffsetEXT binding_offset =
+        device_function(device, "vkGetDescriptorSetLayoutBindingOffsetEXT");
+    PFN_vkGetDescriptorEXT get_descriptor = device_function(device, "vkGetDescriptorEXT");
+    PFN_vkCmdBindDescriptorBuffersEXT bind_buffers =
+        device_function(device, "vkCmdBindDescriptorBuffersEXT");
+    PFN_vkCmdSetDescriptorBufferOffsetsEXT set_offsets =
+        device_function(device, "vkCmdSetDescriptorBufferOffsetsEXT");
+
+    VkDescriptorSetLayoutBinding bindings[2] = {
+        {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
+         NULL},
+        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+    };
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
+    set_info.bindingCount = 2;
+    set_info.pBindings = bindings;
+    VkDescriptorSetLayout set_layout;
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
+    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout layout;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+
+    VkDeviceSize set_size, data_offset, result_offset;
+    layout_size(device, set_layout, &set_size);
+    binding_offset(device, set_layout, 0, &data_offset);
+    binding_offset(device, set_layout, 1, &result_offset);
+    VkDeviceSize alignment = buffer_properties.descriptorBufferOffsetAlignment;
+    VkDeviceSize set_offset =
+        has_option(options, "offset") ? (set_size + alignment - 1) / alignment * alignment : 0;
+    VkBuffer descriptors, data, results;
+    VkDeviceMemory descriptor_memory, data_memory, result_memory;
+    VkDeviceAddress descriptor_address, data_address, result_address;
+    uint8_t *descriptor_bytes = create_addressed_buffer(
+        device, &memory_properties, set_offset + set_size,
+        VK_BUFFER_USAGE_RESOURCE_DESCRIPTOR_BUFFER_BIT_EXT, &descriptors, &descriptor_memory,
+        &descriptor_address);
+    uint32_t *data_words = create_addressed_buffer(
+        device, &memory_properties, DATA_DESCRIPTORS * DATA_BYTES,
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &data, &data_memory, &data_address);
+    uint32_t *result_words = create_addressed_buffer(
+        device, &memory_properties, 4 * RESULT_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+        &results, &result_memory, &result_address);
+    for (uint32_t k = 0; k < DATA_DESCRIPTORS * DATA_BYTES / 4; ++k)
+        data_words[k] = 100 * (k / (DATA_BYTES / 4)) + k % (DATA_BYTES / 4);
+
+    size_t descriptor_size = buffer_properties.storageBufferDescriptorSize;
+    for (uint32_t k = 0; k <= DATA_DESCRIPTORS; ++k) {
+        int is_result = k == DATA_DESCRIPTORS;
+        if (!is_result && k == 3 && !strcmp(mode, "unwritten")) continue;
+        VkDescriptorAddressInfoEXT described = {VK_STRUCTURE_TYPE_DESCRIPTOR_ADDRESS_INFO_EXT};
+        described.address = is_result ? result_address : data_address + k * DATA_BYTES;
+        described.range = is_result ? 4 * RESULT_WORDS
+                          : (k == 2 && !strcmp(mode, "short")) ? DATA_BYTES / 2
+                                                               : DATA_BYTES;
+        VkDescriptorGetInfoEXT get_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_GET_INFO_EXT};
+        get_info.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        get_info.data.pStorageBuffer = &described;
+        VkDeviceSize at = set_offset + (is_result ? result_offset
+                                                  : data_offset + k * descriptor_size);
+        get_descriptor(device, &get_info, descriptor_size, descriptor_bytes + at);
+    }
+    if (has_option(options, "unmap")) vkUnmapMemory(device, descriptor_memory);
+
+    VkShaderModule module = load_shader_module(device, argv[1]);
+    VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    pipeline_info.flags = VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
+    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = "main";
+    pipeline_info.layout = layout;
+    VkPipeline pipeline;
+    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+
+    VkCommandPool command_pool = create_command_pool(device);
+    VkCommandBuffer command_buffer = begin_command_buffer(device, command_pool, 0);
+    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    VkDescriptorBufferBindingInfoEXT binding_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_BUFFER_BINDING_INFO_EXT};
+    binding_info.address = descriptor_address;
+    binding_info.usage = VK_BUFFER_USAGE_RESOURCE_DESCRIPTOR_BUFFER_BIT_EXT;
+    bind_buffers(command_buffer, 1, &binding_info);
+    uint32_t buffer_index = 0;
+    set_offsets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &buffer_index,
+                &set_offset);
+    vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values,
+                       push_values);
+    vkCmdDispatch(command_buffer, 1, 1, 1);
+    CHECK(vkEndCommandBuffer(command_buffer));
+    int submits = has_option(options, "resubmit") ? 2 : 1;
+    for (int k = 0; k < submits; ++k) {
+        VkFence fence = submit_and_wait(device, queue, command_buffer);
+        CHECK(vkQueueWaitIdle(queue)); /* the Khronos layer reports GPU-AV findings here */
+        vkDestroyFence(device, fence, NULL);
+    }
+
+    printf("result");
+    for (int k = 0; k < RESULT_WORDS; ++k) printf(" %u", result_words[k]);
+    printf("\n");
+    vkDestroyCommandPool(device, command_pool, NULL);
+    vkDestroyPipeline(device, pipeline, NULL);
+    vkDestroyShaderModule(device, module, NULL);
+    vkDestroyPipelineLayout(device, layout, NULL);
+    vkDestroyDescriptorSetLayout(device, set_layout, NULL);
+    vkDestroyBuffer(device, descriptors, NULL);
+    vkDestroyBuffer(device, data, NULL);
+    vkDestroyBuffer(device, results, NULL);
+    vkFreeMemory(device, descriptor_memory, NULL);
+    vkFreeMemory(device, data_memory, NULL);
+    vkFreeMemory(device, result_memory, NULL);
+    vkDestroyDevice(device, NULL);
+    destroy_messenger(instance, messenger);
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}
