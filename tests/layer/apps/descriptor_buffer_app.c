@@ -15,7 +15,8 @@
  *   unwritten   descriptor 3 never written (its bytes stay zero).
  * OPTIONS, comma-separated: "offset" puts the set after an unused stretch of the descriptor
  * buffer (set offset not 0); "unmap" unmaps the descriptor buffer's memory before submitting;
- * "resubmit" submits the command buffer twice. Prints "message" lines (vk_app_common.h), then
+ * "late" writes descriptor 3 of "unwritten" after recording, before submitting (the bytes at
+ * submit time count); "resubmit" submits the command buffer twice. Prints "message" lines (vk_app_common.h), then
  * "result" and the result words. */
 #include <string.h>
 
@@ -171,6 +172,13 @@ int main(int argc, char **argv) {
                                                   : data_offset + k * descriptor_size);
         get_descriptor(device, &get_info, descriptor_size, descriptor_bytes + at);
     }
+    /* Descriptor 3 as "late" writes it, after recording. */
+    VkDescriptorAddressInfoEXT late = {VK_STRUCTURE_TYPE_DESCRIPTOR_ADDRESS_INFO_EXT};
+    late.address = data_address + 3 * DATA_BYTES;
+    late.range = DATA_BYTES;
+    VkDescriptorGetInfoEXT late_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_GET_INFO_EXT};
+    late_info.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    late_info.data.pStorageBuffer = &late;
     if (has_option(options, "unmap")) vkUnmapMemory(device, descriptor_memory);
 
     VkShaderModule module = load_shader_module(device, argv[1]);
@@ -199,6 +207,9 @@ int main(int argc, char **argv) {
                        push_values);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     CHECK(vkEndCommandBuffer(command_buffer));
+    if (has_option(options, "late"))
+        get_descriptor(device, &late_info, descriptor_size,
+                       descriptor_bytes + set_offset + data_offset + 3 * descriptor_size);
     int submits = has_option(options, "resubmit") ? 2 : 1;
     for (int k = 0; k < submits; ++k) {
         VkFence fence = submit_and_wait(device, queue, command_buffer);

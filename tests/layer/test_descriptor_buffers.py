@@ -1,0 +1,222 @@
+"""Descriptors in descriptor buffers (VK_EXT_descriptor_buffer, issue 16), through the real
+layer on lavapipe with ``apps/descriptor_buffer_app.c``: a compute shader indexes an array of
+four storage buffers whose descriptors were written with vkGetDescriptorEXT into a mapped
+descriptor buffer. Planted bugs: an index past the array, a read past the range a descriptor
+was got with, a descriptor never written. Each is reported with the descriptor and the line,
+and the access is skipped; correct twins are silent and compute what they compute without the
+layer. gpuav reaches its own buffers through the pushed context address, so the Khronos layer
+1.4.309 beneath it finds nothing in how it binds them; the Khronos layer's own GPU-AV turns
+its shader instrumentation off when VK_EXT_descriptor_buffer is enabled, and finds none of
+the bugs."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuav.instrument.api import instrument_shader
+from gpuav.instrument.descriptor_state import PushConstantAddress
+from tests.apps_common.build import compile_c_program
+from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
+from tests.shaders.glsl import compile_glsl, spirv_val
+
+pytestmark = pytest.mark.vulkan
+
+SHADER = """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer Data { uint v[]; } data[4];
+layout(set = 0, binding = 1) buffer Result { uint r[16]; } result;
+layout(push_constant) uniform Push { int index; int word; } p;
+void main() {
+    result.r[0] = data[p.index].v[p.word];
+    result.r[1] = 7;
+}
+"""
+ACCESS_LINE = 7
+DESCRIPTOR = "Descriptor: data (block Data), set 0, binding 0."
+# (mode, index, word) -> (message id, what its text says)
+PLANTED = {
+    ("written", 4, 1): (
+        "GPUAV-descriptor-index-out-of-bounds",
+        "Index of 4 used to index descriptor array of length 4.",
+    ),
+    ("short", 2, 10): (
+        "VUID-vkCmdDispatch-storageBuffers-06936",
+        "4 bytes at offset 40 of the buffer at descriptor (set 0, binding 0, index 2): bytes "
+        "[40, 43] of which 4 lie past the end of the 32 bytes bound.",
+    ),
+    ("unwritten", 3, 1): ("VUID-vkCmdDispatch-None-08114", "Descriptor index 3 is uninitialized."),
+}
+# (mode, index, word, options): every access in bounds, in range and written when it runs.
+CORRECT = [
+    ("written", 1, 3, ""),
+    ("written", 3, 15, "offset"),
+    ("short", 2, 7, ""),
+    ("unwritten", 2, 5, "offset"),
+    ("unwritten", 3, 1, "late"),
+]
+KHRONOS_DISABLES = "VK_EXT_descriptor_buffer is enabled, but GPU-AV does not currently support"
+
+Run = Callable[..., tuple[int, dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def descriptor_buffer_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("descriptor_buffer_app")
+    return compile_c_program(folder / "descriptor_buffer_app", [APPS / "descriptor_buffer_app.c"])
+
+
+@pytest.fixture(scope="module")
+def shader(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("descriptor_buffer_shader") / "read.comp.spv"
+    words = compile_glsl(SHADER, "comp", debug="g", source_name="read.comp")
+    path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
+    return path
+
+
+def _argv(app: Path, shader: Path, mode: str, index: int, word: int, options: str) -> list[str]:
+    return [str(app), str(shader), mode, str(index), str(word), options]
+
+
+@pytest.fixture
+def run(descriptor_buffer_app: Path, shader: Path, layer_folder: Path, tmp_path: Path) -> Run:
+    """(exit status, parsed output) of one scenario, under gpuav unless ``layer`` is False."""
+
+    def run_(
+        mode: str, index: int, word: int, options: str = "", layer: bool = True
+    ) -> tuple[int, dict[str, Any]]:
+        argv = _argv(descriptor_buffer_app, shader, mode, index, word, options)
+        environment = app_environment(layer_folder if layer else None, instrumenter=None)
+        done = subprocess.run(
+            argv, env=environment, cwd=tmp_path, capture_output=True, text=True,
+            timeout=APP_TIMEOUT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-4000:]
+        return done.returncode, parse_c_output(done.stdout)
+
+    return run_
+
+
+def _errors(output: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in output["messages"] if m["severity"] >= 0x1000]
+
+
+def test_shader_reaching_gpuav_by_pushed_address_passes_spirv_val() -> None:
+    """What the layer makes of the shader: no descriptor set of gpuav's (the pipeline may bind
+    none beside its descriptor buffers), the context address pushed after the app's bytes."""
+    words = compile_glsl(SHADER, "comp", debug="g")
+    checked = instrument_shader(
+        words,
+        shader_id=1,
+        descriptor_set=7,
+        descriptor_state=True,
+        context_address=PushConstantAddress(120),
+    )
+    assert checked != words
+    spirv_val(checked)
+
+
+@pytest.mark.parametrize("options", ["", "offset"])
+@pytest.mark.parametrize(("mode", "index", "word"), list(PLANTED))
+def test_planted_bug_is_reported_and_skipped(
+    run: Run, mode: str, index: int, word: int, options: str
+) -> None:
+    _, output = run(mode, index, word, options)
+    (error,) = _errors(output)
+    message_id, says = PLANTED[(mode, index, word)]
+    assert error["id"] == message_id
+    assert says in error["text"]
+    assert f"At read.comp line {ACCESS_LINE}." in error["text"]
+    assert DESCRIPTOR in error["text"]
+    assert "Dispatch Index 0 (vkCmdDispatch)" in error["text"]
+    assert "Stage = Compute" in error["text"]
+    assert output["result"].split()[:2] == ["0", "7"]  # skipped; the rest ran
+    assert output["messages"] == [error]  # no notice: nothing passed unchecked
+
+
+@pytest.mark.parametrize(("mode", "index", "word", "options"), CORRECT)
+def test_correct_twin_is_silent_and_identical(
+    run: Run, mode: str, index: int, word: int, options: str
+) -> None:
+    _, output = run(mode, index, word, options)
+    _, plain = run(mode, index, word, options, layer=False)
+    assert output["messages"] == []
+    assert output["result"] == plain["result"]
+    assert output["result"].split()[0] == str(100 * index + word)
+
+
+def test_each_submission_reports(run: Run) -> None:
+    _, output = run("unwritten", 3, 1, "resubmit")
+    assert [error["id"] for error in _errors(output)] == ["VUID-vkCmdDispatch-None-08114"] * 2
+
+
+def test_unmapped_descriptor_buffer_checks_indices_only_and_says_so(run: Run) -> None:
+    _, output = run("unwritten", 3, 1, "unmap")
+    assert _errors(output) == []  # its bytes cannot be read: not known to be unwritten
+    (notice,) = [m for m in output["messages"] if m["id"] == "GPUAV-descriptor-buffer-unread"]
+    assert "array indices are checked" in notice["text"]
+    _, output = run("written", 4, 1, "unmap")
+    assert [error["id"] for error in _errors(output)] == ["GPUAV-descriptor-index-out-of-bounds"]
+
+
+def _khronos_run(
+    newer_khronos: NewerKhronos,  # noqa: F811
+    argv: list[str],
+    environment: dict[str, str],
+    cwd: Path,
+) -> dict[str, Any]:
+    done = subprocess.run(
+        newer_khronos.command(argv), env=environment, cwd=cwd, capture_output=True, text=True,
+        timeout=APP_TIMEOUT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    return parse_c_output(done.stdout)
+
+
+@pytest.mark.parametrize(("mode", "index", "word"), list(PLANTED))
+def test_khronos_gpu_av_turns_itself_off_and_finds_nothing(
+    descriptor_buffer_app: Path,
+    shader: Path,
+    newer_khronos: NewerKhronos,  # noqa: F811
+    tmp_path: Path,
+    mode: str,
+    index: int,
+    word: int,
+) -> None:
+    environment = app_environment(None, instrumenter=None)
+    environment.update(
+        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
+        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
+        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
+    )
+    argv = _argv(descriptor_buffer_app, shader, mode, index, word, "")
+    output = _khronos_run(newer_khronos, argv, environment, tmp_path)
+    assert any(KHRONOS_DISABLES in m["text"] for m in output["messages"])
+    assert _errors(output) == []
+    assert output["result"].split()[:2] == ["0", "7"]  # lavapipe's own bounds, no report
+
+
+@pytest.mark.parametrize(("mode", "index", "word"), list(PLANTED))
+def test_khronos_beneath_gpuav_finds_nothing_in_its_bindings(
+    descriptor_buffer_app: Path,
+    shader: Path,
+    layer_folder: Path,
+    newer_khronos: NewerKhronos,  # noqa: F811
+    tmp_path: Path,
+    mode: str,
+    index: int,
+    word: int,
+) -> None:
+    """No classic set in a descriptor-buffer layout (08008), none bound for a
+    descriptor-buffer pipeline (08115), no other finding; gpuav still reports the bug."""
+    environment = newer_khronos.environment(layer_folder, None, {})
+    argv = _argv(descriptor_buffer_app, shader, mode, index, word, "")
+    output = _khronos_run(newer_khronos, argv, environment, tmp_path)
+    (error,) = _errors(output)
+    assert error["id"] == PLANTED[(mode, index, word)][0]
+    assert "The Vulkan spec states" not in error["text"]
