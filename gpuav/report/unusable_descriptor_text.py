@@ -57,8 +57,9 @@ def unusable_detail(retired: RetiredResource | None) -> str:
     """The line after the descriptor's: what was wrong with it, and what gpuav did."""
     if retired is None:
         return (
-            "It was never written (vkUpdateDescriptorSets, a copy or an update template) "
-            "when the command buffer was submitted; the access was skipped."
+            "It was never written (vkUpdateDescriptorSets, a copy, an update template, or "
+            "vkGetDescriptorEXT into a descriptor buffer) when the command buffer was "
+            "submitted; the access was skipped."
         )
     return f"The {retired.type_name} was {retired.verb} before the submit; the access was skipped."
 

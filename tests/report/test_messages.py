@@ -22,8 +22,9 @@ SHADER_ID = 17
 OOB = ErrorCode.INDEX_OUT_OF_BOUNDS
 UNINITIALIZED = ErrorCode.DESCRIPTOR_UNINITIALIZED
 NEVER_WRITTEN = (
-    "It was never written (vkUpdateDescriptorSets, a copy or an update template) when the "
-    "command buffer was submitted; the access was skipped."
+    "It was never written (vkUpdateDescriptorSets, a copy, an update template, or "
+    "vkGetDescriptorEXT into a descriptor buffer) when the command buffer was submitted; the "
+    "access was skipped."
 )
 
 
