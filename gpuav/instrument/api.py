@@ -31,6 +31,7 @@ from gpuav.instrument.local_guards import LocalGuarder
 from gpuav.instrument.merges import MergedOperands
 from gpuav.instrument.printf import PrintfSite, instrument_printf
 from gpuav.instrument.resources import list_in_interfaces
+from gpuav.instrument.shader_id_slot import SlottedWords, placeholder_for, slotted
 from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, check_supported
 from gpuav.instrument.texel_buffers import TexelFindings, find_texel_accesses, guard_texel_access
@@ -465,9 +466,8 @@ def instrument_read_module(
     """``instrument_shader`` for a module already read (the layer reads each module once):
     the instrumented words, or None when nothing needs a check. The pass changes ``module``
     in place, so the caller gives it up."""
-    result = instrument_module(
+    instrumented = instrument_slotted(
         module,
-        shader_id=shader_id,
         descriptor_set=descriptor_set,
         descriptor_state=descriptor_state,
         context_address=context_address,
@@ -475,4 +475,30 @@ def instrument_read_module(
         checks=checks,
         shader_int64=shader_int64,
     )
-    return write(result.module) if result.changed else None
+    return None if instrumented is None else instrumented.with_shader_id(shader_id)
+
+
+def instrument_slotted(
+    module: Module,
+    *,
+    descriptor_set: int,
+    descriptor_state: bool = False,
+    context_address: ContextAddressSource | None = None,
+    printf: bool = False,
+    checks: bool = True,
+    shader_int64: bool = False,
+) -> SlottedWords | None:
+    """``instrument_read_module`` for any shader id: the words with a placeholder where the
+    id goes (``shader_id_slot``), or None when nothing needs a check."""
+    placeholder = placeholder_for(module)
+    result = instrument_module(
+        module,
+        shader_id=placeholder,
+        descriptor_set=descriptor_set,
+        descriptor_state=descriptor_state,
+        context_address=context_address,
+        printf=printf,
+        checks=checks,
+        shader_int64=shader_int64,
+    )
+    return slotted(write(result.module), placeholder) if result.changed else None

@@ -28,7 +28,7 @@ import os
 import tempfile
 from array import array
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuav import __version__
+from gpuav.instrument.shader_id_slot import SlottedWords
 from gpuav.layer.settings import Settings
 
 if TYPE_CHECKING:
@@ -45,11 +46,6 @@ FORMAT = b"GPUAVMC1"  # changes with the layout of an entry
 CHECKSUM_BYTES = 32
 KEY_BYTES = 32
 MEMORY_WORD_BUDGET = 16 << 20  # words kept in memory across all entries (64 MiB)
-_CONSTANT_OPCODE = 43  # OpConstant
-_CONSTANT_WORD_COUNT = 4  # a 32-bit constant: opcode word, result type, result id, value
-_HEADER_WORDS = 5
-_FIRST_PLACEHOLDER = 0xC0DE_5EED
-_PLACEHOLDER_STEP = 0x0101_0101
 
 
 class Kind(Enum):
@@ -108,49 +104,14 @@ class Outcome:
         )
 
 
-def instrumented(words: Sequence[int], placeholder: int) -> Outcome | None:
-    """The outcome for words instrumented with ``placeholder`` as the shader id, or None when
-    the placeholder's place cannot be told for sure (more than one constant holds it)."""
-    positions = constant_positions(words, placeholder)
-    if len(positions) > 1:
-        return None
+def instrumented(slotted: SlottedWords) -> Outcome:
+    """The outcome for instrumented words with a slot for the shader id."""
     return Outcome(
         Kind.INSTRUMENTED,
-        words=array("I", words).tobytes(),
-        placeholder=placeholder,
-        shader_id_positions=tuple(positions),
+        words=array("I", slotted.words).tobytes(),
+        placeholder=slotted.placeholder,
+        shader_id_positions=slotted.slots,
     )
-
-
-def instrumented_as_is(words: Sequence[int]) -> Outcome:
-    """The outcome for words instrumented with the shader id itself (not to be kept)."""
-    return Outcome(Kind.INSTRUMENTED, words=array("I", words).tobytes())
-
-
-def placeholder_for(words: Sequence[int]) -> int:
-    """A 32-bit value that no word of the module holds, the same for the same words."""
-    candidate = _FIRST_PLACEHOLDER
-    while candidate in words:
-        candidate = (candidate + _PLACEHOLDER_STEP) & 0xFFFF_FFFF
-    return candidate
-
-
-def constant_positions(words: Sequence[int], value: int) -> list[int]:
-    """Where the value word of each 32-bit ``OpConstant`` holding ``value`` lies."""
-    positions = []
-    at = _HEADER_WORDS
-    while at < len(words):
-        word_count = words[at] >> 16
-        if word_count == 0:
-            break
-        if (
-            words[at] & 0xFFFF == _CONSTANT_OPCODE
-            and word_count == _CONSTANT_WORD_COUNT
-            and words[at + 3] == value
-        ):
-            positions.append(at + 3)
-        at += word_count
-    return positions
 
 
 @cache

@@ -10,6 +10,10 @@ Each module is read once (issue 19 item 7): gpuav's pass instruments the very mo
 intake let in, which is the one static validation read. ``GPUAV_INSTRUMENTER=module:function``
 replaces the pass with a function of the words, like ``gpuav.instrument.api.instrument_shader``
 (development and tests).
+
+What the intake and the pass make of a module is kept by content (``module_cache``), so
+creating the same module again, here or in a later process, reads and instruments nothing:
+the kept words have a slot for the shader id, which each creation fills with its own.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from functools import cache
 from typing import Any
 
 from gpuav.errors import GpuavError
+from gpuav.instrument.shader_id_slot import SlottedWords
 from gpuav.layer import faults, module_cache, module_intake, notices, shader_validation
 from gpuav.layer.module_cache import Kind, Outcome
 from gpuav.layer.reporting import internal_error_message
@@ -110,12 +115,11 @@ def instrument_words(
 
 
 def _outcome(
-    device: DeviceState, words: list[int], shader_id: int, *, by_id: bool = False, **options: Any
+    device: DeviceState, words: list[int], shader_id: int, **options: Any
 ) -> tuple[Outcome, bool] | None:
     """What the intake and the pass make of the words, and whether it may be kept (None when
-    the pass failed and said so). gpuav's pass instruments with a placeholder id where
-    ``shader_id`` goes (``module_cache``), so that the words are the same whether or not they
-    came from the cache; an override, or ``by_id``, instruments with ``shader_id`` itself."""
+    the pass failed and said so). gpuav's pass leaves a slot for the shader id
+    (``shader_id_slot``), so one outcome serves every id."""
     try:
         admitted = module_intake.admit(
             device.handle, words, module_intake.layer_enabled_features(device)
@@ -125,11 +129,9 @@ def _outcome(
         return Outcome(Kind.REFUSED, reason), False
     if isinstance(admitted, module_intake.Refused):
         return Outcome(Kind.REFUSED, admitted.reason), True
-    by_id = by_id or bool(os.environ.get(OVERRIDE))
-    placeholder = shader_id if by_id else module_cache.placeholder_for(words)
     try:
         instrumented = _instrumented(
-            admitted, words, shader_id=placeholder, descriptor_set=device.set_index, **options
+            admitted, words, shader_id, descriptor_set=device.set_index, **options
         )
     except GpuavError as error:
         return Outcome(Kind.DECLINED, str(error) or type(error).__name__), True
@@ -140,26 +142,23 @@ def _outcome(
     # its actions no output block or read-back.
     if instrumented is None:
         return Outcome(Kind.UNCHANGED), True
-    refusal = module_intake.refusal_after(instrumented)
+    refusal = module_intake.refusal_after(instrumented.words)
     if refusal is not None:
         return Outcome(Kind.REFUSED, refusal), True
-    if by_id:
-        return module_cache.instrumented_as_is(instrumented), False
-    outcome = module_cache.instrumented(instrumented, placeholder)
-    if outcome is None:  # the placeholder's place is not certain: instrument with the id itself
-        return _outcome(device, words, shader_id, by_id=True, **options)
-    return outcome, True
+    return module_cache.instrumented(instrumented), True
 
 
-def _instrumented(module: Module, words: list[int], **keywords: Any) -> list[int] | None:
+def _instrumented(
+    module: Module, words: list[int], shader_id: int, **keywords: Any
+) -> SlottedWords | None:
     """The instrumented words, or None when nothing needs a check: gpuav's pass changes the
-    module the intake read; an override gets the words."""
+    module the intake read; an override gets the words and the id (and leaves no slot)."""
     if os.environ.get(OVERRIDE):
-        instrumented = load_instrumenter()(list(words), **keywords)
-        return None if instrumented == words else instrumented
-    from gpuav.instrument.api import instrument_read_module
+        instrumented = load_instrumenter()(list(words), shader_id=shader_id, **keywords)
+        return None if instrumented == words else SlottedWords(instrumented, shader_id, ())
+    from gpuav.instrument.api import instrument_slotted
 
-    return instrument_read_module(module, **keywords)
+    return instrument_slotted(module, **keywords)
 
 
 def _delivered(

@@ -65,7 +65,9 @@ class Decodes:
 @pytest.fixture
 def device() -> DeviceState:
     facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True)
-    instance = InstanceState(1, Settings(enabled=True), VULKAN_1_3, Collect())
+    # Without the module cache, which would answer a module created again without reading it.
+    settings = Settings(enabled=True, shader_cache=False)
+    instance = InstanceState(1, settings, VULKAN_1_3, Collect())
     return DeviceState(DEVICE, instance, None, facts, enabled=True, set_index=SET_INDEX)  # type: ignore[arg-type]
 
 
