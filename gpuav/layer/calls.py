@@ -111,10 +111,11 @@ class PipelineInfo:
 
     layout: int
     stages: tuple[StageInfo, ...]
-    uses_libraries: bool = False
+    libraries: tuple[int, ...] = ()  # the pipeline libraries it links (VK_KHR_pipeline_library)
     # VK_EXT_pipeline_robustness: the storage- and uniform-buffer behaviours it asks for
     # (VkPipelineRobustnessBufferBehaviorEXT; 0, the device's default, when it asks nothing).
     buffer_robustness: tuple[int, int] = (0, 0)
+    library: bool = False  # made with VK_PIPELINE_CREATE_LIBRARY_BIT_KHR, to be linked
 
 
 class DeviceCalls(Protocol):

@@ -105,13 +105,29 @@ def pipeline_uses_original_shaders(pipeline_kind: str, set_index: int) -> LayerM
     )
 
 
-def pipeline_library_unchecked() -> LayerMessage:
+def pipeline_library_mixed(set_index: int) -> LayerMessage:
     return _message(
-        "pipeline-library-unchecked",
+        "pipeline-library-mixed",
+        "error",
+        f"A pipeline links libraries made with independent-sets layouts of which one uses "
+        f"descriptor set {set_index} while another's took GPU-assisted validation's set there "
+        f"(and the device has no buffer device addresses to reach GPU-AV's buffers otherwise): "
+        f"its library stages were instrumented when each library was made, but no binding "
+        f"serves them all, so the linked pipeline is not checked and its instrumented stages "
+        f"find no GPU-AV set. Use fewer sets, or enable reserve_binding_slot. Said once per "
+        f"device.",
+    )
+
+
+def ray_tracing_library_by_address(set_index: int) -> LayerMessage:
+    return _message(
+        "ray-tracing-library-by-address",
         "warning",
-        "A pipeline was created from or as a pipeline library (VK_KHR_pipeline_library, "
-        "graphics pipeline libraries): GPU-assisted validation does not instrument libraries, "
-        "so such pipelines run their original shaders and are not checked. Said once.",
+        f"A ray-tracing pipeline library, or a pipeline linking one, has a layout that occupies "
+        f"descriptor set {set_index}, so its stages could reach GPU-assisted validation's "
+        f"buffers only through a pushed device address, and linked ray-tracing pipelines read "
+        f"push constants as zero on lavapipe (Mesa 25.0): its stages keep their original code "
+        f"and are not checked. Said once per device.",
     )
 
 

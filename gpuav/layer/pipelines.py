@@ -2,9 +2,11 @@
 GpuPreCallRecordCreateGraphicsPipelines, GpuPostCallRecordCreateGraphicsPipelines,
 GpuPreCallRecordDestroyPipeline, applied to compute pipelines too).
 
-A stage gets its instrumented shadow module only when the pipeline's layout carries our set;
-otherwise (layout conflict, pipeline libraries, degraded device) it keeps the app's module,
-which holds the original words. Each pipeline keeps shader trackers with the original words
+A stage gets its instrumented shadow module only when the pipeline's layout carries our set
+(or reaches our buffers by address); otherwise (layout conflict, degraded device) it keeps
+the app's module, which holds the original words. A pipeline library's stages are
+instrumented as any pipeline's, and a pipeline linking libraries inherits them
+(``pipeline_libraries``). Each pipeline keeps shader trackers with the original words
 until it is destroyed, so a module destroyed before submit still gets a full report.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gpuav.layer import notices
+from gpuav.layer import notices, pipeline_libraries
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_GRAPHICS,
     PIPELINE_BIND_POINT_RAY_TRACING,
@@ -48,19 +50,15 @@ class PipelinePlan:
 
 def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelinePlan:
     plan = PipelinePlan()
-    if info.uses_libraries:
-        device.reporter.emit_once("pipeline-library", notices.pipeline_library_unchecked())
     layout = device.pipeline_layouts.get(info.layout)
-    usable = (
-        layout is not None and layout.patched and not device.degraded and not info.uses_libraries
-    )
+    usable = layout is not None and layout.patched and not device.degraded
     # Issue 8: a layout that took our set may still reach our buffers by device address.
     by_address = (
         layout is not None
         and not usable
         and bool(layout.context_stages)
         and not device.degraded
-        and not info.uses_libraries
+        and pipeline_libraries.may_push_context(device, bind_point, info)
     )
     if by_address and layout is not None:
         plan.context_stages = layout.context_stages
@@ -107,13 +105,24 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
     return plan
 
 
+def _agreeing_plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelinePlan:
+    """A link's own stages keep their original code where they would reach our buffers
+    otherwise than its libraries' stages do."""
+    plan = _plan(device, bind_point, info)
+    if info.libraries and not pipeline_libraries.own_stages_agree(
+        device, info, plan.instrumented, plan.context_stages
+    ):
+        return PipelinePlan()
+    return plan
+
+
 def pre_call_record_create_pipelines(
     device: DeviceState, bind_point: int, infos: Sequence[PipelineInfo]
 ) -> list[PipelinePlan] | None:
     """One plan per create info, or None when nothing changes."""
     if not device.enabled:
         return None
-    plans = [_plan(device, bind_point, info) for info in infos]
+    plans = [_agreeing_plan(device, bind_point, info) for info in infos]
     return plans if any(plan.changes_create_info for plan in plans) else None
 
 
@@ -133,17 +142,23 @@ def post_call_record_create_pipelines(
             shader_id: ShaderTracker(shader_id, module, handle, words)
             for shader_id, module, words in plan.shaders
         }
-        if plan.instrumented:
-            layout = device.pipeline_layouts.get(info.layout)
+        instrumented, layout_handle = plan.instrumented, info.layout
+        context_stages = plan.context_stages if plan.instrumented else 0
+        if info.libraries:
+            link = pipeline_libraries.link(device, info, shaders, instrumented, context_stages)
+            shaders, instrumented = link.shaders, link.instrumented
+            layout_handle, context_stages = link.layout, link.context_stages
+        if instrumented:
+            layout = device.pipeline_layouts.get(layout_handle)
             if layout is not None:
                 layout.pipelines += 1
         device.pipelines[handle] = PipelineState(
             handle,
             bind_point,
-            info.layout,
-            plan.instrumented,
+            layout_handle,
+            instrumented,
             shaders,
-            plan.context_stages if plan.instrumented else 0,
+            context_stages,
             info.buffer_robustness,
         )
 

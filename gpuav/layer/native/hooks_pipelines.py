@@ -225,15 +225,28 @@ def _buffer_robustness(pipeline_next: Any, stage_nexts: list[Any]) -> tuple[int,
     return 0, 0
 
 
-def _uses_libraries(info: Any) -> bool:
+def _creates_library(info: Any) -> bool:
     flags = int(info.flags)
     # maintenance5: a chained VkPipelineCreateFlags2CreateInfoKHR replaces flags
     flags2 = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR)
     if flags2:
         flags = int(at(flags2, "VkPipelineCreateFlags2CreateInfoKHR").flags)
-    if flags & PIPELINE_CREATE_LIBRARY:
-        return True
-    return bool(find(address(info.pNext), vk.VK_STRUCTURE_TYPE_PIPELINE_LIBRARY_CREATE_INFO_KHR))
+    return bool(flags & PIPELINE_CREATE_LIBRARY)
+
+
+def _library_handles(libraries: Any) -> tuple[int, ...]:
+    """The pipelines a VkPipelineLibraryCreateInfoKHR links (none when it is null)."""
+    if not address(libraries):
+        return ()
+    return tuple(handles_at(address(libraries.pLibraries), int(libraries.libraryCount)))
+
+
+def _linked_libraries(info: Any) -> tuple[int, ...]:
+    """The libraries a graphics pipeline links (VkPipelineLibraryCreateInfoKHR chained)."""
+    found = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_PIPELINE_LIBRARY_CREATE_INFO_KHR)
+    if not found:
+        return ()
+    return _library_handles(at(found, "VkPipelineLibraryCreateInfoKHR"))
 
 
 def _apply_to_stage(stage: Any, index: int, plan: PipelinePlan, keep: list[Any]) -> None:
@@ -260,10 +273,11 @@ def _graphics_infos(create_infos: int, count: int) -> list[PipelineInfo]:
         PipelineInfo(
             address(infos[i].layout),
             tuple(_stage_info(infos[i].pStages[s]) for s in range(infos[i].stageCount)),
-            _uses_libraries(infos[i]),
+            _linked_libraries(infos[i]),
             _buffer_robustness(
                 infos[i].pNext, [infos[i].pStages[s].pNext for s in range(infos[i].stageCount)]
             ),
+            _creates_library(infos[i]),
         )
         for i in range(count)
     ]
@@ -275,8 +289,7 @@ def _compute_infos(create_infos: int, count: int) -> list[PipelineInfo]:
         PipelineInfo(
             address(infos[i].layout),
             (_stage_info(infos[i].stage),),
-            _uses_libraries(infos[i]),
-            _buffer_robustness(infos[i].pNext, [infos[i].stage.pNext]),
+            buffer_robustness=_buffer_robustness(infos[i].pNext, [infos[i].stage.pNext]),
         )
         for i in range(count)
     ]

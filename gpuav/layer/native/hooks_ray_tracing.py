@@ -20,9 +20,10 @@ from gpuav.layer.native.hooks_pipelines import (
     _apply_to_stage,
     _buffer_robustness,
     _create_pipelines,
+    _creates_library,
     _enabled,
+    _library_handles,
     _stage_info,
-    _uses_libraries,
 )
 from gpuav.layer.native.vk import address
 from gpuav.layer.pipelines import PipelinePlan
@@ -31,21 +32,17 @@ OPERATION_NOT_DEFERRED = 1000268003
 _COMMAND = "vkCreateRayTracingPipelinesKHR"
 
 
-def _links_libraries(info: Any) -> bool:
-    libraries = address(info.pLibraryInfo)
-    return bool(libraries) and int(info.pLibraryInfo.libraryCount) > 0
-
-
 def _ray_tracing_infos(create_infos: int, count: int) -> list[PipelineInfo]:
     infos = vkffi.cast("VkRayTracingPipelineCreateInfoKHR *", create_infos)
     return [
         PipelineInfo(
             address(infos[i].layout),
             tuple(_stage_info(infos[i].pStages[s]) for s in range(infos[i].stageCount)),
-            _uses_libraries(infos[i]) or _links_libraries(infos[i]),
+            _library_handles(infos[i].pLibraryInfo),
             _buffer_robustness(
                 infos[i].pNext, [infos[i].pStages[s].pNext for s in range(infos[i].stageCount)]
             ),
+            _creates_library(infos[i]),
         )
         for i in range(count)
     ]
