@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ctypes
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpuav.instrument.descriptor_state import (
@@ -130,6 +130,7 @@ class DescriptorBufferTracker:
     """Everything a device tracks about the app's descriptor buffers."""
 
     descriptors: DescriptorTracker
+    feature_enabled: bool = False  # the app enabled descriptorBuffer
     layouts: dict[int, SetLayoutBytes] = field(default_factory=dict)
     # descriptor bytes -> the word they stand for; descriptor type -> its size in bytes
     described: dict[bytes, int] = field(default_factory=dict)
@@ -151,7 +152,13 @@ class DescriptorBufferTracker:
         for key in [key for key in self.places if key[0] == handle]:
             self.descriptors.state.release(self.places.pop(key).region)
 
-    def holds_descriptor_buffer_layout(self, set_layouts: Iterable[int]) -> bool:
+    def keeps_layout_unpatched(self, set_layouts: Sequence[int]) -> bool:
+        """Whether a pipeline layout of these set layouts may serve descriptor-buffer
+        pipelines: one of its set layouts is a descriptor-buffer one, or it has none at all
+        (with descriptorBuffer on, a pipeline of VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT
+        may use it, and gpuav's classic set may not be bound for that pipeline)."""
+        if not set_layouts:
+            return self.feature_enabled
         return any(handle in self.layouts for handle in set_layouts)
 
     # -- descriptors ------------------------------------------------------------------------

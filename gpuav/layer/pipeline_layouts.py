@@ -27,9 +27,10 @@ def pre_call_record_create_pipeline_layout(
         return None
     faults.check("create_pipeline_layout")
     tracker = device.descriptor_buffers
-    if tracker is not None and tracker.holds_descriptor_buffer_layout(set_layouts):
+    if tracker is not None and tracker.keeps_layout_unpatched(set_layouts):
         # No classic set beside descriptor-buffer ones (VUID-VkPipelineLayoutCreateInfo-
-        # pSetLayouts-08008): its pipelines reach gpuav's buffers by the pushed address.
+        # pSetLayouts-08008, VUID-vkCmdDispatch-None-08115): its pipelines reach gpuav's
+        # buffers by the pushed address.
         return None
     count = len(set_layouts)
     if count > device.set_index:

@@ -37,6 +37,20 @@ void main() {
     result.r[1] = 7;
 }
 """
+# A descriptor-buffer pipeline whose layout has no set at all: gpuav's set may not be bound
+# for it either (VUID-vkCmdDispatch-None-08115), so its layout, like every layout of no sets on
+# a device with descriptorBuffer on, reaches gpuav's buffers by the pushed address too.
+NO_SETS_SHADER = """#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 1) in;
+layout(buffer_reference, std430) buffer Result { uint r[16]; };
+layout(push_constant) uniform Push { int index; int word; Result result; } p;
+void main() {
+    uint local[4] = uint[4](10, 11, 12, 13);
+    p.result.r[0] = local[p.index];
+    p.result.r[1] = 7;
+}
+"""
 ACCESS_LINE = 7
 DESCRIPTOR = "Descriptor: data (block Data), set 0, binding 0."
 # (mode, index, word) -> (message id, what its text says)
@@ -76,12 +90,22 @@ def descriptor_buffer_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_c_program(folder / "descriptor_buffer_app", [APPS / "descriptor_buffer_app.c"])
 
 
-@pytest.fixture(scope="module")
-def shader(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("descriptor_buffer_shader") / "read.comp.spv"
-    words = compile_glsl(SHADER, "comp", debug="g", source_name="read.comp")
+def _compile(folder: Path, text: str, name: str) -> Path:
+    path = folder / f"{name}.spv"
+    words = compile_glsl(text, "comp", debug="g", source_name=name)
     path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
     return path
+
+
+@pytest.fixture(scope="module")
+def shader(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _compile(tmp_path_factory.mktemp("descriptor_buffer_shader"), SHADER, "read.comp")
+
+
+@pytest.fixture(scope="module")
+def no_sets_shader(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("descriptor_buffer_no_sets")
+    return _compile(folder, NO_SETS_SHADER, "no_sets.comp")
 
 
 def _argv(app: Path, shader: Path, mode: str, index: int, word: int, options: str) -> list[str]:
@@ -89,13 +113,21 @@ def _argv(app: Path, shader: Path, mode: str, index: int, word: int, options: st
 
 
 @pytest.fixture
-def run(descriptor_buffer_app: Path, shader: Path, layer_folder: Path, tmp_path: Path) -> Run:
-    """(exit status, parsed output) of one scenario, under gpuav unless ``layer`` is False."""
+def run(
+    descriptor_buffer_app: Path,
+    shader: Path,
+    no_sets_shader: Path,
+    layer_folder: Path,
+    tmp_path: Path,
+) -> Run:
+    """(exit status, parsed output) of one scenario, under gpuav unless ``layer`` is False;
+    the "no_sets" option runs the shader of no sets."""
 
     def run_(
         mode: str, index: int, word: int, options: str = "", layer: bool = True
     ) -> tuple[int, dict[str, Any]]:
-        argv = _argv(descriptor_buffer_app, shader, mode, index, word, options)
+        program = no_sets_shader if "no_sets" in options else shader
+        argv = _argv(descriptor_buffer_app, program, mode, index, word, options)
         environment = app_environment(layer_folder if layer else None, instrumenter=None)
         done = subprocess.run(
             argv, env=environment, cwd=tmp_path, capture_output=True, text=True,
@@ -155,6 +187,18 @@ def test_correct_twin_is_silent_and_identical(
     assert output["result"].split()[0] == str(100 * index + word)
 
 
+def test_pipeline_of_no_sets_is_checked(run: Run) -> None:
+    _, output = run("written", 4, 0, "no_sets")
+    (error,) = _errors(output)
+    assert error["id"] == "GPUAV-local-array-index-out-of-bounds"
+    assert "At no_sets.comp line 8." in error["text"]
+    assert output["result"].split()[:2] == ["0", "7"]
+    _, output = run("written", 3, 0, "no_sets")
+    _, plain = run("written", 3, 0, "no_sets", layer=False)
+    assert output["messages"] == []
+    assert output["result"] == plain["result"] and output["result"].split()[0] == "13"
+
+
 def test_each_submission_reports(run: Run) -> None:
     _, output = run("unwritten", 3, 1, "resubmit")
     assert [error["id"] for error in _errors(output)] == ["VUID-vkCmdDispatch-None-08114"] * 2
@@ -206,22 +250,29 @@ def test_khronos_gpu_av_turns_itself_off_and_finds_nothing(
     assert output["result"].split()[:2] == ["0", "7"]  # lavapipe's own bounds, no report
 
 
-@pytest.mark.parametrize(("mode", "index", "word"), list(PLANTED))
+BENEATH = [(*planted, "") for planted in PLANTED] + [("written", 4, 0, "no_sets")]
+
+
+@pytest.mark.parametrize(("mode", "index", "word", "options"), BENEATH)
 def test_khronos_beneath_gpuav_finds_nothing_in_its_bindings(
     descriptor_buffer_app: Path,
     shader: Path,
+    no_sets_shader: Path,
     layer_folder: Path,
     newer_khronos: NewerKhronos,  # noqa: F811
     tmp_path: Path,
     mode: str,
     index: int,
     word: int,
+    options: str,
 ) -> None:
     """No classic set in a descriptor-buffer layout (08008), none bound for a
     descriptor-buffer pipeline (08115), no other finding; gpuav still reports the bug."""
     environment = newer_khronos.environment(layer_folder, None, {})
-    argv = _argv(descriptor_buffer_app, shader, mode, index, word, "")
+    program = no_sets_shader if options else shader
+    argv = _argv(descriptor_buffer_app, program, mode, index, word, options)
     output = _khronos_run(newer_khronos, argv, environment, tmp_path)
     (error,) = _errors(output)
-    assert error["id"] == PLANTED[(mode, index, word)][0]
+    expected = PLANTED.get((mode, index, word), ("GPUAV-local-array-index-out-of-bounds",))
+    assert error["id"] == expected[0]
     assert "The Vulkan spec states" not in error["text"]

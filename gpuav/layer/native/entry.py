@@ -175,6 +175,7 @@ IMPLEMENTATIONS |= {
 # Descriptor buffers wrap the hooks that follow set layouts, buffers and memory
 # (hooks_descriptor_buffers).
 IMPLEMENTATIONS |= {
+    "vkCreateDevice": hooks_descriptor_buffers.create_device,
     "vkCreateDescriptorSetLayout": hooks_descriptor_buffers.create_descriptor_set_layout,
     "vkDestroyDescriptorSetLayout": hooks_descriptor_buffers.destroy_descriptor_set_layout,
     "vkDestroyBuffer": hooks_descriptor_buffers.destroy_buffer,

@@ -21,10 +21,16 @@ from gpuav.layer.descriptor_buffers import (
     Mapping,
     SetLayoutBytes,
 )
-from gpuav.layer.native import hooks_buffers, hooks_descriptors, hooks_resources
+from gpuav.layer.native import (
+    enabled_features,
+    hooks_action_checks,
+    hooks_buffers,
+    hooks_descriptors,
+    hooks_resources,
+)
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.native.vk import address, at
+from gpuav.layer.native.vk import address, at, handles_at
 from gpuav.layer.state import CommandBufferState
 
 ERROR_INITIALIZATION_FAILED = -3
@@ -54,6 +60,26 @@ def _command_buffer(
 
 def _report(record: DeviceRecord, command: str, error: BaseException) -> None:
     report_error(command, error, record.instance.state)
+
+
+# -- device -----------------------------------------------------------------------------------
+
+
+def create_device(physical_device: int, create_info: int, allocator: int, device_out: int) -> int:
+    """Whether the app enabled descriptorBuffer decides which pipeline layouts keep gpuav's
+    set out (``DescriptorBufferTracker.keeps_layout_unpatched``)."""
+    result = hooks_action_checks.create_device(physical_device, create_info, allocator, device_out)
+    if result != 0:
+        return result
+    record = REGISTRY.device_of(handles_at(device_out, 1)[0])
+    tracker = _tracker(record)
+    if record is not None and tracker is not None:
+        try:
+            features = enabled_features.enabled_feature_names(create_info)
+            tracker.feature_enabled = "descriptorBuffer" in features
+        except BaseException as error:
+            _report(record, "vkCreateDevice (descriptor buffers)", error)
+    return result
 
 
 # -- set layouts ------------------------------------------------------------------------------

@@ -9,14 +9,17 @@
  * descriptors are written with vkGetDescriptorEXT into a host-visible descriptor buffer, bound
  * with vkCmdBindDescriptorBuffersEXT and vkCmdSetDescriptorBufferOffsetsEXT; the pipeline is
  * made with VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT. The push constants are the ints
- * INDEX (of the descriptor) and WORD (of the buffer). MODE:
+ * INDEX (of the descriptor) and WORD (of the buffer), then the results buffer's device address.
+ * MODE:
  *   written     every descriptor written with its 64 bytes;
  *   short       descriptor 2 written with a range of 32 bytes only;
  *   unwritten   descriptor 3 never written (its bytes stay zero).
  * OPTIONS, comma-separated: "offset" puts the set after an unused stretch of the descriptor
  * buffer (set offset not 0); "unmap" unmaps the descriptor buffer's memory before submitting;
  * "late" writes descriptor 3 of "unwritten" after recording, before submitting (the bytes at
- * submit time count); "resubmit" submits the command buffer twice. Prints "message" lines (vk_app_common.h), then
+ * submit time count); "resubmit" submits the command buffer twice; "no_sets" makes the
+ * pipeline with a layout of no set layouts (the shader then uses push constants and device
+ * addresses only) and binds no descriptor buffer. Prints "message" lines (vk_app_common.h), then
  * "result" and the result words. */
 #include <string.h>
 
@@ -71,8 +74,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *mode = argv[2];
-    int32_t push_values[2] = {(int32_t)strtol(argv[3], NULL, 0),
-                              (int32_t)strtol(argv[4], NULL, 0)};
+    struct {
+        int32_t index, word;
+        VkDeviceAddress results;
+    } push_values = {(int32_t)strtol(argv[3], NULL, 0), (int32_t)strtol(argv[4], NULL, 0), 0};
     const char *options = argc > 5 ? argv[5] : "";
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance =
@@ -126,7 +131,7 @@ int main(int argc, char **argv) {
     CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
     VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values};
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
+    layout_info.setLayoutCount = has_option(options, "no_sets") ? 0 : 1;
     layout_info.pSetLayouts = &set_layout;
     layout_info.pushConstantRangeCount = 1;
     layout_info.pPushConstantRanges = &push;
@@ -153,6 +158,7 @@ int main(int argc, char **argv) {
     uint32_t *result_words = create_addressed_buffer(
         device, &memory_properties, 4 * RESULT_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
         &results, &result_memory, &result_address);
+    push_values.results = result_address;
     for (uint32_t k = 0; k < DATA_DESCRIPTORS * DATA_BYTES / 4; ++k)
         data_words[k] = 100 * (k / (DATA_BYTES / 4)) + k % (DATA_BYTES / 4);
 
@@ -199,12 +205,14 @@ int main(int argc, char **argv) {
         VK_STRUCTURE_TYPE_DESCRIPTOR_BUFFER_BINDING_INFO_EXT};
     binding_info.address = descriptor_address;
     binding_info.usage = VK_BUFFER_USAGE_RESOURCE_DESCRIPTOR_BUFFER_BIT_EXT;
-    bind_buffers(command_buffer, 1, &binding_info);
     uint32_t buffer_index = 0;
-    set_offsets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &buffer_index,
-                &set_offset);
+    if (!has_option(options, "no_sets")) {
+        bind_buffers(command_buffer, 1, &binding_info);
+        set_offsets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &buffer_index,
+                    &set_offset);
+    }
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values,
-                       push_values);
+                       &push_values);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     CHECK(vkEndCommandBuffer(command_buffer));
     if (has_option(options, "late"))
