@@ -20,9 +20,15 @@ CONTEXT_BYTES = 8
 
 
 def pre_call_record_create_pipeline_layout(
-    device: DeviceState, set_layouts: Sequence[int]
+    device: DeviceState, set_layouts: Sequence[int], independent_sets: bool = False
 ) -> list[int] | None:
-    """The set layouts to create with, or None to pass the app's create info unchanged."""
+    """The set layouts to create with, or None to pass the app's create info unchanged.
+
+    An independent-sets layout (graphics pipeline libraries) is left as the app made it where
+    its pipelines can reach gpuav's buffers by the pushed address: padding it would put an
+    empty set, or a null one, where another library's layout has the app's set, and neither
+    keeps the libraries' union equal to the link's layout (VUID-VkGraphicsPipelineCreateInfo-
+    flags-06730, pLibraries-06681, as the Khronos layer reads them)."""
     if not device.enabled or device.degraded:
         return None
     faults.check("create_pipeline_layout")
@@ -32,10 +38,13 @@ def pre_call_record_create_pipeline_layout(
         # pSetLayouts-08008, VUID-vkCmdDispatch-None-08115): its pipelines reach gpuav's
         # buffers by the pushed address.
         return None
+    by_address = device.context_offset is not None and instrumenter_accepts("context_address")
+    if independent_sets and by_address:
+        return None
     count = len(set_layouts)
     if count > device.set_index:
         offset = device.context_offset
-        if offset is not None and instrumenter_accepts("context_address"):
+        if offset is not None and by_address:
             notice = notices.layout_reaches_buffers_by_address(device.set_index, count, offset)
             device.reporter.emit_once("layout-by-address", notice)
         else:

@@ -32,6 +32,7 @@ from gpuav.layer.pipelines import PipelinePlan
 from gpuav.layer.state import DeviceState
 
 PIPELINE_CREATE_LIBRARY = 0x800
+PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS = 0x2  # VK_EXT_graphics_pipeline_library
 ERROR_INITIALIZATION_FAILED = -3
 
 
@@ -120,7 +121,9 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
             info = at(create_info, "VkPipelineLayoutCreateInfo")
             set_count = int(info.setLayoutCount)
             set_layouts = handles_at(address(info.pSetLayouts), set_count)
-            wanted = pipeline_layouts.pre_call_record_create_pipeline_layout(state, set_layouts)
+            wanted = pipeline_layouts.pre_call_record_create_pipeline_layout(
+                state, set_layouts, bool(int(info.flags) & PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS)
+            )
             ranges = pipeline_layouts.pre_call_record_push_constant_ranges(
                 state, _push_ranges(info)
             )
