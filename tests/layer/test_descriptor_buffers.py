@@ -4,10 +4,11 @@ four storage buffers whose descriptors were written with vkGetDescriptorEXT into
 descriptor buffer. Planted bugs: an index past the array, a read past the range a descriptor
 was got with, a descriptor never written. Each is reported with the descriptor and the line,
 and the access is skipped; correct twins are silent and compute what they compute without the
-layer. gpuav reaches its own buffers through the pushed context address, so the Khronos layer
-1.4.309 beneath it finds nothing in how it binds them; the Khronos layer's own GPU-AV turns
-its shader instrumentation off when VK_EXT_descriptor_buffer is enabled, and finds none of
-the bugs."""
+layer. The descriptor buffer is mapped with vkMapMemory or vkMapMemory2KHR, the offsets set
+with vkCmdSetDescriptorBufferOffsetsEXT or vkCmdSetDescriptorBufferOffsets2EXT. gpuav reaches
+its own buffers through the pushed context address, so the Khronos layer 1.4.309 beneath it
+finds nothing in how it binds them; the Khronos layer's own GPU-AV turns its shader
+instrumentation off when VK_EXT_descriptor_buffer is enabled, and finds none of the bugs."""
 
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ CORRECT = [
     ("short", 2, 7, ""),
     ("unwritten", 2, 5, "offset"),
     ("unwritten", 3, 1, "late"),
+    ("unwritten", 3, 1, "late,v2"),
+    ("written", 1, 3, "v2"),
 ]
 KHRONOS_DISABLES = "VK_EXT_descriptor_buffer is enabled, but GPU-AV does not currently support"
 
@@ -158,7 +161,7 @@ def test_shader_reaching_gpuav_by_pushed_address_passes_spirv_val() -> None:
     spirv_val(checked)
 
 
-@pytest.mark.parametrize("options", ["", "offset"])
+@pytest.mark.parametrize("options", ["", "offset", "v2"])
 @pytest.mark.parametrize(("mode", "index", "word"), list(PLANTED))
 def test_planted_bug_is_reported_and_skipped(
     run: Run, mode: str, index: int, word: int, options: str

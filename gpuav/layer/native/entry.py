@@ -96,8 +96,13 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
         hooks_descriptor_buffers.cmd_bind_descriptor_buffer_embedded_samplers
     ),
     "vkGetDescriptorEXT": hooks_descriptor_buffers.get_descriptor,
+    "vkCmdSetDescriptorBufferOffsets2EXT": (
+        hooks_descriptor_buffers.cmd_set_descriptor_buffer_offsets2
+    ),
     "vkMapMemory": hooks_descriptor_buffers.map_memory,
     "vkUnmapMemory": hooks_descriptor_buffers.unmap_memory,
+    "vkMapMemory2KHR": hooks_descriptor_buffers.map_memory2,
+    "vkUnmapMemory2KHR": hooks_descriptor_buffers.unmap_memory2,
     "vkCmdDraw": hooks_commands.cmd_draw,
     "vkCmdDrawIndexed": hooks_commands.cmd_draw_indexed,
     "vkCmdDrawIndirect": hooks_commands.cmd_draw_indirect,

@@ -192,6 +192,26 @@ def cmd_set_descriptor_buffer_offsets(
             _report(record, "vkCmdSetDescriptorBufferOffsetsEXT", error)
 
 
+def cmd_set_descriptor_buffer_offsets2(command_buffer: int, info: int) -> None:
+    """VK_KHR_maintenance6: the stages name the bind points the offsets are set for."""
+    record, state = _command_buffer(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdSetDescriptorBufferOffsets2EXT(command_buffer, info)
+    if state is not None and state.device.enabled:
+        try:
+            given = at(info, "VkSetDescriptorBufferOffsetsInfoEXT")
+            count = int(given.setCount)
+            indices = list(vkffi.unpack(given.pBufferIndices, count)) if count else []
+            places = list(vkffi.unpack(given.pOffsets, count)) if count else []
+            for bind_point in hooks_descriptors.bind_points(int(given.stageFlags)):
+                descriptor_buffers.post_call_record_cmd_set_descriptor_buffer_offsets(
+                    state, bind_point, address(given.layout), int(given.firstSet), indices, places
+                )
+        except BaseException as error:
+            _report(record, "vkCmdSetDescriptorBufferOffsets2EXT", error)
+
+
 def cmd_bind_descriptor_buffer_embedded_samplers(
     command_buffer: int, bind_point: int, layout: int, set_index: int
 ) -> None:
@@ -219,21 +239,60 @@ def map_memory(device: int, memory: int, offset: int, size: int, flags: int, dat
     if record is None:
         return ERROR_INITIALIZATION_FAILED
     result = int(record.next.vkMapMemory(device, memory, offset, size, flags, data_out))
+    if result == 0:
+        _mapped(record, "vkMapMemory", memory, offset, size, data_out)
+    return result
+
+
+def map_memory2(device: int, info: int, data_out: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkMapMemory2KHR(device, info, data_out))
+    if result == 0:
+        given = at(info, "VkMemoryMapInfoKHR")
+        memory, offset, size = address(given.memory), int(given.offset), int(given.size)
+        _mapped(record, "vkMapMemory2KHR", memory, offset, size, data_out)
+    return result
+
+
+def _mapped(
+    record: DeviceRecord, command: str, memory: int, offset: int, size: int, data_out: int
+) -> None:
     tracker = _tracker(record)
-    if result == 0 and tracker is not None and data_out:
+    if tracker is None or not data_out:
+        return
+    try:
         pointer = int(vkffi.cast("uintptr_t *", data_out)[0])
         tracker.map_memory(memory, Mapping(pointer, offset, size))
-    return result
+    except BaseException as error:
+        _report(record, command, error)
 
 
 def unmap_memory(device: int, memory: int) -> None:
     record = REGISTRY.device_of(device)
     if record is None:
         return
+    _unmapped(record, "vkUnmapMemory", memory)
+    record.next.vkUnmapMemory(device, memory)
+
+
+def unmap_memory2(device: int, info: int) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    if info:
+        _unmapped(record, "vkUnmapMemory2KHR", address(at(info, "VkMemoryUnmapInfoKHR").memory))
+    return int(record.next.vkUnmapMemory2KHR(device, info))
+
+
+def _unmapped(record: DeviceRecord, command: str, memory: int) -> None:
     tracker = _tracker(record)
     if tracker is not None:
-        tracker.unmap_memory(memory)
-    record.next.vkUnmapMemory(device, memory)
+        try:
+            tracker.unmap_memory(memory)
+        except BaseException as error:
+            _report(record, command, error)
 
 
 def free_memory(device: int, memory: int, allocator: int) -> None:

@@ -476,7 +476,7 @@ def cmd_bind_descriptor_sets2(command_buffer: int, bind_info: int) -> None:
         try:
             info = at(bind_info, "VkBindDescriptorSetsInfoKHR")
             handles = handles_at(address(info.pDescriptorSets), int(info.descriptorSetCount))
-            for bind_point in _bind_points(int(info.stageFlags)):
+            for bind_point in bind_points(int(info.stageFlags)):
                 command_buffers.post_call_record_cmd_bind_descriptor_sets(
                     state, bind_point, int(info.firstSet), handles
                 )
@@ -484,7 +484,8 @@ def cmd_bind_descriptor_sets2(command_buffer: int, bind_info: int) -> None:
             _report(record, "vkCmdBindDescriptorSets2KHR", error)
 
 
-def _bind_points(stages: int) -> list[int]:
+def bind_points(stages: int) -> list[int]:
+    """The bind points whose sets the stages of a maintenance6 command name."""
     points = []
     if stages & (SHADER_STAGES_GRAPHICS | SHADER_STAGE_TASK | SHADER_STAGE_MESH):
         points.append(PIPELINE_BIND_POINT_GRAPHICS)

@@ -63,8 +63,11 @@ HOOKED: tuple[str, ...] = (
     "vkCmdBindDescriptorBuffersEXT",
     "vkCmdBindDescriptorBufferEmbeddedSamplersEXT",
     "vkGetDescriptorEXT",
+    "vkCmdSetDescriptorBufferOffsets2EXT",
     "vkMapMemory",
     "vkUnmapMemory",
+    "vkMapMemory2KHR",
+    "vkUnmapMemory2KHR",
     "vkCmdDraw",
     "vkCmdDrawIndexed",
     "vkCmdDrawIndirect",
@@ -169,6 +172,8 @@ ALIASES: dict[str, str] = {
     "vkBindImageMemory2KHR": "vkBindImageMemory2",
     "vkGetBufferDeviceAddressKHR": "vkGetBufferDeviceAddress",
     "vkGetBufferDeviceAddressEXT": "vkGetBufferDeviceAddress",
+    "vkMapMemory2": "vkMapMemory2KHR",
+    "vkUnmapMemory2": "vkUnmapMemory2KHR",
 }
 
 # Commands the layer calls down the chain without hooking them.

@@ -19,13 +19,50 @@
  * "late" writes descriptor 3 of "unwritten" after recording, before submitting (the bytes at
  * submit time count); "resubmit" submits the command buffer twice; "no_sets" makes the
  * pipeline with a layout of no set layouts (the shader then uses push constants and device
- * addresses only) and binds no descriptor buffer. Prints "message" lines (vk_app_common.h), then
+ * addresses only) and binds no descriptor buffer; "v2" maps the descriptor buffer again with
+ * vkMapMemory2KHR after writing it (VK_KHR_map_memory2) and sets the offsets with
+ * vkCmdSetDescriptorBufferOffsets2EXT (VK_KHR_maintenance6). Prints "message" lines (vk_app_common.h), then
  * "result" and the result words. */
 #include <string.h>
 
 #include "vk_app_common.h"
 
 #define RESULT_WORDS 16
+
+/* VK_KHR_map_memory2 and VK_KHR_maintenance6, declared here: the system's headers may predate
+ * them. */
+typedef struct {
+    VkStructureType sType; /* 1000271000 */
+    const void *pNext;
+    VkFlags flags;
+    VkDeviceMemory memory;
+    VkDeviceSize offset;
+    VkDeviceSize size;
+} MemoryMapInfo;
+typedef struct {
+    VkStructureType sType; /* 1000271001 */
+    const void *pNext;
+    VkFlags flags;
+    VkDeviceMemory memory;
+} MemoryUnmapInfo;
+typedef struct {
+    VkStructureType sType; /* 1000545007 */
+    const void *pNext;
+    VkShaderStageFlags stageFlags;
+    VkPipelineLayout layout;
+    uint32_t firstSet;
+    uint32_t setCount;
+    const uint32_t *pBufferIndices;
+    const VkDeviceSize *pOffsets;
+} SetDescriptorBufferOffsetsInfo;
+typedef struct {
+    VkStructureType sType; /* 1000545000 */
+    void *pNext;
+    VkBool32 maintenance6;
+} Maintenance6Features;
+typedef VkResult(VKAPI_PTR *MapMemory2)(VkDevice, const MemoryMapInfo *, void **);
+typedef VkResult(VKAPI_PTR *UnmapMemory2)(VkDevice, const MemoryUnmapInfo *);
+typedef void(VKAPI_PTR *SetOffsets2)(VkCommandBuffer, const SetDescriptorBufferOffsetsInfo *);
 #define DATA_DESCRIPTORS 4
 #define DATA_BYTES 64
 
@@ -97,16 +134,20 @@ int main(int argc, char **argv) {
                                               &buffer_properties};
     vkGetPhysicalDeviceProperties2(physical, &properties);
 
+    int v2 = has_option(options, "v2");
+    Maintenance6Features maintenance6 = {(VkStructureType)1000545000, NULL, VK_TRUE};
     VkPhysicalDeviceDescriptorBufferFeaturesEXT descriptor_buffer = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_FEATURES_EXT};
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_FEATURES_EXT,
+        v2 ? &maintenance6 : NULL};
     descriptor_buffer.descriptorBuffer = VK_TRUE;
     VkPhysicalDeviceVulkan12Features vulkan12 = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &descriptor_buffer};
     vulkan12.bufferDeviceAddress = VK_TRUE;
     const char *device_extensions[] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
-                                       VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME};
+                                       VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME,
+                                       "VK_KHR_map_memory2", "VK_KHR_maintenance6"};
     VkQueue queue;
-    VkDevice device = create_device(physical, &vulkan12, 2, device_extensions, &queue);
+    VkDevice device = create_device(physical, &vulkan12, v2 ? 4 : 2, device_extensions, &queue);
     PFN_vkGetDescriptorSetLayoutSizeEXT layout_size =
         device_function(device, "vkGetDescriptorSetLayoutSizeEXT");
     PFN_vkGetDescriptorSetLayoutBindingOffsetEXT binding_offset =
@@ -186,6 +227,15 @@ int main(int argc, char **argv) {
     late_info.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     late_info.data.pStorageBuffer = &late;
     if (has_option(options, "unmap")) vkUnmapMemory(device, descriptor_memory);
+    if (v2) {
+        UnmapMemory2 unmap2 = device_function(device, "vkUnmapMemory2KHR");
+        MapMemory2 map2 = device_function(device, "vkMapMemory2KHR");
+        MemoryUnmapInfo unmap_info = {(VkStructureType)1000271001, NULL, 0, descriptor_memory};
+        CHECK(unmap2(device, &unmap_info));
+        MemoryMapInfo map_info = {(VkStructureType)1000271000, NULL, 0, descriptor_memory, 0,
+                                  VK_WHOLE_SIZE};
+        CHECK(map2(device, &map_info, (void **)&descriptor_bytes));
+    }
 
     VkShaderModule module = load_shader_module(device, argv[1]);
     VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
@@ -208,8 +258,16 @@ int main(int argc, char **argv) {
     uint32_t buffer_index = 0;
     if (!has_option(options, "no_sets")) {
         bind_buffers(command_buffer, 1, &binding_info);
-        set_offsets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &buffer_index,
-                    &set_offset);
+        SetDescriptorBufferOffsetsInfo offsets_info = {
+            (VkStructureType)1000545007, NULL, VK_SHADER_STAGE_COMPUTE_BIT, layout, 0, 1,
+            &buffer_index, &set_offset};
+        if (v2) {
+            SetOffsets2 set_offsets2 = device_function(device, "vkCmdSetDescriptorBufferOffsets2EXT");
+            set_offsets2(command_buffer, &offsets_info);
+        } else {
+            set_offsets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1,
+                        &buffer_index, &set_offset);
+        }
     }
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values,
                        &push_values);
