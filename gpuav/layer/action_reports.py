@@ -12,6 +12,7 @@ from gpuav.layer.buffer_views import BoundTexels
 from gpuav.layer.calls import (
     OBJECT_TYPE_COMMAND_BUFFER,
     OBJECT_TYPE_PIPELINE,
+    OBJECT_TYPE_SHADER_EXT,
     OBJECT_TYPE_SHADER_MODULE,
 )
 from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_message
@@ -36,8 +37,10 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
             shader_id=tracker.shader_id,
             shader_module=tracker.module,
             shader_module_name=device.name_of(tracker.module) if tracker.module else None,
-            pipeline=tracker.pipeline,
+            pipeline=0 if tracker.shader_object else tracker.pipeline,
             words=tracker.words,
+            shader_object=tracker.pipeline if tracker.shader_object else 0,
+            shader_object_name=device.name_of(tracker.pipeline) if tracker.shader_object else None,
         )
         for tracker in pipeline.shaders.values()
     )
@@ -164,6 +167,10 @@ def _objects(context: ActionContext, shader_ids: set[int]) -> list[ObjectRef]:
         ObjectRef(OBJECT_TYPE_PIPELINE, context.pipeline, context.pipeline_name),
     ]
     for shader in context.shaders:
+        if shader.shader_id in shader_ids and shader.shader_object:
+            refs.append(
+                ObjectRef(OBJECT_TYPE_SHADER_EXT, shader.shader_object, shader.shader_object_name)
+            )
         if shader.shader_id in shader_ids and shader.shader_module:
             refs.append(
                 ObjectRef(

@@ -15,14 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from gpuav.instrument.descriptor_state import NO_STATE
 from gpuav.layer import action_checks, faults, notices, recording_site
-from gpuav.layer.calls import (
-    PIPELINE_BIND_POINT_COMPUTE,
-    PIPELINE_BIND_POINT_GRAPHICS,
-    SHADER_STAGE_COMPUTE,
-    SHADER_STAGE_MESH,
-    SHADER_STAGE_TASK,
-    SHADER_STAGES_GRAPHICS,
-)
+from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.descriptor_sets import NO_STATE_WORDS, PushedWrite
 from gpuav.layer.output_buffers import Block
 from gpuav.layer.state import Action, CommandBufferState, DeviceState, PipelineState
@@ -123,21 +116,19 @@ def post_call_record_cmd_bind_pipeline(
         state.bound.pop(bind_point, None)
         return
     state.bound[bind_point] = tracked
-    # The spill block goes with the pipeline, so that the action commands gpuav does not hook
-    # (newer extensions') never run its shaders with our set unbound.
+    if tracked.instrumented:
+        bind_spill_block(state, bind_point, tracked, "vkCmdBindPipeline")
+
+
+def bind_spill_block(
+    state: CommandBufferState, bind_point: int, pipeline: PipelineState, command: str
+) -> None:
+    """The spill block goes with an instrumented pipeline (or shader objects) as it is bound,
+    so that the action commands gpuav does not hook (newer extensions') never run its shaders
+    with our set unbound."""
     output = state.device.output
-    if tracked.instrumented and output is not None:
-        _bind_block(state, bind_point, tracked, output.spill, None, "vkCmdBindPipeline")
-
-
-def post_call_record_cmd_bind_shaders(state: CommandBufferState, stages: Iterable[int]) -> None:
-    """Shader objects (bound or unbound) replace the pipeline of their bind point, whose
-    actions then need no output block."""
-    for stage in stages:
-        if stage & SHADER_STAGE_COMPUTE:
-            state.bound.pop(PIPELINE_BIND_POINT_COMPUTE, None)
-        if stage & (SHADER_STAGES_GRAPHICS | SHADER_STAGE_TASK | SHADER_STAGE_MESH):
-            state.bound.pop(PIPELINE_BIND_POINT_GRAPHICS, None)
+    if output is not None:
+        _bind_block(state, bind_point, pipeline, output.spill, None, command)
 
 
 def pre_call_record_action(state: CommandBufferState, bind_point: int, command: str) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpuav.layer.reporting import LayerMessage
 
 PREFIX = "GPUAV"
@@ -131,12 +133,39 @@ def ray_tracing_library_by_address(set_index: int) -> LayerMessage:
     )
 
 
-def shader_object_unchecked() -> LayerMessage:
+def shader_object_unchecked(
+    context_offset: int | None, push_ranges: Sequence[tuple[int, int, int]]
+) -> LayerMessage:
+    """Shader objects reach GPU-AV's buffers only through the pushed context address."""
+    if context_offset is None:
+        reason = (
+            "GPU-assisted validation reaches its buffers from shader objects only through a "
+            "device address pushed with each action, and this device lacks Vulkan 1.2's "
+            "bufferDeviceAddress or shaderInt64"
+        )
+    else:
+        ranges = ", ".join(f"bytes [{start}, {start + size})" for _, start, size in push_ranges)
+        reason = (
+            f"its push-constant ranges ({ranges}) do not all end at one offset of at most "
+            f"{context_offset}, so the device address GPU-assisted validation pushes at byte "
+            f"{context_offset} cannot join them without making the app's own pushes invalid"
+        )
     return _message(
         "shader-object-unchecked",
         "warning",
-        "Shader objects were created (VK_EXT_shader_object): GPU-assisted validation does not "
-        "instrument them, so they run their original shaders and are not checked. Said once.",
+        f"A shader object (VK_EXT_shader_object) runs its original, unchecked code: {reason}. "
+        f"Said once per device.",
+    )
+
+
+def shader_object_binary() -> LayerMessage:
+    return _message(
+        "shader-object-binary-unchecked",
+        "warning",
+        "A shader object was created from binary code (VK_SHADER_CODE_TYPE_BINARY_EXT) that "
+        "GPU-assisted validation did not hand out in this process: binary code is the "
+        "driver's, not SPIR-V, so it cannot be instrumented and runs unchecked (create it "
+        "from SPIR-V to have it checked). Said once per device.",
     )
 
 

@@ -71,8 +71,21 @@ class ShaderTracker:
 
     shader_id: int
     module: int
-    pipeline: int
+    pipeline: int  # the pipeline, or the shader object (``shader_object``)
     words: tuple[int, ...]
+    shader_object: bool = False
+
+
+@dataclass(slots=True)
+class ShaderObjectState:
+    """An instrumented shader object (VK_EXT_shader_object): its tracker, and ``layout``, a
+    pipeline layout of ours with exactly its push-constant ranges, through which each action
+    pushes the context address (``shader_objects``)."""
+
+    tracker: ShaderTracker
+    stage: int
+    layout: int
+    context_stages: int
 
 
 @dataclass(slots=True)
@@ -157,6 +170,10 @@ class DeviceState:
     shader_modules: dict[int, ShaderModuleState] = field(default_factory=dict)
     pipeline_layouts: dict[int, PipelineLayoutState] = field(default_factory=dict)
     pipelines: dict[int, PipelineState] = field(default_factory=dict)
+    shader_objects: dict[int, ShaderObjectState] = field(default_factory=dict)
+    # Digests of the binaries vkGetShaderBinaryDataEXT gave out for instrumented shader
+    # objects, and their trackers: a shader object made from one is instrumented too.
+    shader_binaries: dict[bytes, ShaderTracker] = field(default_factory=dict)
     command_buffers: dict[int, CommandBufferState] = field(default_factory=dict)
     command_pools: dict[int, set[int]] = field(default_factory=dict)
     object_names: dict[int, str] = field(default_factory=dict)

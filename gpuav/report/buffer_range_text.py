@@ -17,6 +17,8 @@ from gpuav.instrument.record import ErrorCode, ErrorRecord
 WHOLE_SIZE = 0xFFFF_FFFF_FFFF_FFFF
 # VUIDs of the action commands (vkCmdDraw-..., vkCmdDispatch-...) for each buffer kind.
 _VUID_SUFFIX = {True: "storageBuffers-06936", False: "uniformBuffers-06935"}
+# ... and where a shader object (VK_EXT_shader_object) made the access.
+_SHADER_OBJECT_VUID_SUFFIX = {True: "None-08613", False: "None-08612"}
 _DYNAMIC_TYPES = frozenset({8, 9})
 
 
@@ -111,10 +113,11 @@ def texel_text(facts: TexelFacts, access: str) -> str:
     )
 
 
-def message_id(command: str, storage: bool) -> str:
+def message_id(command: str, storage: bool, shader_object: bool = False) -> str:
     """The action command's VUID for the buffer kind; a generic id off any known command."""
     if command.startswith("vkCmd"):
-        return f"VUID-{command}-{_VUID_SUFFIX[storage]}"
+        suffixes = _SHADER_OBJECT_VUID_SUFFIX if shader_object else _VUID_SUFFIX
+        return f"VUID-{command}-{suffixes[storage]}"
     return f"GPUAV-{'storage' if storage else 'uniform'}-buffer-out-of-bounds"
 
 

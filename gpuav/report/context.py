@@ -25,6 +25,8 @@ class ShaderContext:
     shader_module_name: str | None
     pipeline: int
     words: tuple[int, ...]  # the original (uninstrumented) SPIR-V
+    shader_object: int = 0  # the VkShaderEXT that runs it (then pipeline and module are 0)
+    shader_object_name: str | None = None
 
 
 @dataclass(frozen=True)

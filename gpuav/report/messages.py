@@ -280,7 +280,10 @@ def compose_message(
         details.append(f"Recorded at {context.recorded_at.describe()}.")
     if context.labels:
         details.append(f"Labels: {' > '.join(context.labels)}.")
-    if context.pipeline or shader is None:
+    if shader is not None and shader.shader_object:
+        name, handle = shader.shader_object_name, shader.shader_object
+        details.append(_object("Shader Object", name, handle) + ".")
+    elif context.pipeline or shader is None:
         pipeline = _object("Pipeline", context.pipeline_name, context.pipeline)
         details.append(f"{pipeline}. {_shader_lines(shader, record)}")
     details += [
@@ -306,7 +309,8 @@ def compose_message(
     elif record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS:
         facts = RangeFacts.of(record)
         bound = context.buffer_descriptor(facts.descriptor_set, facts.binding, facts.index)
-        message_id = buffer_message_id(context.command, facts.storage)
+        by_object = shader is not None and bool(shader.shader_object)
+        message_id = buffer_message_id(context.command, facts.storage, by_object)
         severity = Severity.WARNING if context.robust(facts.storage) else Severity.ERROR
         problem = range_text(facts, _access_word(info, index))
         _add_after_descriptor(details, descriptor_line(bound))

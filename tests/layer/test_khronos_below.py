@@ -255,8 +255,8 @@ def test_wild_app(
     assert alone.findings() == Counter()
     assert _hashes(run.stdout) == _hashes(alone.stdout)
     assert [line.split()[0] for line in _hashes(run.stdout)][: len(scenarios)] != []
-    if "shader-object" in scenarios:
-        assert any(m["id"] == "GPUAV-shader-object-unchecked" for m in run.messages)
+    if "shader-object" in scenarios:  # instrumented, its push-constant ranges still matching
+        assert not any(m["id"].startswith("GPUAV-shader-object") for m in run.messages)
 
 
 def test_pipeline_bound_after_python_is_gone(

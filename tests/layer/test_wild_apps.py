@@ -141,18 +141,27 @@ def test_out_of_bounds_reported_when_output_memory_runs_out(
     assert bare.messages == []
 
 
-def test_shader_objects_take_no_output_blocks(run_wild: RunWild, layer_folder: Path) -> None:
-    """16 dispatches with an instrumented pipeline, then 16 with a shader object bound in its
-    place: 16 output blocks (of 17, one the spill block, no second chunk) are enough. Before
-    vkCmdBindShadersEXT was hooked, the stale pipeline gave the shader object's dispatches
-    blocks too and ran out."""
+def test_shader_objects_get_output_blocks_of_their_own(
+    run_wild: RunWild, layer_folder: Path
+) -> None:
+    """16 dispatches with an instrumented pipeline, then 16 with an instrumented shader object
+    (specialized, with a push-constant range of its own) bound in its place, the fourth of each
+    indexing past its array: each dispatch gets a block (32, and the spill block, fill one
+    chunk of 33) and each error names its own shader. Before vkCmdBindShadersEXT was hooked,
+    the stale pipeline gave the shader object's dispatches its blocks."""
     run, hashes = run_wild(
-        ["--messenger", "shader-object"], layer_folder, instrumenter=None,
-        extra={"GPUAV_TEST_FAULTS": "output_chunk", "GPUAV_BLOCKS_PER_CHUNK": "17"},
+        ["--messenger", "--bad", "3", "shader-object"], layer_folder, instrumenter=None,
+        extra={"GPUAV_TEST_FAULTS": "output_chunk", "GPUAV_BLOCKS_PER_CHUNK": "33"},
     )  # fmt: skip
     assert [name for name, _ in hashes] == ["shader-object"]
     assert run.with_id("GPUAV-resources-exhausted") == []
-    assert len(run.with_id("GPUAV-shader-object-unchecked")) == 1
+    assert run.with_id("GPUAV-shader-object-unchecked") == []
+    # The bad dispatch's load and store, once with the pipeline, once with the shader object.
+    texts = [m["text"] for m in run.with_id(OUT_OF_BOUNDS)]
+    assert len(texts) == 4
+    assert all("Dispatch Index 3 (vkCmdDispatch)" in t and "Pipeline (" in t for t in texts[:2])
+    assert all("Dispatch Index 19 (vkCmdDispatch)" in t for t in texts[2:])
+    assert all("Shader Object (0x" in t and "Pipeline" not in t for t in texts[2:])
 
 
 def test_wait_before_signal_does_not_deadlock(run_wild: RunWild, layer_folder: Path) -> None:

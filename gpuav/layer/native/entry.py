@@ -35,6 +35,7 @@ from gpuav.layer.native import (
     hooks_queue,
     hooks_ray_tracing,
     hooks_resources,
+    hooks_shader_objects,
     prototypes,
 )
 from gpuav.layer.native.dispatch import REGISTRY, Native
@@ -70,8 +71,10 @@ IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "vkEndCommandBuffer": hooks_commands.end_command_buffer,
     "vkResetCommandBuffer": hooks_commands.reset_command_buffer,
     "vkCmdBindPipeline": hooks_commands.cmd_bind_pipeline,
-    "vkCmdBindShadersEXT": hooks_commands.cmd_bind_shaders,
-    "vkCreateShadersEXT": hooks_pipelines.create_shaders,
+    "vkCmdBindShadersEXT": hooks_shader_objects.cmd_bind_shaders,
+    "vkCreateShadersEXT": hooks_shader_objects.create_shaders,
+    "vkDestroyShaderEXT": hooks_shader_objects.destroy_shader,
+    "vkGetShaderBinaryDataEXT": hooks_shader_objects.get_shader_binary_data,
     "vkCreateDescriptorSetLayout": hooks_descriptors.create_descriptor_set_layout,
     "vkDestroyDescriptorSetLayout": hooks_descriptors.destroy_descriptor_set_layout,
     "vkAllocateDescriptorSets": hooks_descriptors.allocate_descriptor_sets,

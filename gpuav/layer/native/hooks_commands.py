@@ -153,19 +153,6 @@ def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> No
             report_error("vkCmdBindPipeline", error, record.instance.state)
 
 
-def cmd_bind_shaders(command_buffer: int, stage_count: int, stages: int, shaders: int) -> None:
-    record, state = _lookup(command_buffer)
-    if record is None:
-        return
-    record.next.vkCmdBindShadersEXT(command_buffer, stage_count, stages, shaders)
-    if state is not None and stage_count:
-        try:
-            flags = vkffi.cast("uint32_t *", stages)
-            engine.post_call_record_cmd_bind_shaders(state, [flags[i] for i in range(stage_count)])
-        except BaseException as error:
-            report_error("vkCmdBindShadersEXT", error, record.instance.state)
-
-
 def _action(command_buffer: int, bind_point: int, command: str) -> Any:
     """Engine work of a draw or dispatch; returns the next layer's table."""
     record = _devices.get(_dispatch_key(command_buffer))

@@ -9,7 +9,7 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import notices, pipeline_layouts, pipelines, shader_modules, shader_validation
+from gpuav.layer import pipeline_layouts, pipelines, shader_modules, shader_validation
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -436,57 +436,6 @@ def create_compute_pipelines(
         "vkCreateComputePipelines", PIPELINE_BIND_POINT_COMPUTE, _compute_infos,
         _patched_compute, device, cache, count, create_infos, allocator, pipelines_out,
     )  # fmt: skip
-
-
-def create_shaders(
-    device: int, count: int, create_infos: int, allocator: int, shaders_out: int
-) -> int:
-    """Shader objects keep their original code (no layout to carry our set); say so once.
-
-    Their push-constant ranges change exactly as pipeline layouts' do, so that the app's
-    layouts stay compatible with its shader objects (VUID-vkCmdDispatch-None-08600)."""
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return ERROR_INITIALIZATION_FAILED
-    create = record.next.vkCreateShadersEXT
-    state = _enabled(record)
-    passed = create_infos
-    keep: list[Any] = []
-    if state is not None:
-        try:
-            passed = _shader_infos_with_push_ranges(state, create_infos, count, keep)
-        except BaseException as error:
-            report_error("vkCreateShadersEXT", error, record.instance.state)
-            passed = create_infos
-    result = int(create(device, count, passed, allocator, shaders_out))
-    if state is not None and result >= 0:
-        try:
-            state.reporter.emit_once("shader-object", notices.shader_object_unchecked())
-        except BaseException as error:
-            report_error("vkCreateShadersEXT", error, record.instance.state)
-    return result
-
-
-def _shader_infos_with_push_ranges(
-    state: DeviceState, create_infos: int, count: int, keep: list[Any]
-) -> int:
-    """The create infos with each one's push-constant ranges as a layout would get them."""
-    infos = vkffi.cast("VkShaderCreateInfoEXT *", create_infos)
-    planned = [
-        pipeline_layouts.pre_call_record_push_constant_ranges(state, _push_ranges(infos[i]))
-        for i in range(count)
-    ]
-    if all(plan is None for plan in planned):
-        return create_infos
-    copies = vkffi.new("VkShaderCreateInfoEXT[]", count)
-    keep.append(copies)
-    vkffi.memmove(copies, infos, vkffi.sizeof(copies))
-    for index, plan in enumerate(planned):
-        if plan is not None:
-            ranges, _ = plan
-            copies[index].pushConstantRangeCount = len(ranges)
-            copies[index].pPushConstantRanges = _push_range_array(ranges, keep)
-    return address(copies)
 
 
 def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:

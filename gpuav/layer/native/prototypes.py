@@ -45,6 +45,8 @@ HOOKED: tuple[str, ...] = (
     "vkCmdBindPipeline",
     "vkCmdBindShadersEXT",
     "vkCreateShadersEXT",
+    "vkDestroyShaderEXT",
+    "vkGetShaderBinaryDataEXT",
     "vkCreateDescriptorSetLayout",
     "vkDestroyDescriptorSetLayout",
     "vkAllocateDescriptorSets",

@@ -1,0 +1,208 @@
+"""Shader object entry points (VK_EXT_shader_object): translate the create infos, let the
+engine (``gpuav.layer.shader_objects``) plan, call down with instrumented code and the
+push-constant ranges every layout gets, record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import vulkan._vulkan as vk
+from vulkan._vulkan import ffi as vkffi
+
+from gpuav.layer import shader_objects, shader_validation
+from gpuav.layer.calls import VulkanCallFailed
+from gpuav.layer.command_buffers import degrade
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.hooks_pipelines import _push_range_array, _push_ranges
+from gpuav.layer.native.vk import address, handles_at, words_at
+from gpuav.layer.pipeline_layouts import PushRange
+from gpuav.layer.shader_objects import ShaderObjectInfo, ShaderObjectPlan
+from gpuav.layer.state import DeviceState
+
+ERROR_INITIALIZATION_FAILED = -3
+SUCCESS = 0
+
+
+def _enabled(record: DeviceRecord | None) -> DeviceState | None:
+    if record is None or record.state is None or not record.state.enabled:
+        return None
+    return record.state
+
+
+def _shader_infos(create_infos: int, count: int) -> list[ShaderObjectInfo]:
+    infos = vkffi.cast("VkShaderCreateInfoEXT *", create_infos)
+    found = []
+    for index in range(count):
+        info = infos[index]
+        code, size = address(info.pCode), int(info.codeSize)
+        spirv = int(info.codeType) == vk.VK_SHADER_CODE_TYPE_SPIRV_EXT
+        found.append(
+            ShaderObjectInfo(
+                int(info.stage),
+                tuple(_push_ranges(info)),
+                tuple(words_at(code, size // 4)) if spirv else None,
+                b"" if spirv else bytes(vkffi.buffer(vkffi.cast("char *", code), size)),
+            )
+        )
+    return found
+
+
+def _validate_code(record: DeviceRecord, device: int, infos: list[ShaderObjectInfo]) -> None:
+    """SPIR-V code is validated statically as a module's is; the shader is passed on."""
+    if not shader_validation.has_environment(device):
+        return
+    for index, info in enumerate(infos):
+        if info.words is not None:
+            shader_validation.pre_call_validate_create_shader_module(
+                device,
+                info.words,
+                record.instance.state.reporter,
+                f"code of shader object create info {index} (stage {info.stage:#x})",
+                "vkCreateShadersEXT",
+            )
+
+
+def _patched(
+    create_infos: int, count: int, plans: Sequence[ShaderObjectPlan], keep: list[Any]
+) -> int:
+    """Copies of the create infos with the planned push-constant ranges and code."""
+    if all(plan.push_ranges is None and plan.words is None for plan in plans):
+        return create_infos
+    copies = vkffi.new("VkShaderCreateInfoEXT[]", count)
+    keep.append(copies)
+    vkffi.memmove(copies, vkffi.cast("VkShaderCreateInfoEXT *", create_infos), vkffi.sizeof(copies))
+    for index, plan in enumerate(plans):
+        if plan.push_ranges is not None:
+            copies[index].pushConstantRangeCount = len(plan.push_ranges)
+            copies[index].pPushConstantRanges = _push_range_array(plan.push_ranges, keep)
+        if plan.words is not None:
+            code = vkffi.new("uint32_t[]", plan.words)
+            keep.append(code)
+            copies[index].codeSize = 4 * len(plan.words)
+            copies[index].pCode = code
+    return address(copies)
+
+
+def _push_layout(record: DeviceRecord, device: int, ranges: Sequence[PushRange]) -> int:
+    """A pipeline layout of ours with no sets and exactly ``ranges``."""
+    keep: list[Any] = []
+    info = vkffi.new("VkPipelineLayoutCreateInfo *")
+    info.sType = vk.VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO
+    info.pushConstantRangeCount = len(ranges)
+    info.pPushConstantRanges = _push_range_array(list(ranges), keep)
+    out = vkffi.new("uint64_t[1]")
+    result = int(record.next.vkCreatePipelineLayout(device, address(info), 0, address(out)))
+    if result < 0:
+        raise VulkanCallFailed("vkCreatePipelineLayout", result)
+    return int(out[0])
+
+
+def _give_layouts(
+    record: DeviceRecord, device: int, state: DeviceState, plans: Sequence[ShaderObjectPlan]
+) -> None:
+    """Each shader object to be instrumented gets its push layout before it is made; one that
+    cannot have it keeps the app's code (it could not be reached)."""
+    for plan in plans:
+        if plan.tracker is None or plan.push_ranges is None:
+            continue
+        try:
+            plan.layout = _push_layout(record, device, plan.push_ranges)
+        except VulkanCallFailed as error:
+            degrade(state, f"shader object layout creation: {error}")
+            plan.words, plan.tracker = None, None
+
+
+def create_shaders(
+    device: int, count: int, create_infos: int, allocator: int, shaders_out: int
+) -> int:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    create = record.next.vkCreateShadersEXT
+    state = _enabled(record)
+    infos: list[ShaderObjectInfo] | None = None
+    plans: list[ShaderObjectPlan] | None = None
+    passed = create_infos
+    keep: list[Any] = []
+    if state is not None:
+        try:
+            infos = _shader_infos(create_infos, count)
+            _validate_code(record, device, infos)
+            plans = shader_objects.pre_call_record_create_shaders(state, infos)
+            _give_layouts(record, device, state, plans)
+            passed = _patched(create_infos, count, plans, keep)
+        except BaseException as error:
+            report_error("vkCreateShadersEXT", error, record.instance.state)
+            if plans is not None:
+                shader_objects.release_layouts(state, plans)
+            infos, plans, passed = None, None, create_infos
+    result = int(create(device, count, passed, allocator, shaders_out))
+    if result < 0 and plans is not None and any(plan.words is not None for plan in plans):
+        # The driver refused instrumented code: what it made goes, and the app's code is made
+        # (with the push-constant ranges every layout gets).
+        destroy = record.next.vkDestroyShaderEXT
+        for handle in handles_at(shaders_out, count):
+            if handle:
+                destroy(device, handle, allocator)
+        for plan in plans:
+            if plan.words is not None:
+                plan.words, plan.tracker = None, None
+        passed = _patched(create_infos, count, plans, keep)
+        result = int(create(device, count, passed, allocator, shaders_out))
+    if state is not None and infos is not None and plans is not None:
+        try:
+            handles = handles_at(shaders_out, count) if result >= 0 else [0] * count
+            shader_objects.post_call_record_create_shaders(state, infos, plans, handles)
+        except BaseException as error:
+            report_error("vkCreateShadersEXT", error, record.instance.state)
+    return result
+
+
+def destroy_shader(device: int, shader: int, allocator: int) -> None:
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    if record.state is not None and shader:
+        try:
+            shader_objects.pre_call_record_destroy_shader(record.state, shader)
+        except BaseException as error:
+            report_error("vkDestroyShaderEXT", error, record.instance.state)
+    record.next.vkDestroyShaderEXT(device, shader, allocator)
+
+
+def get_shader_binary_data(device: int, shader: int, size: int, data: int) -> int:
+    """The driver's binary of what the shader object runs: for an instrumented one, the
+    instrumented code's, remembered so that a shader object made from it is reached too."""
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return ERROR_INITIALIZATION_FAILED
+    result = int(record.next.vkGetShaderBinaryDataEXT(device, shader, size, data))
+    state = _enabled(record)
+    if result == SUCCESS and data and state is not None:
+        try:
+            length = int(vkffi.cast("size_t *", size)[0])
+            binary = bytes(vkffi.buffer(vkffi.cast("char *", data), length))
+            shader_objects.post_call_record_get_shader_binary_data(state, shader, binary)
+        except BaseException as error:
+            report_error("vkGetShaderBinaryDataEXT", error, record.instance.state)
+    return result
+
+
+def cmd_bind_shaders(command_buffer: int, stage_count: int, stages: int, shaders: int) -> None:
+    record = REGISTRY.devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+    if record is None:
+        return
+    record.next.vkCmdBindShadersEXT(command_buffer, stage_count, stages, shaders)
+    state = None if record.state is None else record.state.command_buffers.get(command_buffer)
+    if state is not None and stage_count:
+        try:
+            flags = vkffi.cast("uint32_t *", stages)
+            # pShaders may be null: every stage named is unbound.
+            handles = handles_at(shaders, stage_count) if shaders else [0] * stage_count
+            shader_objects.post_call_record_cmd_bind_shaders(
+                state, [int(flags[i]) for i in range(stage_count)], handles
+            )
+        except BaseException as error:
+            report_error("vkCmdBindShadersEXT", error, record.instance.state)

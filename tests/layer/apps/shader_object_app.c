@@ -1,0 +1,472 @@
+/* Shader objects (VK_EXT_shader_object) with no pipeline at all (knows nothing of gpuav): a
+ * compute shader object writes four words of an output buffer from a bindless array of
+ * palettes (one vkCmdDispatch, action 0), then vertex and fragment shader objects draw a
+ * full-screen triangle into a small image with corners from a shape buffer and colors from
+ * the palettes (one vkCmdDraw, action 1).
+ *
+ *   shader_object_app COMP.spv VERT.spv FRAG.spv PALETTE OFFSET FRAGMENT_PALETTE CORNER [MODE]
+ *
+ * Set 0: binding 0 the shape (a storage buffer of exactly three vec2 corners), binding 1 the
+ * output (OUTPUT_WORDS words), binding 2 the palettes (a variable-count array of storage
+ * buffers, room for 8, PALETTES allocated, each of PALETTE_WORDS words). Every shader object is
+ * created with that set layout and the push-constant range (compute, vertex and fragment,
+ * bytes [0, 16)) of the app's one pipeline layout, through which the app binds the set and
+ * pushes (uint PALETTE, int OFFSET, uint FRAGMENT_PALETTE, int CORNER) for the shaders to
+ * misuse. MODE: "separate" (the default: each shader created alone), "linked" (vertex and
+ * fragment created in one call with VK_SHADER_CREATE_LINK_STAGE_BIT_EXT) or "binary" (each
+ * shader's vkGetShaderBinaryDataEXT is created again as binary code, and those are bound).
+ * Prints "message" lines (vk_app_common.h), then "output" with the output words and "result"
+ * with the image's WIDTH x HEIGHT RGBA8 words. */
+#include <string.h>
+
+#include "vk_app_common.h"
+
+/* VK_EXT_shader_object is newer than Debian bookworm's headers (1.3.239): the declarations
+ * used here, as in the Vulkan registry. */
+#ifndef VK_EXT_shader_object
+#define VK_EXT_shader_object 1
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkShaderEXT)
+#define VK_EXT_SHADER_OBJECT_EXTENSION_NAME "VK_EXT_shader_object"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT ((VkStructureType)1000482000)
+#define VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT ((VkStructureType)1000482002)
+#define VK_SHADER_CREATE_LINK_STAGE_BIT_EXT 0x1
+#define VK_OBJECT_TYPE_SHADER_EXT ((VkObjectType)1000482000)
+typedef enum { VK_SHADER_CODE_TYPE_BINARY_EXT = 0, VK_SHADER_CODE_TYPE_SPIRV_EXT = 1 } VkShaderCodeTypeEXT;
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 shaderObject;
+} VkPhysicalDeviceShaderObjectFeaturesEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkFlags flags;
+    VkShaderStageFlagBits stage;
+    VkShaderStageFlags nextStage;
+    VkShaderCodeTypeEXT codeType;
+    size_t codeSize;
+    const void *pCode;
+    const char *pName;
+    uint32_t setLayoutCount;
+    const VkDescriptorSetLayout *pSetLayouts;
+    uint32_t pushConstantRangeCount;
+    const VkPushConstantRange *pPushConstantRanges;
+    const VkSpecializationInfo *pSpecializationInfo;
+} VkShaderCreateInfoEXT;
+typedef VkResult(VKAPI_PTR *PFN_vkCreateShadersEXT)(VkDevice, uint32_t,
+                                                   const VkShaderCreateInfoEXT *,
+                                                   const VkAllocationCallbacks *, VkShaderEXT *);
+typedef void(VKAPI_PTR *PFN_vkDestroyShaderEXT)(VkDevice, VkShaderEXT,
+                                                const VkAllocationCallbacks *);
+typedef void(VKAPI_PTR *PFN_vkCmdBindShadersEXT)(VkCommandBuffer, uint32_t,
+                                                 const VkShaderStageFlagBits *,
+                                                 const VkShaderEXT *);
+typedef VkResult(VKAPI_PTR *PFN_vkGetShaderBinaryDataEXT)(VkDevice, VkShaderEXT, size_t *,
+                                                          void *);
+#endif
+
+#define WIDTH 4
+#define HEIGHT 4
+#define PALETTES 2
+#define PALETTE_CAPACITY 8
+#define PALETTE_WORDS 4
+#define OUTPUT_WORDS 4
+#define ALL_STAGES (VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT)
+
+#define DEVICE_FUNCTION(device, name) ((PFN_##name)vkGetDeviceProcAddr(device, #name))
+
+static PFN_vkCreateShadersEXT create_shaders;
+static PFN_vkGetShaderBinaryDataEXT get_shader_binary;
+
+static void name_object(VkDevice device, VkObjectType type, uint64_t handle, const char *name) {
+    PFN_vkSetDebugUtilsObjectNameEXT set_name =
+        DEVICE_FUNCTION(device, vkSetDebugUtilsObjectNameEXT);
+    VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+    info.objectType = type;
+    info.objectHandle = handle;
+    info.pObjectName = name;
+    set_name(device, &info);
+}
+
+static void *read_file(const char *path, size_t *size) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        perror(path);
+        exit(2);
+    }
+    fseek(file, 0, SEEK_END);
+    *size = (size_t)ftell(file);
+    fseek(file, 0, SEEK_SET);
+    void *bytes = malloc(*size);
+    if (!bytes || fread(bytes, 1, *size, file) != *size) exit(2);
+    fclose(file);
+    return bytes;
+}
+
+/* The create info of one shader object of this app: its set layout and push-constant range. */
+static VkShaderCreateInfoEXT shader_info(VkShaderStageFlagBits stage, VkShaderStageFlags next,
+                                         const void *code, size_t size,
+                                         const VkDescriptorSetLayout *set_layout,
+                                         const VkPushConstantRange *push_range) {
+    VkShaderCreateInfoEXT info = {VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT};
+    info.stage = stage;
+    info.nextStage = next;
+    info.codeType = VK_SHADER_CODE_TYPE_SPIRV_EXT;
+    info.codeSize = size;
+    info.pCode = code;
+    info.pName = "main";
+    info.setLayoutCount = 1;
+    info.pSetLayouts = set_layout;
+    info.pushConstantRangeCount = 1;
+    info.pPushConstantRanges = push_range;
+    return info;
+}
+
+/* `count` shader objects of `infos` made again from their binaries (MODE "binary"). */
+static void recreate_from_binaries(VkDevice device, uint32_t count, VkShaderCreateInfoEXT *infos,
+                                   VkShaderEXT *shaders) {
+    PFN_vkDestroyShaderEXT destroy_shader = DEVICE_FUNCTION(device, vkDestroyShaderEXT);
+    void *binaries[3];
+    for (uint32_t k = 0; k < count; ++k) {
+        size_t size = 0;
+        CHECK(get_shader_binary(device, shaders[k], &size, NULL));
+        binaries[k] = malloc(size);
+        CHECK(get_shader_binary(device, shaders[k], &size, binaries[k]));
+        destroy_shader(device, shaders[k], NULL);
+        infos[k].codeType = VK_SHADER_CODE_TYPE_BINARY_EXT;
+        infos[k].codeSize = size;
+        infos[k].pCode = binaries[k];
+    }
+    CHECK(create_shaders(device, count, infos, NULL, shaders));
+    for (uint32_t k = 0; k < count; ++k) free(binaries[k]);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 8) {
+        fprintf(stderr,
+                "usage: %s COMP VERT FRAG PALETTE OFFSET FRAGMENT_PALETTE CORNER [MODE]\n",
+                argv[0]);
+        return 2;
+    }
+    struct {
+        uint32_t palette;
+        int32_t offset;
+        uint32_t fragment_palette;
+        int32_t corner;
+    } push = {(uint32_t)strtoul(argv[4], NULL, 0), (int32_t)strtol(argv[5], NULL, 0),
+              (uint32_t)strtoul(argv[6], NULL, 0), (int32_t)strtol(argv[7], NULL, 0)};
+    const char *mode = argc > 8 ? argv[8] : "separate";
+    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkInstance instance =
+        create_instance("shader_object_app", VK_API_VERSION_1_3, NULL, 1, extensions);
+    VkDebugUtilsMessengerEXT messenger = create_messenger(
+        instance,
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkPhysicalDevice physical = first_physical_device(instance);
+    VkPhysicalDeviceMemoryProperties memory;
+    vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+
+    VkPhysicalDeviceShaderObjectFeaturesEXT object_features = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT};
+    object_features.shaderObject = VK_TRUE;
+    VkPhysicalDeviceVulkan13Features features13 = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, &object_features};
+    features13.dynamicRendering = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features features12 = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &features13};
+    features12.descriptorIndexing = VK_TRUE;
+    features12.runtimeDescriptorArray = VK_TRUE;
+    features12.shaderStorageBufferArrayNonUniformIndexing = VK_TRUE;
+    features12.descriptorBindingVariableDescriptorCount = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                          &features12};
+    const char *device_extensions[] = {VK_EXT_SHADER_OBJECT_EXTENSION_NAME};
+    VkQueue queue;
+    VkDevice device = create_device(physical, &features, 1, device_extensions, &queue);
+    VkCommandPool pool = create_command_pool(device);
+    create_shaders = DEVICE_FUNCTION(device, vkCreateShadersEXT);
+    get_shader_binary = DEVICE_FUNCTION(device, vkGetShaderBinaryDataEXT);
+    PFN_vkDestroyShaderEXT destroy_shader = DEVICE_FUNCTION(device, vkDestroyShaderEXT);
+    PFN_vkCmdBindShadersEXT bind_shaders = DEVICE_FUNCTION(device, vkCmdBindShadersEXT);
+
+    /* The palettes, the shape, the output and the image's copy. */
+    VkBuffer palettes[PALETTES];
+    VkDeviceMemory palette_memory[PALETTES];
+    for (uint32_t k = 0; k < PALETTES; ++k) {
+        create_host_buffer(device, &memory, 4 * PALETTE_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                           NULL, ~0u, NULL, &palettes[k], &palette_memory[k]);
+        uint32_t *words;
+        CHECK(vkMapMemory(device, palette_memory[k], 0, VK_WHOLE_SIZE, 0, (void **)&words));
+        for (uint32_t j = 0; j < PALETTE_WORDS; ++j)
+            words[j] = 0xFF000000u | ((0x30u + k * 0x80u + j * 0x20u) & 0xFFu) << (8 * (j % 3));
+        vkUnmapMemory(device, palette_memory[k]);
+        char name[32];
+        snprintf(name, sizeof(name), "palette %u", k);
+        name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)palettes[k], name);
+    }
+    const float corners[6] = {-1.0f, -1.0f, 3.0f, -1.0f, -1.0f, 3.0f};
+    VkBuffer shape;
+    VkDeviceMemory shape_memory;
+    create_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL,
+                       ~0u, NULL, &shape, &shape_memory);
+    void *mapped;
+    CHECK(vkMapMemory(device, shape_memory, 0, VK_WHOLE_SIZE, 0, &mapped));
+    memcpy(mapped, corners, sizeof(corners));
+    vkUnmapMemory(device, shape_memory);
+    name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)shape, "shape");
+    VkBuffer output;
+    VkDeviceMemory output_memory;
+    create_host_buffer(device, &memory, 4 * OUTPUT_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL,
+                       ~0u, NULL, &output, &output_memory);
+    CHECK(vkMapMemory(device, output_memory, 0, VK_WHOLE_SIZE, 0, &mapped));
+    memset(mapped, 0, 4 * OUTPUT_WORDS);
+    vkUnmapMemory(device, output_memory);
+    name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)output, "output");
+    VkBuffer readback;
+    VkDeviceMemory readback_memory;
+    create_host_buffer(device, &memory, 4 * WIDTH * HEIGHT, VK_BUFFER_USAGE_TRANSFER_DST_BIT, NULL,
+                       ~0u, NULL, &readback, &readback_memory);
+
+    /* The image drawn into. */
+    VkImageCreateInfo image_info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    image_info.imageType = VK_IMAGE_TYPE_2D;
+    image_info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    image_info.extent = (VkExtent3D){WIDTH, HEIGHT, 1};
+    image_info.mipLevels = 1;
+    image_info.arrayLayers = 1;
+    image_info.samples = VK_SAMPLE_COUNT_1_BIT;
+    image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    image_info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    VkImage image;
+    CHECK(vkCreateImage(device, &image_info, NULL, &image));
+    VkMemoryRequirements requirements;
+    vkGetImageMemoryRequirements(device, image, &requirements);
+    VkMemoryAllocateInfo allocate_image = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    allocate_image.allocationSize = requirements.size;
+    allocate_image.memoryTypeIndex = memory_type(&memory, requirements.memoryTypeBits, 0);
+    VkDeviceMemory image_memory;
+    CHECK(vkAllocateMemory(device, &allocate_image, NULL, &image_memory));
+    CHECK(vkBindImageMemory(device, image, image_memory, 0));
+    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view_info.image = image;
+    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view_info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkImageView view;
+    CHECK(vkCreateImageView(device, &view_info, NULL, &view));
+
+    /* Descriptors and the one pipeline layout. */
+    /* Only the last binding may have a variable count: the palettes. */
+    VkDescriptorSetLayoutBinding bindings[3] = {
+        {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, ALL_STAGES, NULL},
+        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, ALL_STAGES, NULL},
+        {2, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTE_CAPACITY, ALL_STAGES, NULL},
+    };
+    VkDescriptorBindingFlags binding_flags[3] = {
+        0, 0, VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT};
+    VkDescriptorSetLayoutBindingFlagsCreateInfo flags_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO};
+    flags_info.bindingCount = 3;
+    flags_info.pBindingFlags = binding_flags;
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, &flags_info};
+    set_info.bindingCount = 3;
+    set_info.pBindings = bindings;
+    VkDescriptorSetLayout set_layout;
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
+    VkPushConstantRange push_range = {ALL_STAGES, 0, sizeof(push)};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push_range;
+    VkPipelineLayout layout;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTE_CAPACITY + 2};
+    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &pool_size;
+    VkDescriptorPool descriptor_pool;
+    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
+    uint32_t variable_count = PALETTES;
+    VkDescriptorSetVariableDescriptorCountAllocateInfo count_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO};
+    count_info.descriptorSetCount = 1;
+    count_info.pDescriptorCounts = &variable_count;
+    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                            &count_info};
+    allocate.descriptorPool = descriptor_pool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &set_layout;
+    VkDescriptorSet set;
+    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorBufferInfo palette_infos[PALETTES];
+    for (uint32_t k = 0; k < PALETTES; ++k)
+        palette_infos[k] = (VkDescriptorBufferInfo){palettes[k], 0, VK_WHOLE_SIZE};
+    VkDescriptorBufferInfo shape_info = {shape, 0, VK_WHOLE_SIZE};
+    VkDescriptorBufferInfo output_info = {output, 0, VK_WHOLE_SIZE};
+    VkWriteDescriptorSet writes[3] = {
+        {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 0, 0, 1,
+         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &shape_info, NULL},
+        {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 1, 0, 1,
+         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &output_info, NULL},
+        {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 2, 0, PALETTES,
+         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, palette_infos, NULL},
+    };
+    vkUpdateDescriptorSets(device, 3, writes, 0, NULL);
+
+    /* The shader objects: compute, vertex, fragment. */
+    size_t sizes[3];
+    void *codes[3];
+    for (int k = 0; k < 3; ++k) codes[k] = read_file(argv[1 + k], &sizes[k]);
+    VkShaderCreateInfoEXT infos[3] = {
+        shader_info(VK_SHADER_STAGE_COMPUTE_BIT, 0, codes[0], sizes[0], &set_layout, &push_range),
+        shader_info(VK_SHADER_STAGE_VERTEX_BIT, VK_SHADER_STAGE_FRAGMENT_BIT, codes[1], sizes[1],
+                    &set_layout, &push_range),
+        shader_info(VK_SHADER_STAGE_FRAGMENT_BIT, 0, codes[2], sizes[2], &set_layout,
+                    &push_range),
+    };
+    VkShaderEXT shaders[3];
+    if (!strcmp(mode, "linked")) {
+        infos[1].flags = infos[2].flags = VK_SHADER_CREATE_LINK_STAGE_BIT_EXT;
+        CHECK(create_shaders(device, 1, &infos[0], NULL, &shaders[0]));
+        CHECK(create_shaders(device, 2, &infos[1], NULL, &shaders[1]));
+    } else {
+        for (int k = 0; k < 3; ++k) CHECK(create_shaders(device, 1, &infos[k], NULL, &shaders[k]));
+    }
+    if (!strcmp(mode, "binary")) recreate_from_binaries(device, 3, infos, shaders);
+    const char *shader_names[3] = {"palette.comp", "shape.vert", "color.frag"};
+    for (int k = 0; k < 3; ++k)
+        name_object(device, VK_OBJECT_TYPE_SHADER_EXT, (uint64_t)shaders[k], shader_names[k]);
+
+    /* Dispatch, draw, then copy the image out. */
+    VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
+    VkShaderStageFlagBits compute_stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
+                            NULL);
+    vkCmdPushConstants(command_buffer, layout, ALL_STAGES, 0, sizeof(push), &push);
+    bind_shaders(command_buffer, 1, &compute_stage, &shaders[0]);
+    vkCmdDispatch(command_buffer, 1, 1, 1);
+    VkImageMemoryBarrier to_attachment = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    to_attachment.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    to_attachment.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    to_attachment.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    to_attachment.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    to_attachment.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    to_attachment.image = image;
+    to_attachment.subresourceRange = view_info.subresourceRange;
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                         VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, 0, 0, NULL, 0, NULL, 1,
+                         &to_attachment);
+    VkRenderingAttachmentInfo attachment = {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    attachment.imageView = view;
+    attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    VkRect2D scissor = {{0, 0}, {WIDTH, HEIGHT}};
+    VkRenderingInfo rendering = {VK_STRUCTURE_TYPE_RENDERING_INFO};
+    rendering.renderArea = scissor;
+    rendering.layerCount = 1;
+    rendering.colorAttachmentCount = 1;
+    rendering.pColorAttachments = &attachment;
+    vkCmdBeginRendering(command_buffer, &rendering);
+    vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &set,
+                            0, NULL);
+    VkShaderStageFlagBits graphics_stages[2] = {VK_SHADER_STAGE_VERTEX_BIT,
+                                                VK_SHADER_STAGE_FRAGMENT_BIT};
+    bind_shaders(command_buffer, 2, graphics_stages, &shaders[1]);
+    /* Every piece of state a pipeline would have held is dynamic with shader objects. */
+    VkViewport viewport = {0.0f, 0.0f, WIDTH, HEIGHT, 0.0f, 1.0f};
+    vkCmdSetViewportWithCount(command_buffer, 1, &viewport);
+    vkCmdSetScissorWithCount(command_buffer, 1, &scissor);
+    vkCmdSetRasterizerDiscardEnable(command_buffer, VK_FALSE);
+    vkCmdSetPrimitiveTopology(command_buffer, VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST);
+    vkCmdSetPrimitiveRestartEnable(command_buffer, VK_FALSE);
+    vkCmdSetCullMode(command_buffer, VK_CULL_MODE_NONE);
+    vkCmdSetFrontFace(command_buffer, VK_FRONT_FACE_COUNTER_CLOCKWISE);
+    vkCmdSetDepthTestEnable(command_buffer, VK_FALSE);
+    vkCmdSetDepthWriteEnable(command_buffer, VK_FALSE);
+    vkCmdSetDepthBiasEnable(command_buffer, VK_FALSE);
+    vkCmdSetStencilTestEnable(command_buffer, VK_FALSE);
+    DEVICE_FUNCTION(device, vkCmdSetVertexInputEXT)(command_buffer, 0, NULL, 0, NULL);
+    DEVICE_FUNCTION(device, vkCmdSetPolygonModeEXT)(command_buffer, VK_POLYGON_MODE_FILL);
+    DEVICE_FUNCTION(device, vkCmdSetRasterizationSamplesEXT)(command_buffer,
+                                                             VK_SAMPLE_COUNT_1_BIT);
+    VkSampleMask sample_mask = ~0u;
+    DEVICE_FUNCTION(device, vkCmdSetSampleMaskEXT)(command_buffer, VK_SAMPLE_COUNT_1_BIT,
+                                                   &sample_mask);
+    DEVICE_FUNCTION(device, vkCmdSetAlphaToCoverageEnableEXT)(command_buffer, VK_FALSE);
+    VkBool32 blend = VK_FALSE;
+    DEVICE_FUNCTION(device, vkCmdSetColorBlendEnableEXT)(command_buffer, 0, 1, &blend);
+    VkColorComponentFlags write_mask = 0xF;
+    DEVICE_FUNCTION(device, vkCmdSetColorWriteMaskEXT)(command_buffer, 0, 1, &write_mask);
+    vkCmdDraw(command_buffer, 3, 1, 0, 0);
+    vkCmdEndRendering(command_buffer);
+    VkImageMemoryBarrier to_copy = to_attachment;
+    to_copy.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    to_copy.oldLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    to_copy.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &to_copy);
+    VkBufferImageCopy region = {0};
+    region.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = image_info.extent;
+    vkCmdCopyImageToBuffer(command_buffer, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback,
+                           1, &region);
+    VkMemoryBarrier to_host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(command_buffer,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0, NULL);
+    CHECK(vkEndCommandBuffer(command_buffer));
+    VkFence fence = submit_and_wait(device, queue, command_buffer);
+    /* The Khronos layer reads its GPU-AV results back when a wait shows the work done; its
+     * own timeline may trail the app's fence, so give it an idle wait as well. */
+    CHECK(vkQueueWaitIdle(queue));
+    CHECK(vkDeviceWaitIdle(device));
+
+    uint32_t *words;
+    CHECK(vkMapMemory(device, output_memory, 0, VK_WHOLE_SIZE, 0, (void **)&words));
+    printf("output");
+    for (int k = 0; k < OUTPUT_WORDS; ++k) printf(" %08x", words[k]);
+    printf("\n");
+    vkUnmapMemory(device, output_memory);
+    CHECK(vkMapMemory(device, readback_memory, 0, VK_WHOLE_SIZE, 0, (void **)&words));
+    printf("result");
+    for (int k = 0; k < WIDTH * HEIGHT; ++k) printf(" %08x", words[k]);
+    printf("\n");
+    vkUnmapMemory(device, readback_memory);
+
+    vkDestroyFence(device, fence, NULL);
+    vkDestroyCommandPool(device, pool, NULL);
+    for (int k = 0; k < 3; ++k) {
+        destroy_shader(device, shaders[k], NULL);
+        free(codes[k]);
+    }
+    vkDestroyDescriptorPool(device, descriptor_pool, NULL);
+    vkDestroyPipelineLayout(device, layout, NULL);
+    vkDestroyDescriptorSetLayout(device, set_layout, NULL);
+    vkDestroyImageView(device, view, NULL);
+    vkDestroyImage(device, image, NULL);
+    vkFreeMemory(device, image_memory, NULL);
+    VkBuffer buffers[3] = {shape, output, readback};
+    VkDeviceMemory memories[3] = {shape_memory, output_memory, readback_memory};
+    for (int k = 0; k < 3; ++k) {
+        vkDestroyBuffer(device, buffers[k], NULL);
+        vkFreeMemory(device, memories[k], NULL);
+    }
+    for (uint32_t k = 0; k < PALETTES; ++k) {
+        vkDestroyBuffer(device, palettes[k], NULL);
+        vkFreeMemory(device, palette_memory[k], NULL);
+    }
+    vkDestroyDevice(device, NULL);
+    destroy_messenger(instance, messenger);
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}
