@@ -10,10 +10,11 @@ in one invocation of one library stage (or of the link's own callable stage), so
 must name exactly it, with the source line. "wide" layouts use every set the device has, so
 that gpuav reaches its buffers through the pushed context address.
 
-Where the Khronos layer 1.4.309 stands: it finds every planted graphics bug (the
-out-of-bounds descriptor index as VUID-vkCmdDraw-None-10068) and the callable shader's overrun,
-but neither bug of the ray generation shader that lives in a ray-tracing library. Under "wide"
-layouts, which leave no set free, it reports nothing. Where lavapipe reads the push constants
+Where the Khronos layer 1.4.309 stands: it finds every planted shader bug of the graphics
+libraries (the out-of-bounds descriptor index as VUID-vkCmdDraw-None-10068) and the callable
+shader's overrun, but neither bug of the ray generation shader that lives in a ray-tracing
+library, nor (as for any pipeline) a non-indexed draw fetching past the vertex buffer. Under
+"wide" layouts, which leave no set free, it reports nothing. Where lavapipe reads the push constants
 of a linked ray-tracing pipeline as zero, gpuav keeps such pipelines' original shaders when
 only the pushed address could reach its buffers, and says so.
 """
@@ -137,7 +138,14 @@ SCENARIOS = {
         f"graphics_correct_{'_'.join(options) or 'plain'}": Scenario(
             "graphics", (*CORRECT, *options), None
         )
-        for options in ((), ("lto",), ("independent",), ("independent", "lto"), ("wide",))
+        for options in (
+            (),
+            ("lto",),
+            ("independent",),
+            ("independent", "lto"),
+            ("wide",),
+            ("vertices3",),
+        )
     },
     "fragment_descriptor_index": Scenario(
         "graphics", ("2", "0", "1"), INDEX_ID, FRAGMENT_INDEX, "VUID-vkCmdDraw-None-10068"
@@ -179,6 +187,17 @@ SCENARIOS = {
     ),
     "vertex_buffer_overrun_wide": Scenario(
         "graphics", ("1", "1", "1", "wide"), DRAW_RANGE_ID, VERTEX_OVERRUN
+    ),
+    # The vertex input lives in its library: the linked pipeline's vertex fetches are checked.
+    "vertex_fetch_past_the_vertex_buffer_lto": Scenario(
+        "graphics",
+        ("1", "0", "1", "vertices2", "lto"),
+        "VUID-vkCmdDraw-None-02721",
+        (
+            "vertexCount 3 fetch vertices \\[0, 3\\), but the bound vertex buffers hold 2 vertices",
+            "buffer 'vertices'",
+            DRAW,
+        ),
     ),
     "ray_tracing_correct": Scenario("ray-tracing", CORRECT, None),
     "ray_tracing_correct_wide": Scenario("ray-tracing", (*CORRECT, "wide"), None),

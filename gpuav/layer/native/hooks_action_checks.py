@@ -225,11 +225,17 @@ def create_graphics_pipelines(
                 if not handle:
                     continue
                 info = infos[index]
-                vertex_input = _vertex_input(info)
+                # A linked pipeline's vertex input and task stage may live in its libraries.
+                libraries = hooks_pipelines._linked_libraries(info)
+                vertex_input = _vertex_input(info) or next(
+                    filter(None, map(engine_.vertex_inputs.get, libraries)), None
+                )
                 if vertex_input is not None:
                     engine_.vertex_inputs[handle] = vertex_input
                 stages = [int(info.pStages[k].stage) for k in range(info.stageCount)]
-                if any(stage & SHADER_STAGE_TASK for stage in stages):
+                if any(stage & SHADER_STAGE_TASK for stage in stages) or any(
+                    library in engine_.task_pipelines for library in libraries
+                ):
                     engine_.task_pipelines.add(handle)
         except BaseException as error:
             report_error("vkCreateGraphicsPipelines (vertex input)", error, record.instance.state)

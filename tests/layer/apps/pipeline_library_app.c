@@ -11,7 +11,10 @@
  * binding 0: PALETTES storage buffers of PALETTE_WORDS words k * 100 + word ("palette k") for
  * the fragment shader. OPTION "lto": libraries kept for link-time optimization, the link
  * optimized; "independent": the libraries' layouts have only their own stage's set
- * (VK_PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS_BIT_EXT, the fragment shader's set 0 null).
+ * (VK_PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS_BIT_EXT, the fragment shader's set 0 null);
+ * "vertices3" or "vertices2": the vertex input library also declares a vec2 attribute (which
+ * the vertex shader does not read) fed from a vertex buffer of that many corners, so that the
+ * draw's three vertices fit in it or not.
  *
  * ray-tracing: a WIDTH x HEIGHT launch whose ray generation shader lives in a library
  * (VK_KHR_pipeline_library) and whose callable shader is the linked pipeline's own. Set 0
@@ -196,6 +199,7 @@ static void print_result(const uint32_t *words) {
 typedef struct {
     int lto;
     int independent;
+    uint32_t vertices; /* in the vertex buffer; 0: none */
 } GraphicsOptions;
 
 static VkPipeline make_library(App *app, VkGraphicsPipelineCreateInfo *info,
@@ -280,6 +284,19 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
     rendering.pColorAttachmentFormats = &format;
     VkPipelineVertexInputStateCreateInfo vertex_input = {
         VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+    VkVertexInputBindingDescription vertex_binding_description = {0, 8,
+                                                                  VK_VERTEX_INPUT_RATE_VERTEX};
+    VkVertexInputAttributeDescription vertex_attribute = {0, 0, VK_FORMAT_R32G32_SFLOAT, 0};
+    Buffer vertex_buffer = {0};
+    if (options.vertices) {
+        vertex_input.vertexBindingDescriptionCount = 1;
+        vertex_input.pVertexBindingDescriptions = &vertex_binding_description;
+        vertex_input.vertexAttributeDescriptionCount = 1;
+        vertex_input.pVertexAttributeDescriptions = &vertex_attribute;
+        vertex_buffer = make_buffer(app, 8 * options.vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+        memcpy(vertex_buffer.mapped, corners, 8 * options.vertices);
+        name_buffer(device, vertex_buffer.buffer, "vertices");
+    }
     VkPipelineInputAssemblyStateCreateInfo assembly = {
         VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
     assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
@@ -378,6 +395,9 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 2, sets,
                             0, NULL);
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof(push), &push);
+    VkDeviceSize vertex_offset = 0;
+    if (options.vertices)
+        vkCmdBindVertexBuffers(command_buffer, 0, 1, &vertex_buffer.buffer, &vertex_offset);
     vkCmdDraw(command_buffer, 3, 1, 0, 0);
     vkCmdEndRendering(command_buffer);
     barrier.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
@@ -416,6 +436,7 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
     for (int k = 0; k < 2; ++k) vkDestroyDescriptorSetLayout(device, set_layouts[k], NULL);
     free_buffer(app, &readback);
     free_buffer(app, &corner_buffer);
+    if (options.vertices) free_buffer(app, &vertex_buffer);
     for (int k = 0; k < PALETTES; ++k) free_buffer(app, &palettes[k]);
 }
 
@@ -559,6 +580,8 @@ int main(int argc, char **argv) {
         options.lto |= !strcmp(argv[k], "lto");
         options.independent |= !strcmp(argv[k], "independent");
         app.wide |= !strcmp(argv[k], "wide");
+        if (!strcmp(argv[k], "vertices2") || !strcmp(argv[k], "vertices3"))
+            options.vertices = (uint32_t)(argv[k][8] - '0');
     }
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance =
