@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuav import __version__
-from gpuav.instrument.shader_id_slot import SlottedWords
 from gpuav.layer.settings import Settings
 
 if TYPE_CHECKING:
+    from gpuav.instrument.shader_id_slot import SlottedWords
     from gpuav.layer.shader_validation import ShaderEnvironment
 
 FORMAT = b"GPUAVMC1"  # changes with the layout of an entry
@@ -151,6 +151,14 @@ def key_for(
     return hashlib.blake2b(material.encode(), digest_size=KEY_BYTES).digest()
 
 
+def validation_key(code_digest: bytes, environment: ShaderEnvironment) -> bytes:
+    """The key of static validation's diagnostics for the words in an environment."""
+    material = "\0".join(
+        ("validation", source_fingerprint(), code_digest.hex(), _environment_text(environment))
+    )
+    return hashlib.blake2b(material.encode(), digest_size=KEY_BYTES).digest()
+
+
 @cache
 def _environment_text(environment: ShaderEnvironment | None) -> str:
     """A device's environment, with its sets in a stable order (set reprs are not)."""
@@ -167,8 +175,8 @@ def _environment_text(environment: ShaderEnvironment | None) -> str:
 
 
 class DiskCache:
-    """Outcomes in files under ``folder``: ``<key hex[:2]>/<key hex>``, each file the format
-    tag, a checksum of the rest, the key, then the outcome."""
+    """Entries in files under ``folder``: ``<key hex[:2]>/<key hex>``, each file the format
+    tag, a checksum of the rest, the key, then the payload."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -177,15 +185,16 @@ class DiskCache:
         name = key.hex()
         return self.folder / name[:2] / name
 
-    def load(self, key: bytes) -> Outcome | None:
+    def load(self, key: bytes) -> bytes | None:
+        """The payload kept under ``key``, or None (absent, unreadable, not whole)."""
         try:
             data = self.path_for(key).read_bytes()
         except OSError:
             return None
-        return _parsed(data, key)
+        return payload_of(data, key)
 
-    def store(self, key: bytes, outcome: Outcome) -> None:
-        body = key + outcome.to_bytes()
+    def store(self, key: bytes, payload: bytes) -> None:
+        body = key + payload
         data = FORMAT + hashlib.blake2b(body, digest_size=CHECKSUM_BYTES).digest() + body
         path = self.path_for(key)
         try:
@@ -202,8 +211,9 @@ class DiskCache:
                 os.unlink(temporary)
 
 
-def _parsed(data: bytes, key: bytes) -> Outcome | None:
-    """The outcome a file holds, or None when it is not a whole, intact entry for ``key``."""
+def payload_of(data: bytes, key: bytes) -> bytes | None:
+    """The payload of a file's ``data``, or None when it is not a whole, intact entry for
+    ``key``."""
     start = len(FORMAT) + CHECKSUM_BYTES
     if not data.startswith(FORMAT) or len(data) < start + KEY_BYTES:
         return None
@@ -212,16 +222,14 @@ def _parsed(data: bytes, key: bytes) -> Outcome | None:
         return None
     if body[:KEY_BYTES] != key:
         return None
-    try:
-        return Outcome.from_bytes(body[KEY_BYTES:])
-    except (ValueError, KeyError, TypeError):
-        return None
+    return body[KEY_BYTES:]
 
 
 class ModuleCache:
-    """Outcomes in memory (the most recent, within a word budget), backed by ``disk``."""
+    """Outcomes in memory (the most recent, within a word budget), backed by ``disk`` (which
+    static validation's results share, under keys of their own)."""
 
-    def __init__(self, disk: DiskCache | None) -> None:
+    def __init__(self, disk: DiskCache) -> None:
         self.disk = disk
         self._memory: OrderedDict[bytes, Outcome] = OrderedDict()
         self._words = 0
@@ -231,16 +239,19 @@ class ModuleCache:
         if outcome is not None:
             self._memory.move_to_end(key)
             return outcome
-        if self.disk is not None:
-            outcome = self.disk.load(key)
-            if outcome is not None:
-                self._keep(key, outcome)
+        payload = self.disk.load(key)
+        if payload is None:
+            return None
+        try:
+            outcome = Outcome.from_bytes(payload)
+        except (ValueError, KeyError, TypeError):
+            return None
+        self._keep(key, outcome)
         return outcome
 
     def remember(self, key: bytes, outcome: Outcome) -> None:
         self._keep(key, outcome)
-        if self.disk is not None:
-            self.disk.store(key, outcome)
+        self.disk.store(key, outcome.to_bytes())
 
     def _keep(self, key: bytes, outcome: Outcome) -> None:
         if key in self._memory:

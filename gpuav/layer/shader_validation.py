@@ -3,7 +3,9 @@
 Each diagnostic of ``gpuav.validate`` becomes one message (id = the rule's VUID) through the
 instance's reporter; the app's shader is passed on unchanged whatever is found. The result is
 cached by the module's words and the device's environment, so creating the same module again
-costs a hash, and ``module_intake`` asking again before instrumenting costs the same. The
+costs a hash, and ``module_intake`` asking again before instrumenting costs the same; with the
+module cache on, the result is also kept on disk beside the instrumentation's
+(``module_cache``), so a later process validating the same words reads nothing. The
 module read for validation is handed on to that instrumentation (``shader_code``): each
 module is read once. ``GPUAV_VALIDATE_SHADERS=0`` turns the check off (the intake then only
 reads the module).
@@ -11,15 +13,20 @@ reads the module).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from gpuav.errors import GpuavError
 from gpuav.layer.reporting import LayerMessage, Reporter, internal_error_message
 from gpuav.layer.shader_code import ShaderCode
 from gpuav.validate.context import TARGET_ENVS
-from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from gpuav.layer.module_cache import ModuleCache
 
 SETTING = "GPUAV_VALIDATE_SHADERS"
 INVALID_SPIRV_RULE = "VUID-VkShaderModuleCreateInfo-pCode-08736"
@@ -37,8 +44,9 @@ class ShaderEnvironment:
     limits: tuple[tuple[str, int], ...] = ()
 
 
-# Environments by device handle, recorded at vkCreateDevice.
+# Environments by device handle, recorded at vkCreateDevice, and the module caches.
 _ENVIRONMENTS: dict[int, ShaderEnvironment] = {}
+_CACHES: dict[int, ModuleCache] = {}
 
 
 def validation_enabled() -> bool:
@@ -51,9 +59,13 @@ def target_env_for(api_version: int) -> str:
     return environment if environment in TARGET_ENVS else TARGET_ENVS[-1]
 
 
-def post_call_record_create_device(device: int, environment: ShaderEnvironment) -> None:
+def post_call_record_create_device(
+    device: int, environment: ShaderEnvironment, cache: ModuleCache | None = None
+) -> None:
     if validation_enabled():
         _ENVIRONMENTS[device] = environment
+        if cache is not None:
+            _CACHES[device] = cache
 
 
 def has_environment(device: int) -> bool:
@@ -67,6 +79,7 @@ def environment_of(device: int) -> ShaderEnvironment | None:
 
 def pre_call_record_destroy_device(device: int) -> None:
     _ENVIRONMENTS.pop(device, None)
+    _CACHES.pop(device, None)
 
 
 def pre_call_validate_create_shader_module(
@@ -82,7 +95,7 @@ def pre_call_validate_create_shader_module(
         return []
     try:
         code = ShaderCode(words)
-        diagnostics = _validate_cached(code, environment)
+        diagnostics = _validate_cached(code, environment, _CACHES.get(device))
         code.hand_on()
     except Exception as error:  # the shader is passed on whatever happens here
         reporter.emit(internal_error_message("shader validation", error))
@@ -103,7 +116,7 @@ def diagnostics_for(
         return None
     if added_features - environment.features:
         environment = replace(environment, features=environment.features | added_features)
-    return _validate_cached(code, environment)
+    return _validate_cached(code, environment, _CACHES.get(device))
 
 
 def message_for(
@@ -123,14 +136,38 @@ def message_for(
 _RESULTS: dict[tuple[bytes, ShaderEnvironment], tuple[Diagnostic, ...]] = {}
 
 
-def _validate_cached(code: ShaderCode, environment: ShaderEnvironment) -> tuple[Diagnostic, ...]:
+def _validate_cached(
+    code: ShaderCode, environment: ShaderEnvironment, cache: ModuleCache | None
+) -> tuple[Diagnostic, ...]:
     key = (code.digest, environment)
     found = _RESULTS.get(key)
     if found is None:
-        found = _validate(code, environment)
+        found = _validate_kept(code, environment, cache) if cache else _validate(code, environment)
         if len(_RESULTS) >= CACHED_RESULTS:
             _RESULTS.clear()
         _RESULTS[key] = found
+    return found
+
+
+def _validate_kept(
+    code: ShaderCode, environment: ShaderEnvironment, cache: ModuleCache
+) -> tuple[Diagnostic, ...]:
+    """The diagnostics kept on disk for the words, or found and kept now."""
+    from gpuav.layer.module_cache import validation_key
+
+    key = validation_key(code.digest, environment)
+    payload = cache.disk.load(key)
+    if payload is not None:
+        try:
+            return tuple(
+                Diagnostic(str(rule), str(message), index, Severity(severity))
+                for rule, message, index, severity in json.loads(payload)
+            )
+        except (ValueError, TypeError):
+            pass  # not what this version writes: validated again and written anew
+    found = _validate(code, environment)
+    rows = [[d.rule, d.message, d.instruction_index, d.severity.value] for d in found]
+    cache.disk.store(key, json.dumps(rows).encode())
     return found
 
 

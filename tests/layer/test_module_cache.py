@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from gpuav.instrument.api import instrument_shader
-from gpuav.layer import module_cache, shader_modules
+from gpuav.layer import module_cache, shader_modules, shader_validation
 from gpuav.layer.calls import PhysicalDeviceFacts
 from gpuav.layer.module_cache import DiskCache, Kind, Outcome
 from gpuav.layer.reporting import MessageLike, Reporter
@@ -96,6 +96,27 @@ def test_a_kept_result_gives_each_shader_id_the_words_of_a_fresh_instrumentation
             spirv_val(again, shader.target_env)
 
 
+def test_static_validation_reads_its_diagnostics_from_disk_in_a_later_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the features it asks for, the module has diagnostics to keep.
+    words = next(s for s in corpus_shaders() if s.name == "float_atomics.comp").compile("g")
+    environment = shader_validation.ShaderEnvironment("vulkan1.3", frozenset(), frozenset())
+    cache = module_cache.ModuleCache(DiskCache(tmp_path))
+    shader_validation.post_call_record_create_device(0xD1A6, environment, cache)
+    try:
+        monkeypatch.setattr(shader_validation, "_RESULTS", {})
+        found = shader_validation.pre_call_validate_create_shader_module(0xD1A6, words, Collect())
+        assert found and any(tmp_path.rglob("*"))
+        decodes = []
+        monkeypatch.setattr(shader_validation, "_RESULTS", {})  # as a new process would
+        monkeypatch.setattr(shader_validation, "_validate", lambda *a: decodes.append(a))
+        again = shader_validation.pre_call_validate_create_shader_module(0xD1A6, words, Collect())
+        assert again == found and decodes == []
+    finally:
+        shader_validation.pre_call_record_destroy_device(0xD1A6)
+
+
 def test_the_instrumented_words_are_the_same_in_every_process() -> None:
     # Sets of strings iterate in another order with another hash seed; words must not change.
     script = textwrap.dedent(
@@ -125,8 +146,9 @@ def test_the_instrumented_words_are_the_same_in_every_process() -> None:
 def test_a_corrupt_or_truncated_entry_is_a_miss_and_is_written_anew(tmp_path: Path) -> None:
     disk = DiskCache(tmp_path)
     outcome = Outcome(Kind.INSTRUMENTED, words=bytes(range(40)), shader_id_positions=(3,))
-    disk.store(KEY, outcome)
-    assert disk.load(KEY) == outcome
+    disk.store(KEY, outcome.to_bytes())
+    assert disk.load(KEY) == outcome.to_bytes()
+    assert Outcome.from_bytes(outcome.to_bytes()) == outcome
     path = disk.path_for(KEY)
     whole = path.read_bytes()
     flipped = bytearray(whole)
@@ -138,8 +160,8 @@ def test_a_corrupt_or_truncated_entry_is_a_miss_and_is_written_anew(tmp_path: Pa
     path.write_bytes(whole)
     assert disk.load(other_key) is None  # an entry is read only for its own key
     path.write_bytes(b"garbage")
-    disk.store(KEY, outcome)
-    assert disk.load(KEY) == outcome
+    disk.store(KEY, outcome.to_bytes())
+    assert disk.load(KEY) == outcome.to_bytes()
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left behind
 
 
@@ -154,9 +176,9 @@ def test_concurrent_processes_see_whole_entries(tmp_path: Path) -> None:
         disk = DiskCache(Path({str(tmp_path)!r}))
         writer = int(sys.argv[1])
         key = bytes(range(32))
-        made = {{Outcome(Kind.DECLINED, str(w) * (1 + 5000 * w)) for w in range(4)}}
+        made = {{Outcome(Kind.DECLINED, str(w) * (1 + 5000 * w)).to_bytes() for w in range(4)}}
         for round in range(150):
-            disk.store(key, Outcome(Kind.DECLINED, str(writer) * (1 + 5000 * writer)))
+            disk.store(key, Outcome(Kind.DECLINED, str(writer) * (1 + 5000 * writer)).to_bytes())
             found = disk.load(key)
             assert found in made, found
         print("ok")
@@ -192,7 +214,7 @@ def test_settings_turn_the_cache_off_and_relocate_it(tmp_path: Path) -> None:
     assert settings.shader_cache_path == "/somewhere/else"
     assert module_cache.cache_for(replace(settings, shader_cache=False)) is None
     cache = module_cache.cache_for(settings)
-    assert cache is not None and cache.disk is not None
+    assert cache is not None
     assert cache.disk.folder == Path("/somewhere/else")
 
 
@@ -250,7 +272,7 @@ def test_a_second_process_reports_the_same_bug_from_the_disk_cache(
     assert _reports(program, layer_folder, tmp_path, **cache) == first
     for path in folder.rglob("*"):
         if path.is_file():
-            assert module_cache._parsed(path.read_bytes(), bytes.fromhex(path.name)) is not None
+            assert module_cache.payload_of(path.read_bytes(), bytes.fromhex(path.name))
     # Off: nothing written, the same report.
     off = tmp_path / "off"
     unkept = _reports(

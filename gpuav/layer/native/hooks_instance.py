@@ -14,7 +14,7 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import device_setup, notices, shader_validation
+from gpuav.layer import device_setup, module_cache, notices, shader_validation
 from gpuav.layer.calls import (
     API_VERSION_1_1,
     API_VERSION_1_2,
@@ -487,7 +487,8 @@ def _record_shader_environment(
         environment = enabled_features.shader_environment(
             create_info, physical_device, version, instance.next
         )
-        shader_validation.post_call_record_create_device(device, environment)
+        cache = module_cache.cache_for(instance.state.settings)
+        shader_validation.post_call_record_create_device(device, environment, cache)
     except BaseException as error:
         report_error("vkCreateDevice (shader validation)", error, instance.state)
 
