@@ -5,18 +5,19 @@
  *
  * Set 0, made with VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT, has binding 0, an
  * array of 4 storage buffers, each 64 bytes of one data buffer (descriptor k's bytes hold
- * 100 * k + w in word w), and binding 1, a storage buffer of 16 words for results. Their
+ * 100 * k + w in word w), binding 1, a storage buffer of 16 words for results, and binding
+ * 2, an array of 4 uniform texel buffers (R32_UINT) over the same bytes as binding 0. Their
  * descriptors are written with vkGetDescriptorEXT into a host-visible descriptor buffer, bound
  * with vkCmdBindDescriptorBuffersEXT and vkCmdSetDescriptorBufferOffsetsEXT; the pipeline is
  * made with VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT. The push constants are the ints
  * INDEX (of the descriptor) and WORD (of the buffer), then the results buffer's device address.
  * MODE:
  *   written     every descriptor written with its 64 bytes;
- *   short       descriptor 2 written with a range of 32 bytes only;
- *   unwritten   descriptor 3 never written (its bytes stay zero).
+ *   short       descriptor 2 (of bindings 0 and 2) written with a range of 32 bytes only;
+ *   unwritten   descriptor 3 (of bindings 0 and 2) never written (its bytes stay zero).
  * OPTIONS, comma-separated: "offset" puts the set after an unused stretch of the descriptor
  * buffer (set offset not 0); "unmap" unmaps the descriptor buffer's memory before submitting;
- * "late" writes descriptor 3 of "unwritten" after recording, before submitting (the bytes at
+ * "late" writes descriptors 3 of "unwritten" after recording, before submitting (the bytes at
  * submit time count); "resubmit" submits the command buffer twice; "no_sets" makes the
  * pipeline with a layout of no set layouts (the shader then uses push constants and device
  * addresses only) and binds no descriptor buffer; "v2" maps the descriptor buffer again with
@@ -143,6 +144,7 @@ int main(int argc, char **argv) {
     VkPhysicalDeviceVulkan12Features vulkan12 = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &descriptor_buffer};
     vulkan12.bufferDeviceAddress = VK_TRUE;
+    vulkan12.shaderUniformTexelBufferArrayDynamicIndexing = VK_TRUE;
     const char *device_extensions[] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
                                        VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME,
                                        "VK_KHR_map_memory2", "VK_KHR_maintenance6"};
@@ -158,15 +160,17 @@ int main(int argc, char **argv) {
     PFN_vkCmdSetDescriptorBufferOffsetsEXT set_offsets =
         device_function(device, "vkCmdSetDescriptorBufferOffsetsEXT");
 
-    VkDescriptorSetLayoutBinding bindings[2] = {
+    VkDescriptorSetLayoutBinding bindings[3] = {
         {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
          NULL},
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+        {2, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DATA_DESCRIPTORS,
+         VK_SHADER_STAGE_COMPUTE_BIT, NULL},
     };
     VkDescriptorSetLayoutCreateInfo set_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
-    set_info.bindingCount = 2;
+    set_info.bindingCount = 3;
     set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layout;
     CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
@@ -179,10 +183,11 @@ int main(int argc, char **argv) {
     VkPipelineLayout layout;
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
 
-    VkDeviceSize set_size, data_offset, result_offset;
+    VkDeviceSize set_size, data_offset, result_offset, texel_offset;
     layout_size(device, set_layout, &set_size);
     binding_offset(device, set_layout, 0, &data_offset);
     binding_offset(device, set_layout, 1, &result_offset);
+    binding_offset(device, set_layout, 2, &texel_offset);
     VkDeviceSize alignment = buffer_properties.descriptorBufferOffsetAlignment;
     VkDeviceSize set_offset =
         has_option(options, "offset") ? (set_size + alignment - 1) / alignment * alignment : 0;
@@ -195,7 +200,8 @@ int main(int argc, char **argv) {
         &descriptor_address);
     uint32_t *data_words = create_addressed_buffer(
         device, &memory_properties, DATA_DESCRIPTORS * DATA_BYTES,
-        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &data, &data_memory, &data_address);
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT, &data,
+        &data_memory, &data_address);
     uint32_t *result_words = create_addressed_buffer(
         device, &memory_properties, 4 * RESULT_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
         &results, &result_memory, &result_address);
@@ -204,28 +210,41 @@ int main(int argc, char **argv) {
         data_words[k] = 100 * (k / (DATA_BYTES / 4)) + k % (DATA_BYTES / 4);
 
     size_t descriptor_size = buffer_properties.storageBufferDescriptorSize;
-    for (uint32_t k = 0; k <= DATA_DESCRIPTORS; ++k) {
-        int is_result = k == DATA_DESCRIPTORS;
-        if (!is_result && k == 3 && !strcmp(mode, "unwritten")) continue;
+    size_t texel_size = buffer_properties.uniformTexelBufferDescriptorSize;
+    for (uint32_t k = 0; k <= 2 * DATA_DESCRIPTORS; ++k) {
+        int is_result = k == DATA_DESCRIPTORS, is_texel = k > DATA_DESCRIPTORS;
+        uint32_t element = is_texel ? k - DATA_DESCRIPTORS - 1 : k;
+        if (!is_result && element == 3 && !strcmp(mode, "unwritten")) continue;
         VkDescriptorAddressInfoEXT described = {VK_STRUCTURE_TYPE_DESCRIPTOR_ADDRESS_INFO_EXT};
-        described.address = is_result ? result_address : data_address + k * DATA_BYTES;
+        described.address = is_result ? result_address : data_address + element * DATA_BYTES;
         described.range = is_result ? 4 * RESULT_WORDS
-                          : (k == 2 && !strcmp(mode, "short")) ? DATA_BYTES / 2
-                                                               : DATA_BYTES;
+                          : (element == 2 && !strcmp(mode, "short")) ? DATA_BYTES / 2
+                                                                     : DATA_BYTES;
+        described.format = is_texel ? VK_FORMAT_R32_UINT : VK_FORMAT_UNDEFINED;
         VkDescriptorGetInfoEXT get_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_GET_INFO_EXT};
-        get_info.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        get_info.data.pStorageBuffer = &described;
-        VkDeviceSize at = set_offset + (is_result ? result_offset
-                                                  : data_offset + k * descriptor_size);
-        get_descriptor(device, &get_info, descriptor_size, descriptor_bytes + at);
+        get_info.type = is_texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                 : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        if (is_texel)
+            get_info.data.pUniformTexelBuffer = &described;
+        else
+            get_info.data.pStorageBuffer = &described;
+        VkDeviceSize at = set_offset + (is_result  ? result_offset
+                                        : is_texel ? texel_offset + element * texel_size
+                                                   : data_offset + element * descriptor_size);
+        get_descriptor(device, &get_info, is_texel ? texel_size : descriptor_size,
+                       descriptor_bytes + at);
     }
-    /* Descriptor 3 as "late" writes it, after recording. */
+    /* Descriptors 3 as "late" writes them, after recording. */
     VkDescriptorAddressInfoEXT late = {VK_STRUCTURE_TYPE_DESCRIPTOR_ADDRESS_INFO_EXT};
     late.address = data_address + 3 * DATA_BYTES;
     late.range = DATA_BYTES;
+    late.format = VK_FORMAT_R32_UINT;
     VkDescriptorGetInfoEXT late_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_GET_INFO_EXT};
     late_info.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     late_info.data.pStorageBuffer = &late;
+    VkDescriptorGetInfoEXT late_texel = {VK_STRUCTURE_TYPE_DESCRIPTOR_GET_INFO_EXT};
+    late_texel.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+    late_texel.data.pUniformTexelBuffer = &late;
     if (has_option(options, "unmap")) vkUnmapMemory(device, descriptor_memory);
     if (v2) {
         UnmapMemory2 unmap2 = device_function(device, "vkUnmapMemory2KHR");
@@ -273,9 +292,12 @@ int main(int argc, char **argv) {
                        &push_values);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     CHECK(vkEndCommandBuffer(command_buffer));
-    if (has_option(options, "late"))
+    if (has_option(options, "late")) {
         get_descriptor(device, &late_info, descriptor_size,
                        descriptor_bytes + set_offset + data_offset + 3 * descriptor_size);
+        get_descriptor(device, &late_texel, texel_size,
+                       descriptor_bytes + set_offset + texel_offset + 3 * texel_size);
+    }
     int submits = has_option(options, "resubmit") ? 2 : 1;
     for (int k = 0; k < submits; ++k) {
         VkFence fence = submit_and_wait(device, queue, command_buffer);
