@@ -224,8 +224,8 @@ def _instrument(
         if unused is not None:
             _drop_function(module, unused)
     interface = [*helpers.variables, helpers.stage_info]
-    if guarder.reports is not None and guarder.reports.variable is not None:
-        interface.append(guarder.reports.variable)
+    if guarder.reports is not None and guarder.reports.variables:
+        interface.extend(guarder.reports.variables)
         for function, _ in entry_functions:
             guarder.reports.write_at_returns(function)
     if helpers.address_stretch is not None:

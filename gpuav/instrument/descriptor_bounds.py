@@ -15,10 +15,12 @@ The clones index descriptors with safe indices (``safe_indices``): the branch al
 keep a bad index away from every driver.
 
 With descriptor state, every use of a descriptor is checked for being written (and its
-resource alive, VUID-...-None-08114), arrayed or not. Where the index is a constant inside
-the array, the descriptor's word is read once per function, in its first block, and the
-access only tests it; where the word says the descriptor may not be used, the skipped
-access is noted for one record per invocation (``unusable_reports``).
+resource alive, VUID-...-None-08114), arrayed or not, and for fitting the access: the view
+type, format, samples and sampler its image type and instruction need (``image_facts``).
+Where the index is a constant inside the array, the descriptor's word is read once per
+function, in its first block, and the access only tests it; where the word says the
+descriptor may not be used, the skipped access is noted for one record per invocation
+(``unusable_reports``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from gpuav.instrument.accesses import (
     Lookup,
     MergedLookup,
 )
+from gpuav.instrument.descriptor_expectations import forbidden_bits
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, NO_SET_BINDING, pack_set_binding
 from gpuav.instrument.safe_indices import SafeIndexer, SafeIndices
@@ -72,6 +75,16 @@ class CheckOperands:
     binding: int | None
 
 
+@dataclass(frozen=True)
+class HoistedWord:
+    """A constant-index descriptor's word, read once per function, the bits the access
+    forbids there (a uint constant) and whether the access may go ahead (bool ids)."""
+
+    word: int
+    forbidden: int
+    fits: int
+
+
 @dataclass
 class Guarder:
     """Rewrites one access at a time; accesses of one block must come last first (api)."""
@@ -92,11 +105,15 @@ class Guarder:
         self._as_uint_cache: dict[int, int] | None = None
         self.called_descriptor_length = False  # else the pass drops that helper
         self.called_descriptor_word = False  # likewise
-        write_record = self.helpers.write_record
-        self.reports = None if write_record is None else UnusableReports(self.builder, write_record)
-        # (function id, set, binding, index) -> whether the descriptor may be used, read once
-        # in the function's first block
-        self._hoisted: dict[tuple[int, int, int, int], int] = {}
+        write_record, write_mismatch = self.helpers.write_record, self.helpers.write_mismatch
+        self.reports = (
+            None
+            if write_record is None or write_mismatch is None
+            else UnusableReports(self.builder, write_record, write_mismatch)
+        )
+        # (function id, set, binding, index, forbidden bits) -> the descriptor's word, read
+        # once in the function's first block, and whether the access may use it
+        self._hoisted: dict[tuple[int, int, int, int, int], HoistedWord] = {}
 
     @property
     def module(self) -> Module:
@@ -112,7 +129,7 @@ class Guarder:
             return  # e.g. a runtime array without set and binding: nothing to compare with
         function, block = place
         usable = {
-            id(lookup): self._hoisted_usable(function, lookup)
+            id(lookup): self._hoisted_usable(function, lookup, consumer)
             for lookup in access.lookups
             if isinstance(lookup, DescriptorLookup) and self._hoistable(lookup)
         }
@@ -127,7 +144,7 @@ class Guarder:
             self._as_uint_cache = None
 
     def _guard_at(
-        self, access: DescriptorAccess, consumer: Instruction, usable: dict[int, int]
+        self, access: DescriptorAccess, consumer: Instruction, usable: dict[int, HoistedWord]
     ) -> None:
         builder = self.builder
         index = access.instruction_index
@@ -138,7 +155,8 @@ class Guarder:
         hoisted = all(id(lookup) in usable for lookup in checked)
         # Else each check calls a helper that also writes its record when it fails.
         conditions = [
-            usable[id(lookup)] if hoisted else self._check(index, lookup) for lookup in checked
+            usable[id(lookup)].fits if hoisted else self._check(index, lookup, consumer)
+            for lookup in checked
         ]
         ok = conditions[0]
         for condition in conditions[1:]:
@@ -237,12 +255,23 @@ class Guarder:
             and not lookup.statically_out_of_bounds
         )
 
-    def _hoisted_usable(self, function: Function, lookup: DescriptorLookup) -> int:
-        """``gpuav_descriptor_word(...) != 0``, emitted once per function and descriptor in
-        the function's first block (after its variables); call before splitting anything."""
+    def forbidden(self, lookup: Lookup, consumer: Instruction) -> int:
+        """What the descriptor of ``lookup`` may not be, used by ``consumer`` (0 for a merge
+        of descriptors: which variable was chosen is not known here)."""
+        if isinstance(lookup, MergedLookup):
+            return 0
+        return forbidden_bits(self.types, lookup.variable, consumer)
+
+    def _hoisted_usable(
+        self, function: Function, lookup: DescriptorLookup, consumer: Instruction
+    ) -> HoistedWord:
+        """``gpuav_descriptor_word(...)``, emitted once per function and descriptor in the
+        function's first block (after its variables), and whether it is not 0 and has none
+        of the bits ``consumer`` forbids; call before splitting anything."""
         assert lookup.descriptor_set is not None and lookup.binding is not None
         assert lookup.static_index is not None and self.helpers.descriptor_word is not None
-        key = (function.id, lookup.descriptor_set, lookup.binding, lookup.static_index)
+        forbidden = self.forbidden(lookup, consumer)
+        key = (function.id, lookup.descriptor_set, lookup.binding, lookup.static_index, forbidden)
         if key not in self._hoisted:
             builder = self.builder
             entry = function.blocks[0]
@@ -260,14 +289,19 @@ class Guarder:
                 builder.constant_uint(lookup.binding),
                 builder.constant_uint(lookup.static_index),
             )
-            self._hoisted[key] = builder.op(
-                Op.INotEqual, self.bool_, word, builder.constant_uint(0)
-            )
+            zero = builder.constant_uint(0)
+            fits = builder.op(Op.INotEqual, self.bool_, word, zero)
+            mask = builder.constant_uint(forbidden)
+            if forbidden:
+                found = builder.op(Op.BitwiseAnd, self.uint, word, mask)
+                clean = builder.op(Op.IEqual, self.bool_, found, zero)
+                fits = builder.op(Op.LogicalAnd, self.bool_, fits, clean)
+            self._hoisted[key] = HoistedWord(word, mask, fits)
             self.called_descriptor_word = True
         return self._hoisted[key]
 
     def _note_unusable(
-        self, instruction_index: int, lookups: list[Lookup], usable: dict[int, int]
+        self, instruction_index: int, lookups: list[Lookup], usable: dict[int, HoistedWord]
     ) -> None:
         """The skipped access's descriptors: noted for the invocation's one record."""
         assert self.reports is not None
@@ -276,19 +310,22 @@ class Guarder:
         for lookup in lookups:
             assert isinstance(lookup, DescriptorLookup)
             assert lookup.static_index is not None and lookup.static_length is not None
+            hoisted = usable[id(lookup)]
             noted.append(
                 NotedLookup(
-                    usable[id(lookup)],
+                    hoisted.fits,
                     constant(lookup.static_index),
                     constant(lookup.static_length),
                     constant(self._set_binding(lookup)),
+                    hoisted.word,
+                    hoisted.forbidden,
                 )
             )
         self.reports.note(instruction_index, noted)
 
     # -- index arithmetic ------------------------------------------------------------------
 
-    def _check(self, instruction_index: int, lookup: Lookup) -> int:
+    def _check(self, instruction_index: int, lookup: Lookup, consumer: Instruction) -> int:
         """Emit the call that checks one lookup (and reports it); returns its bool."""
         builder = self.builder
         if isinstance(lookup, MergedLookup):
@@ -314,6 +351,7 @@ class Guarder:
                 operands.flat,
                 # no state and a runtime array: unchecked
                 operands.total or builder.constant_uint(0xFFFF_FFFF),
+                builder.constant_uint(self.forbidden(lookup, consumer)),
                 operands.extra_ok,
             )
         if operands.total is None:

@@ -55,6 +55,7 @@ class Helpers:
     address_stretch: int | None = None  # its Private variable
     descriptor_word: int | None = None  # with descriptor state
     write_record: int | None = None  # gpuav_write_record, for the descriptor errors
+    write_mismatch: int | None = None  # with descriptor state: a descriptor not fitting
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -128,6 +129,7 @@ def _define(
         address_stretch=address_stretch,
         descriptor_word=state.descriptor_word,
         write_record=writer.function,
+        write_mismatch=state.write_mismatch,
     )
 
 
@@ -226,6 +228,7 @@ class _Template:
             if helpers.descriptor_word is None
             else ids[helpers.descriptor_word],
             write_record=None if helpers.write_record is None else ids[helpers.write_record],
+            write_mismatch=None if helpers.write_mismatch is None else ids[helpers.write_mismatch],
         )
 
     @staticmethod

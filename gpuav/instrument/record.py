@@ -8,8 +8,10 @@ Buffer: ``struct { uint DataWrittenLength; uint Data[]; }``. A record in ``Data`
 validation words...]``; the bounds error and the uninitialized-descriptor error (unwritten,
 or its resource destroyed) carry (descriptor index, array length, set << 24 | binding), so
 that a message names the descriptor whose index failed where an instruction uses two (an
-image and a separate sampler); the buffer-range error carries
-(descriptor index, set and binding, byte offset, access size, bound range, flags): the byte
+image and a separate sampler); a descriptor that does not fit its access (view type, format,
+samples, sampler) carries the same words, its state word and the bits the access forbids;
+the buffer-range error carries (descriptor index, set and binding, byte offset, access size,
+bound range, flags): the byte
 span ``[offset, offset + size)`` of a load, store or atomic that does not lie inside the
 ``range`` bytes bound to the descriptor.
 """
@@ -118,6 +120,7 @@ class ErrorCode(IntEnum):
     LOCAL_INDEX_OUT_OF_BOUNDS = 4
     ADDRESS_OUT_OF_BOUNDS = 5
     ADDRESS_MISALIGNED = 6
+    DESCRIPTOR_MISMATCH = 7
     # Action parameters in GPU memory, checked by gpuav's validation dispatch
     # (gpuav.layer.action_checks); far from the shader checks' codes, which grow from 0.
     GROUP_COUNT = 0x20  # draw, axis (3: the total), group count, limit
@@ -149,6 +152,9 @@ ACTION_CHECK_ERRORS = frozenset(
 VALIDATION_WORDS: dict[ErrorCode, int] = {
     ErrorCode.INDEX_OUT_OF_BOUNDS: 3,  # descriptor index, array length, set and binding
     ErrorCode.DESCRIPTOR_UNINITIALIZED: 3,  # the same words
+    # the same words, then the descriptor's state word and the bits the access forbids
+    # there (gpuav.instrument.image_facts)
+    ErrorCode.DESCRIPTOR_MISMATCH: 5,
     ErrorCode.BUFFER_OUT_OF_BOUNDS: 6,
     ErrorCode.TEXEL_OUT_OF_BOUNDS: 4,  # descriptor index, set and binding, texel, texel count
     ErrorCode.LOCAL_INDEX_OUT_OF_BOUNDS: 3,  # where, index, length (LOCAL_* below)
@@ -162,8 +168,17 @@ VALIDATION_WORDS: dict[ErrorCode, int] = {
 # variable has no decorations.
 DESCRIPTOR_SET_BINDING = ARRAY_LENGTH + 1
 NO_SET_BINDING = 0xFFFF_FFFF
-# Errors whose words are (descriptor index, array length, set and binding).
-DESCRIPTOR_ERRORS = frozenset({ErrorCode.INDEX_OUT_OF_BOUNDS, ErrorCode.DESCRIPTOR_UNINITIALIZED})
+# Errors whose words are (descriptor index, array length, set and binding...).
+DESCRIPTOR_ERRORS = frozenset(
+    {
+        ErrorCode.INDEX_OUT_OF_BOUNDS,
+        ErrorCode.DESCRIPTOR_UNINITIALIZED,
+        ErrorCode.DESCRIPTOR_MISMATCH,
+    }
+)
+# A mismatch record's state word and forbidden bits.
+MISMATCH_WORD = DESCRIPTOR_SET_BINDING + 1
+MISMATCH_FORBIDDEN = DESCRIPTOR_SET_BINDING + 2
 
 # A printf record: the format string's id (of the original module) where the descriptor index
 # of an error is, then each argument's words (gpuav.instrument.printf_arguments).

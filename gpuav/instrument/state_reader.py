@@ -1,11 +1,12 @@
 """Helper functions that read the descriptor state the layer keeps (issue 8).
 
 ``bool gpuav_check_descriptor(uint instruction_index, uint set, uint binding, uint index,
-uint static_length, bool also)`` looks up the region of the set bound at ``set``; the
-binding's actual size replaces ``static_length`` there (NO_STATE: the static length stands,
-and every descriptor counts as written). It writes the bounds record when ``index`` is
-outside (or ``also`` is false), the uninitialized record when the descriptor is unwritten,
-and returns whether the access may go ahead. Every state word is read through
+uint static_length, uint forbidden, bool also)`` looks up the region of the set bound at
+``set``; the binding's actual size replaces ``static_length`` there (NO_STATE: the static
+length stands, and every descriptor counts as written). It writes the bounds record when
+``index`` is outside (or ``also`` is false), the uninitialized record when the descriptor is
+unwritten, the mismatch record when its word has a ``forbidden`` bit (``image_facts``), and
+returns whether the access may go ahead. Every state word is read through
 ``gpuav_state_word``, which returns 0 past the buffer's end, so a wrong offset can never make
 the check itself read out of bounds. Layout: ``gpuav.instrument.descriptor_state``.
 
@@ -60,6 +61,9 @@ class StateReader:
         self.uint = builder.type_int(32, False)
         self.bool_ = builder.type_bool()
         self.state_word = self._define_state_word()
+        self.write_mismatch = writer.define_writer(
+            ErrorCode.DESCRIPTOR_MISMATCH, "gpuav_write_mismatch"
+        )
         self.check_descriptor = self._define_check_descriptor()
         self.descriptor_length = self._define_descriptor_length()
         self.buffer_range = self._define_buffer_range()
@@ -173,8 +177,8 @@ class StateReader:
     def _define_check_descriptor(self) -> int:
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
-        function, parameters = builder.new_function(bool_, [uint] * 5 + [bool_])
-        instruction_index, set_index, binding, index, static_length, also = parameters
+        function, parameters = builder.new_function(bool_, [uint] * 6 + [bool_])
+        instruction_index, set_index, binding, index, static_length, forbidden, also = parameters
         builder.name(function.id, "gpuav_check_descriptor")
         self.resources.begin()
         region, known, has, scaled, length = self._length(set_index, binding, static_length)
@@ -198,6 +202,29 @@ class StateReader:
         with builder.if_then(unwritten):
             code = ErrorCode.DESCRIPTOR_UNINITIALIZED
             self.writer.emit_call(instruction_index, code, index, length, set_binding)
-        ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, unwritten))
+        zero = builder.constant_uint(0)
+        forbidden_found = builder.op(Op.BitwiseAnd, uint, flag, forbidden)
+        mismatched = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.LogicalAnd, bool_, stated, inside),
+            builder.op(Op.INotEqual, bool_, forbidden_found, zero),
+        )
+        with builder.if_then(mismatched):
+            builder.op(
+                Op.FunctionCall,
+                builder.type_void(),
+                self.write_mismatch,
+                instruction_index,
+                index,
+                length,
+                set_binding,
+                flag,
+                forbidden,
+            )
+        usable = builder.op(
+            Op.LogicalNot, bool_, builder.op(Op.LogicalOr, bool_, unwritten, mismatched)
+        )
+        ok = builder.op(Op.LogicalAnd, bool_, inside, usable)
         builder.op_void(Op.ReturnValue, ok)
         return function.id

@@ -16,7 +16,7 @@ from gpuav.layer.calls import (
     OBJECT_TYPE_SHADER_MODULE,
 )
 from gpuav.layer.reporting import LayerMessage, ObjectRef, internal_error_message
-from gpuav.layer.resource_lifetimes import TYPE_NAMES
+from gpuav.layer.resource_lifetimes import IMAGE_VIEW, SAMPLER, TYPE_NAMES
 from gpuav.layer.state import Action, CommandBufferState, DeviceState
 from gpuav.report.address_text import AddressedBuffer
 from gpuav.report.buffer_range_text import BufferDescriptor
@@ -67,7 +67,35 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         labels=() if spilled else debug_labels.labels_at(state, action.labels),
         address_buffer=_address_lookup(device),
         retired_descriptor=_retired_lookup(device, action.bound_sets),
+        image_descriptor=_image_lookup(device, action.bound_sets),
     )
+
+
+def _image_lookup(
+    device: DeviceState, bound_sets: Sequence[int]
+) -> Callable[[int, int, int], str | None]:
+    """The image view and sampler a descriptor of the action's sets names, described."""
+
+    def lookup(descriptor_set: int, binding: int, index: int) -> str | None:
+        tracker = device.descriptors
+        if tracker is None:
+            return None
+        parts = []
+        named = tracker.named_objects(bound_sets, descriptor_set, binding, index)
+        for kind, handle in sorted(named, key=lambda item: item[0] != IMAGE_VIEW):
+            name = device.name_of(handle)
+            text = f"{TYPE_NAMES.get(kind, kind)} " + (
+                f"'{name}' (0x{handle:x})" if name else f"(0x{handle:x})"
+            )
+            if kind == IMAGE_VIEW:
+                facts = tracker.images.describe_view(handle)
+                parts.append(f"{text}: {facts}" if facts else text)
+            elif kind == SAMPLER:
+                unnormalized = handle in tracker.images.unnormalized
+                parts.append(f"{text} with unnormalizedCoordinates" if unnormalized else text)
+        return "; ".join(parts) or None
+
+    return lookup
 
 
 def _retired_lookup(

@@ -14,11 +14,16 @@ _PACKED = re.compile(r"_(\d)?PACK(\d+)$")
 _CHANNELS = re.compile(r"[RGBAX](\d+)")
 
 
+def format_name(format_: int) -> str | None:
+    """``R8G8B8A8_UNORM`` for VK_FORMAT_R8G8B8A8_UNORM; None for a value that is none."""
+    return _FORMAT_NAMES.get(format_)
+
+
 @cache
 def texel_bytes(format_: int) -> int | None:
     """Bytes per texel of an uncompressed single-plane format (those texel buffers take),
     from its name: ``R32G32_SFLOAT`` 8, ``A2B10G10R10_UNORM_PACK32`` 4; None otherwise."""
-    name = _FORMAT_NAMES.get(format_)
+    name = format_name(format_)
     if name is None or "PLANE" in name or "BLOCK" in name:
         return None
     packed = _PACKED.search(name)

@@ -7,8 +7,10 @@ which descriptors were written (VUID-...-None-08114: a descriptor a shader uses 
 valid), except those valid from the start (inline uniform blocks, immutable samplers);
 uniform and storage buffer bindings track the range each descriptor binds (``range_word`` of
 its bytes; of its texels for texel buffers), for the shaders' range checks, and the buffer it
-names, for the messages. Each descriptor also remembers the objects it names (image view,
-sampler, buffer, buffer view): when one is destroyed, or what it hangs on (its image, buffer
+names, for the messages; image and sampler bindings the fact bits of the view and sampler
+each descriptor names (``image_views``), for the shaders' checks that they fit the access.
+Each descriptor also remembers the objects it names (image view, sampler, buffer, buffer
+view): when one is destroyed, or what it hangs on (its image, buffer
 or memory), the descriptor's word goes back to 0 and the set keeps why (``Retired``).
 Changes land in the set's host words and reach the device at the next submit
 (``StateBuffer.flush``), which is what UPDATE_AFTER_BIND needs: the state at submit time
@@ -34,6 +36,7 @@ from gpuav.instrument.descriptor_state import (
 )
 from gpuav.layer.buffer_views import BoundTexels, BufferViewTable, texel_count
 from gpuav.layer.buffers import BoundBuffer, BufferTable
+from gpuav.layer.image_views import ImageTable
 from gpuav.layer.resource_lifetimes import SAMPLER, ResourceLifetimes, Retired
 from gpuav.layer.state_buffer import Region, StateBuffer
 
@@ -51,6 +54,9 @@ BUFFER_DESCRIPTOR_TYPES = frozenset(
 )
 DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET = 0
 DESCRIPTOR_TYPE_SAMPLER = 0
+# Samplers, combined image samplers, sampled and storage images, input attachments: their
+# words carry the fact bits of what they name (gpuav.instrument.image_facts).
+IMAGE_DESCRIPTOR_TYPES = frozenset({0, 1, 2, 3, 10})
 
 Bound = BoundBuffer | BoundTexels
 # (binding, first element, what each pushed descriptor was written with)
@@ -81,6 +87,7 @@ class SetLayoutState:
     variable_binding: int | None
     types: dict[int, int] = field(default_factory=dict)  # binding -> VkDescriptorType
     buffer_bindings: frozenset[int] = frozenset()
+    image_bindings: frozenset[int] = frozenset()
     tracked: frozenset[int] = frozenset()  # bindings whose descriptor words follow writes
     ready: frozenset[int] = frozenset()  # bindings whose descriptors are valid unwritten
     immutable: frozenset[int] = frozenset()  # bindings with immutable samplers
@@ -109,6 +116,7 @@ class SetLayoutState:
             if item.flags & BINDING_VARIABLE_DESCRIPTOR_COUNT:
                 variable = item.binding
         buffers = frozenset(b for b, kind in types.items() if kind in BUFFER_DESCRIPTOR_TYPES)
+        images = frozenset(b for b, kind in types.items() if kind in IMAGE_DESCRIPTOR_TYPES)
         tracked = frozenset(sizes) - ready
         return cls(
             handle,
@@ -117,6 +125,7 @@ class SetLayoutState:
             variable,
             types,
             buffers,
+            images,
             tracked,
             frozenset(ready),
             frozenset(immutable),
@@ -187,6 +196,7 @@ class DescriptorTracker:
     state: StateBuffer
     buffers: BufferTable = field(default_factory=BufferTable)
     views: BufferViewTable = field(default_factory=BufferViewTable)
+    images: ImageTable = field(default_factory=ImageTable)
     layouts: dict[int, SetLayoutState] = field(default_factory=dict)
     sets: dict[int, DescriptorSetState] = field(default_factory=dict)
     pools: dict[int, set[int]] = field(default_factory=dict)
@@ -338,6 +348,10 @@ class DescriptorTracker:
                         target.buffers[key] = bound
                     known = self._reachable(bound)
                     words[start + offset] = ACCESSIBLE if known is None else range_word(known)
+            elif run_binding in layout.image_bindings:
+                for offset in range(run):
+                    named_here = target.named.get((run_binding, first + offset), ())
+                    words[start + offset] = self.images.word(named_here)
             else:
                 words[start : start + run] = array("I", [ACCESSIBLE]) * run
             self.state.mark(target.region, start, start + run)
@@ -378,6 +392,15 @@ class DescriptorTracker:
             return None
         tracked = self.sets.get(handles[set_index])
         return None if tracked is None else tracked.retired.get((binding, element))
+
+    def named_objects(
+        self, handles: Sequence[int], set_index: int, binding: int, element: int
+    ) -> Named:
+        """The objects a descriptor of the sets bound for an action names (as written)."""
+        if not 0 <= set_index < len(handles):
+            return ()
+        tracked = self.sets.get(handles[set_index])
+        return () if tracked is None else tracked.named.get((binding, element), ())
 
     def _reachable(self, bound: Bound | None) -> int | None:
         """Bytes (texels for a view) the descriptor reaches, None when unknown."""

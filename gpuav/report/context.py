@@ -54,6 +54,10 @@ def _not_retired(descriptor_set: int, binding: int, index: int) -> RetiredResour
     return None
 
 
+def _not_described(descriptor_set: int, binding: int, index: int) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ActionContext:
     """A draw or dispatch: where it was recorded and what it ran."""
@@ -86,6 +90,9 @@ class ActionContext:
     # Why a descriptor (set, binding, index) of the action's bound sets may not be used,
     # when its resource was destroyed (None: never written, or not known).
     retired_descriptor: Callable[[int, int, int], RetiredResource | None] = _not_retired
+    # What an image or sampler descriptor (set, binding, index) of the action's bound sets
+    # holds, described (messages about a descriptor not fitting its access quote it).
+    image_descriptor: Callable[[int, int, int], str | None] = _not_described
 
     def robust(self, storage: bool) -> bool:
         return self.robust_buffers[0 if storage else 1]

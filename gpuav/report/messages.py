@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from gpuav.instrument.image_facts import Mismatch, mismatches
 from gpuav.instrument.record import (
     DESCRIPTOR_ERRORS,
     RAY_TRACING_STAGES,
@@ -39,6 +40,8 @@ from gpuav.report.buffer_range_text import (
 )
 from gpuav.report.buffer_range_text import message_id as buffer_message_id
 from gpuav.report.context import ActionContext, ShaderContext
+from gpuav.report.descriptor_fit_text import fit_detail, fit_text
+from gpuav.report.descriptor_fit_text import message_id as fit_message_id
 from gpuav.report.descriptor_lookup import DescriptorVariable
 from gpuav.report.local_array_text import MESSAGE_ID as LOCAL_MESSAGE_ID
 from gpuav.report.local_array_text import local_message
@@ -169,6 +172,13 @@ def _failed_descriptor(record: ErrorRecord) -> tuple[int, int] | None:
     if record.error_code not in DESCRIPTOR_ERRORS or not record.details:
         return None
     return unpack_set_binding(record.details[0])
+
+
+def _mismatches(record: ErrorRecord) -> list[Mismatch]:
+    """What a mismatch record's descriptor broke (its words after the set and binding)."""
+    if len(record.details) < 3:
+        return []
+    return mismatches(record.details[1], record.details[2])
 
 
 def _retired(record: ErrorRecord, context: ActionContext) -> RetiredResource | None:
@@ -306,6 +316,16 @@ def compose_message(
             problem = unusable_text(record.descriptor_index, size, retired)
         _add_after_descriptor(details, unusable_detail(retired))
         error_fields = unusable_fields(retired)
+    elif record.error_code is ErrorCode.DESCRIPTOR_MISMATCH:
+        broken = _mismatches(record)
+        message_id = fit_message_id(context.command, broken)
+        problem = fit_text(record.descriptor_index, record.array_length, broken)
+        where = _failed_descriptor(record)
+        objects = (
+            None if where is None else context.image_descriptor(*where, record.descriptor_index)
+        )
+        _add_after_descriptor(details, fit_detail(objects))
+        error_fields = {"mismatches": [m.vuid for m in broken]}
     elif record.error_code is ErrorCode.BUFFER_OUT_OF_BOUNDS:
         facts = RangeFacts.of(record)
         bound = context.buffer_descriptor(facts.descriptor_set, facts.binding, facts.index)

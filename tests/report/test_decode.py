@@ -104,7 +104,7 @@ def test_unknown_stage_or_code_and_wrong_size_skip_one_record() -> None:
     bad_stage = [*BOUNDS.encode()]
     bad_stage[layout.STAGE] = 9
     bad_code = [*BOUNDS.encode()]
-    bad_code[layout.ERROR_CODE] = 7
+    bad_code[layout.ERROR_CODE] = 0x1F
     short = [*BOUNDS.encode()[:9]]
     short[layout.RECORD_SIZE] = 9  # an out-of-bounds error needs 10 words
     words = [0, *bad_stage, *bad_code, *short, *UNINITIALIZED.encode()]
@@ -113,7 +113,7 @@ def test_unknown_stage_or_code_and_wrong_size_skip_one_record() -> None:
     assert decoded.records == (UNINITIALIZED,)
     assert decoded.diagnostics == (
         "record at Data[0] has unknown stage 9",
-        "record at Data[10] has unknown error code 7",
+        "record at Data[10] has unknown error code 31",
         "record at Data[20] has 9 words; error INDEX_OUT_OF_BOUNDS has 10",
     )
 
@@ -127,25 +127,41 @@ def test_bytes_are_little_endian_and_a_partial_word_is_reported() -> None:
     assert partial.diagnostics[-1].startswith("buffer of 54 bytes is not a whole number")
 
 
-RECORDS = st.builds(
-    ErrorRecord,
-    shader_id=WORD,
-    instruction_index=WORD,
-    stage=st.sampled_from(Stage),
-    stage_words=st.tuples(WORD, WORD),
-    error_code=st.sampled_from(sorted(layout.DESCRIPTOR_ERRORS)),
-    descriptor_index=WORD,
-    array_length=WORD,
-    details=st.just(()) | st.tuples(WORD.filter(lambda word: word != layout.NO_SET_BINDING)),
-) | st.builds(
-    ErrorRecord,
-    shader_id=WORD,
-    instruction_index=WORD,
-    stage=st.sampled_from(Stage),
-    stage_words=st.tuples(WORD, WORD),
-    error_code=st.just(ErrorCode.TEXEL_OUT_OF_BOUNDS),
-    descriptor_index=WORD,
-    details=st.tuples(WORD, WORD, WORD),
+RECORDS = (
+    st.builds(
+        ErrorRecord,
+        shader_id=WORD,
+        instruction_index=WORD,
+        stage=st.sampled_from(Stage),
+        stage_words=st.tuples(WORD, WORD),
+        error_code=st.sampled_from(
+            [ErrorCode.INDEX_OUT_OF_BOUNDS, ErrorCode.DESCRIPTOR_UNINITIALIZED]
+        ),
+        descriptor_index=WORD,
+        array_length=WORD,
+        details=st.just(()) | st.tuples(WORD.filter(lambda word: word != layout.NO_SET_BINDING)),
+    )
+    | st.builds(
+        ErrorRecord,
+        shader_id=WORD,
+        instruction_index=WORD,
+        stage=st.sampled_from(Stage),
+        stage_words=st.tuples(WORD, WORD),
+        error_code=st.just(ErrorCode.DESCRIPTOR_MISMATCH),
+        descriptor_index=WORD,
+        array_length=WORD,
+        details=st.tuples(WORD, WORD, WORD),
+    )
+    | st.builds(
+        ErrorRecord,
+        shader_id=WORD,
+        instruction_index=WORD,
+        stage=st.sampled_from(Stage),
+        stage_words=st.tuples(WORD, WORD),
+        error_code=st.just(ErrorCode.TEXEL_OUT_OF_BOUNDS),
+        descriptor_index=WORD,
+        details=st.tuples(WORD, WORD, WORD),
+    )
 )
 
 

@@ -74,6 +74,9 @@ def test_any_record_gets_a_message(debug: DebugMode, records: list[ErrorRecord])
             ErrorCode.ADDRESS_OUT_OF_BOUNDS: "UNASSIGNED-Device address",
             ErrorCode.ADDRESS_MISALIGNED: "VUID-RuntimeSpirv-PhysicalStorageBuffer64-",
             ErrorCode.DESCRIPTOR_UNINITIALIZED: "VUID-vkCmdDraw-None-08114",
+            # the broken rule's VUID (vkCmdDraw's or RuntimeSpirv's); none when the words
+            # name no rule
+            ErrorCode.DESCRIPTOR_MISMATCH: ("VUID-", "GPUAV-descriptor-mismatch"),
         }
         assert message.record is not None
         expected = prefixes.get(message.record.error_code, "GPUAV-descriptor-")
