@@ -10,13 +10,13 @@ address (issue 8).
 
 Libraries and link agree on gpuav's set by construction: every pipeline layout gets it at
 the same index (``pipeline_layouts``), and Vulkan asks the layouts of the libraries and of
-the link to be compatible, or, with VK_PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS_BIT_EXT, the
-link's to be compatible with their union; the padding gpuav adds is empty set layouts, which
-no stage accesses (VUID-VkGraphicsPipelineCreateInfo-flags-06679). They can disagree in one
-way only: independent-sets libraries of which one's layout took gpuav's set while another's
-already uses that index (and the device has no buffer device addresses to reach gpuav's
-buffers otherwise). Such a link is made as the app asked and said once; its shaders are not
-checked.
+the link to be compatible. Independent-sets layouts
+(VK_PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS_BIT_EXT), of which each library may hold a subset
+of the sets, are left as the app made them and reach gpuav's buffers by the pushed address
+wherever the device has buffer device addresses; without them they get gpuav's set after
+empty ones, and libraries can then disagree in one way: one's layout took gpuav's set while
+another's already uses that index. Such a link is made as the app asked and said once; it is
+not checked.
 """
 
 from __future__ import annotations
