@@ -199,9 +199,6 @@ class StateReader:
             self.writer.emit_call(
                 instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length, set_binding
             )
-        with builder.if_then(unwritten):
-            code = ErrorCode.DESCRIPTOR_UNINITIALIZED
-            self.writer.emit_call(instruction_index, code, index, length, set_binding)
         zero = builder.constant_uint(0)
         forbidden_found = builder.op(Op.BitwiseAnd, uint, flag, forbidden)
         mismatched = builder.op(
@@ -210,21 +207,24 @@ class StateReader:
             builder.op(Op.LogicalAnd, bool_, stated, inside),
             builder.op(Op.INotEqual, bool_, forbidden_found, zero),
         )
-        with builder.if_then(mismatched):
-            builder.op(
-                Op.FunctionCall,
-                builder.type_void(),
-                self.write_mismatch,
-                instruction_index,
-                index,
-                length,
-                set_binding,
-                flag,
-                forbidden,
-            )
-        usable = builder.op(
-            Op.LogicalNot, bool_, builder.op(Op.LogicalOr, bool_, unwritten, mismatched)
-        )
-        ok = builder.op(Op.LogicalAnd, bool_, inside, usable)
+        unusable = builder.op(Op.LogicalOr, bool_, unwritten, mismatched)
+        # One branch on the way of a usable descriptor; which record, only off it.
+        with builder.if_then(unusable), builder.if_else(unwritten) as (empty, unfit):
+            with empty:
+                code = ErrorCode.DESCRIPTOR_UNINITIALIZED
+                self.writer.emit_call(instruction_index, code, index, length, set_binding)
+            with unfit:
+                builder.op(
+                    Op.FunctionCall,
+                    builder.type_void(),
+                    self.write_mismatch,
+                    instruction_index,
+                    index,
+                    length,
+                    set_binding,
+                    flag,
+                    forbidden,
+                )
+        ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, unusable))
         builder.op_void(Op.ReturnValue, ok)
         return function.id
