@@ -9,6 +9,7 @@
 #             1.4.309 (from $NK_ROOT/debs of /work/shared/tools/newer-khronos.sh), unpacked
 #             into $NK_ROOT laid out as that script lays it out (layer/ holds the manifest,
 #             root/ the libraries), for bench_shader_time.py --khronos-root "$NK_ROOT"
+#   .vkdebs/dev/  Debian bookworm's libvulkan-dev, for the C apps (bench_action_checks.py)
 # Usage: source benchmarks/device_setup.sh && <run the benchmarks with python3>
 
 GPUAV_VK_PREFIX=/opt/gpuav-vk
@@ -30,6 +31,16 @@ if [ -f "$gpuav_vk_manifest" ]; then
 fi
 export XDG_DATA_DIRS="$GPUAV_VK_PREFIX/usr/share:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}"
 export PATH="$GPUAV_VK_PREFIX/usr/bin:$PATH"
+
+# The C apps' build (tests/apps_common/build.py) wants /usr/include/vulkan and the linker's
+# libvulkan.so: where the machine has no headers, libvulkan-dev goes into / (headers, the
+# registry files and the libvulkan.so -> libvulkan.so.1 link only; no library of its own).
+if [ ! -f /usr/include/vulkan/vulkan.h ] && ls .vkdebs/dev/libvulkan-dev_*.deb >/dev/null 2>&1; then
+    dpkg -x .vkdebs/dev/libvulkan-dev_*.deb /
+fi
+if [ ! -e /usr/lib/x86_64-linux-gnu/libvulkan.so ] && [ -e /usr/lib/x86_64-linux-gnu/libvulkan.so.1 ]; then
+    ln -s libvulkan.so.1 /usr/lib/x86_64-linux-gnu/libvulkan.so
+fi
 
 # The Khronos layer 1.4.309 (needs glibc 2.38): its manifest names the library absolutely.
 if ls .vkdebs/trixie/*.deb >/dev/null 2>&1; then
