@@ -41,8 +41,8 @@ from gpuav.layer.state import CommandBufferState, DeviceState
 from gpuav.layer.state_buffer import Region
 
 # VkDescriptorSetLayoutCreateFlagBits
+SET_LAYOUT_PUSH_DESCRIPTOR = 0x1
 SET_LAYOUT_DESCRIPTOR_BUFFER = 0x10
-SET_LAYOUT_EMBEDDED_IMMUTABLE_SAMPLERS = 0x20
 # VkBufferUsageFlagBits that make a buffer a descriptor buffer.
 DESCRIPTOR_BUFFER_USAGE = 0x0020_0000 | 0x0040_0000 | 0x0400_0000
 WHOLE_SIZE = 0xFFFF_FFFF_FFFF_FFFF

@@ -49,6 +49,17 @@ void main() {
     result.r[1] = 7;
 }
 """,
+    # Set 1 pushed (descriptorBufferPushDescriptors) beside set 0 in the descriptor buffer.
+    "push": """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer Data { uint v[]; } data[4];
+layout(set = 1, binding = 0) buffer Result { uint r[16]; } result;
+layout(push_constant) uniform Push { int index; int word; } p;
+void main() {
+    result.r[0] = data[p.index].v[p.word];
+    result.r[1] = 7;
+}
+""",
     # A descriptor-buffer pipeline whose layout has no set at all: gpuav's set may not be
     # bound for it either (VUID-vkCmdDispatch-None-08115), so its layout, like every layout of
     # no sets on a device with descriptorBuffer on, reaches gpuav's buffers by address too.
@@ -116,6 +127,7 @@ CORRECT = [
     ("texel", "written", 1, 3, ""),
     ("texel", "short", 2, 7, "offset"),
     ("texel", "unwritten", 3, 1, "late"),
+    ("push", "written", 1, 3, "push"),
 ]
 KHRONOS_DISABLES = "VK_EXT_descriptor_buffer is enabled, but GPU-AV does not currently support"
 
@@ -224,6 +236,19 @@ def test_no_crash_where_lavapipe_crashes_without_the_layer(run: Run, mode: str) 
     assert [error["id"] for error in _errors(output)] == [PLANTED[("texel", mode, index, 1)][0]]
 
 
+def test_pushed_descriptors_beside_a_descriptor_buffer_are_checked(run: Run) -> None:
+    _, output = run("push", "written", 1, 3, "push_short")
+    (error,) = _errors(output)
+    assert error["id"] == "VUID-vkCmdDispatch-storageBuffers-06936"
+    assert (
+        "write: 4 bytes at offset 4 of the buffer at descriptor (set 1, binding 0, index 0): "
+        "bytes [4, 7] of which 4 lie past the end of the 4 bytes bound. At push.comp line 8."
+    ) in error["text"]
+    assert output["result"].split()[:2] == ["103", "0"]
+    _, output = run("push", "unwritten", 3, 1, "push")
+    assert [error["id"] for error in _errors(output)] == ["VUID-vkCmdDispatch-None-08114"]
+
+
 def test_pipeline_of_no_sets_is_checked(run: Run) -> None:
     _, output = run("no_sets", "written", 4, 0, "no_sets")
     (error,) = _errors(output)
@@ -292,7 +317,14 @@ def test_khronos_gpu_av_turns_itself_off_and_finds_nothing(
         assert output["result"].split()[:2] == ["0", "7"]  # lavapipe's own bounds, no report
 
 
-BENEATH = [(*planted, "") for planted in PLANTED] + [("no_sets", "written", 4, 0, "no_sets")]
+BENEATH = [(*planted, "") for planted in PLANTED] + [
+    ("no_sets", "written", 4, 0, "no_sets"),
+    ("push", "written", 1, 3, "push_short"),
+]
+BENEATH_IDS = {
+    "no_sets": "GPUAV-local-array-index-out-of-bounds",
+    "push": "VUID-vkCmdDispatch-storageBuffers-06936",
+}
 
 
 @pytest.mark.parametrize(("program", "mode", "index", "word", "options"), BENEATH)
@@ -315,6 +347,6 @@ def test_khronos_beneath_gpuav_finds_nothing_in_its_bindings(
     status, output = _khronos_run(newer_khronos, argv, environment, tmp_path)
     assert status == 0
     (error,) = _errors(output)
-    planted = PLANTED.get((program, mode, index, word), ("GPUAV-local-array-index-out-of-bounds",))
+    planted = PLANTED.get((program, mode, index, word), (BENEATH_IDS.get(program),))
     assert error["id"] == planted[0]
     assert "The Vulkan spec states" not in error["text"]

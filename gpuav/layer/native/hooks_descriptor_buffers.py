@@ -17,6 +17,7 @@ from gpuav.layer.descriptor_buffers import (
     DESCRIPTOR_TYPE_UNIFORM_BUFFER,
     DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
     SET_LAYOUT_DESCRIPTOR_BUFFER,
+    SET_LAYOUT_PUSH_DESCRIPTOR,
     DescriptorBufferTracker,
     Mapping,
     SetLayoutBytes,
@@ -97,10 +98,16 @@ def create_descriptor_set_layout(
         return result
     try:
         info = at(create_info, "VkDescriptorSetLayoutCreateInfo")
-        if int(info.flags) & SET_LAYOUT_DESCRIPTOR_BUFFER:
+        flags = int(info.flags)
+        if flags & SET_LAYOUT_DESCRIPTOR_BUFFER:
             handle = int(vkffi.cast("uintptr_t *", layout_out)[0])
             bindings = [int(info.pBindings[i].binding) for i in range(info.bindingCount)]
-            tracker.create_layout(handle, _layout_bytes(record, device, handle, bindings))
+            # Pushed descriptors (descriptorBufferPushDescriptors) lie in no buffer of the app's.
+            pushed = flags & SET_LAYOUT_PUSH_DESCRIPTOR
+            layout_bytes = (
+                SetLayoutBytes(0, {}) if pushed else _layout_bytes(record, device, handle, bindings)
+            )
+            tracker.create_layout(handle, layout_bytes)
     except BaseException as error:
         _report(record, "vkCreateDescriptorSetLayout", error)
     return result

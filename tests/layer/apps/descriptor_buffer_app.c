@@ -22,7 +22,9 @@
  * pipeline with a layout of no set layouts (the shader then uses push constants and device
  * addresses only) and binds no descriptor buffer; "v2" maps the descriptor buffer again with
  * vkMapMemory2KHR after writing it (VK_KHR_map_memory2) and sets the offsets with
- * vkCmdSetDescriptorBufferOffsets2EXT (VK_KHR_maintenance6). Prints "message" lines (vk_app_common.h), then
+ * vkCmdSetDescriptorBufferOffsets2EXT (VK_KHR_maintenance6); "push" adds set 1, a pushed
+ * storage buffer descriptor (descriptorBufferPushDescriptors) of the results buffer, and
+ * "push_short" pushes it with a range of 4 bytes. Prints "message" lines (vk_app_common.h), then
  * "result" and the result words. */
 #include <string.h>
 
@@ -136,20 +138,28 @@ int main(int argc, char **argv) {
     vkGetPhysicalDeviceProperties2(physical, &properties);
 
     int v2 = has_option(options, "v2");
+    int pushing = has_option(options, "push") || has_option(options, "push_short");
     Maintenance6Features maintenance6 = {(VkStructureType)1000545000, NULL, VK_TRUE};
     VkPhysicalDeviceDescriptorBufferFeaturesEXT descriptor_buffer = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_FEATURES_EXT,
         v2 ? &maintenance6 : NULL};
     descriptor_buffer.descriptorBuffer = VK_TRUE;
+    descriptor_buffer.descriptorBufferPushDescriptors = pushing ? VK_TRUE : VK_FALSE;
     VkPhysicalDeviceVulkan12Features vulkan12 = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &descriptor_buffer};
     vulkan12.bufferDeviceAddress = VK_TRUE;
     vulkan12.shaderUniformTexelBufferArrayDynamicIndexing = VK_TRUE;
-    const char *device_extensions[] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
-                                       VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME,
-                                       "VK_KHR_map_memory2", "VK_KHR_maintenance6"};
+    const char *device_extensions[4] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
+                                        VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME};
+    uint32_t extension_count = 2;
+    if (v2) {
+        device_extensions[extension_count++] = "VK_KHR_map_memory2";
+        device_extensions[extension_count++] = "VK_KHR_maintenance6";
+    }
+    if (pushing) device_extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     VkQueue queue;
-    VkDevice device = create_device(physical, &vulkan12, v2 ? 4 : 2, device_extensions, &queue);
+    VkDevice device =
+        create_device(physical, &vulkan12, extension_count, device_extensions, &queue);
     PFN_vkGetDescriptorSetLayoutSizeEXT layout_size =
         device_function(device, "vkGetDescriptorSetLayoutSizeEXT");
     PFN_vkGetDescriptorSetLayoutBindingOffsetEXT binding_offset =
@@ -172,12 +182,19 @@ int main(int argc, char **argv) {
     set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
     set_info.bindingCount = 3;
     set_info.pBindings = bindings;
-    VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
+    VkDescriptorSetLayout set_layouts[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layouts[0]));
+    VkDescriptorSetLayout set_layout = set_layouts[0];
+    VkDescriptorSetLayoutBinding pushed_binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                   VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    set_info.flags |= VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+    set_info.bindingCount = 1;
+    set_info.pBindings = &pushed_binding;
+    if (pushing) CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layouts[1]));
     VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values};
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = has_option(options, "no_sets") ? 0 : 1;
-    layout_info.pSetLayouts = &set_layout;
+    layout_info.setLayoutCount = has_option(options, "no_sets") ? 0 : pushing ? 2 : 1;
+    layout_info.pSetLayouts = set_layouts;
     layout_info.pushConstantRangeCount = 1;
     layout_info.pPushConstantRanges = &push;
     VkPipelineLayout layout;
@@ -288,6 +305,17 @@ int main(int argc, char **argv) {
                         &buffer_index, &set_offset);
         }
     }
+    if (pushing) {
+        VkDescriptorBufferInfo pushed = {results, 0,
+                                         has_option(options, "push_short") ? 4 : 4 * RESULT_WORDS};
+        VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        write.descriptorCount = 1;
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        write.pBufferInfo = &pushed;
+        PFN_vkCmdPushDescriptorSetKHR push_set =
+            device_function(device, "vkCmdPushDescriptorSetKHR");
+        push_set(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 1, 1, &write);
+    }
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values,
                        &push_values);
     vkCmdDispatch(command_buffer, 1, 1, 1);
@@ -312,7 +340,8 @@ int main(int argc, char **argv) {
     vkDestroyPipeline(device, pipeline, NULL);
     vkDestroyShaderModule(device, module, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
-    vkDestroyDescriptorSetLayout(device, set_layout, NULL);
+    vkDestroyDescriptorSetLayout(device, set_layouts[0], NULL);
+    vkDestroyDescriptorSetLayout(device, set_layouts[1], NULL);
     vkDestroyBuffer(device, descriptors, NULL);
     vkDestroyBuffer(device, data, NULL);
     vkDestroyBuffer(device, results, NULL);
