@@ -162,10 +162,10 @@ def shader_object_binary() -> LayerMessage:
     return _message(
         "shader-object-binary-unchecked",
         "warning",
-        "A shader object was created from binary code (VK_SHADER_CODE_TYPE_BINARY_EXT) that "
-        "GPU-assisted validation did not hand out in this process: binary code is the "
-        "driver's, not SPIR-V, so it cannot be instrumented and runs unchecked (create it "
-        "from SPIR-V to have it checked). Said once per device.",
+        "A shader object was created from binary code (VK_SHADER_CODE_TYPE_BINARY_EXT) that is "
+        "not the binary of a shader object GPU-assisted validation instrumented in this "
+        "process: binary code is the driver's, not SPIR-V, so it cannot be instrumented and "
+        "runs unchecked (create it from SPIR-V to have it checked). Said once per device.",
     )
 
 

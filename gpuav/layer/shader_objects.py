@@ -17,7 +17,6 @@ output block, and messages their action, exactly as pipelines' do.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +32,11 @@ from gpuav.layer.calls import (
 from gpuav.layer.command_buffers import bind_spill_block
 from gpuav.layer.pipeline_layouts import PushRange, pre_call_record_push_constant_ranges
 from gpuav.layer.shader_modules import instrument_words
+from gpuav.layer.shader_object_binaries import (
+    Specialization,
+    handed_out,
+    remember_app_code_binary,
+)
 from gpuav.layer.state import (
     CommandBufferState,
     DeviceState,
@@ -50,6 +54,8 @@ class ShaderObjectInfo:
     push_ranges: tuple[PushRange, ...]
     words: tuple[int, ...] | None  # SPIR-V code; None for binary code
     binary: bytes = b""  # binary code (VK_SHADER_CODE_TYPE_BINARY_EXT)
+    linked: bool = False  # VK_SHADER_CREATE_LINK_STAGE_BIT_EXT
+    specialization: Specialization | None = None
 
 
 @dataclass
@@ -61,6 +67,10 @@ class ShaderObjectPlan:
     words: list[int] | None = None  # instrumented SPIR-V; None: the app's code
     tracker: ShaderTracker | None = None  # shader object handle 0 until it exists
     layout: int = 0  # ours, with ``push_ranges``: made by the front end before creation
+    specialization: Specialization | None = None  # what the instrumented code runs with
+    # Binary code gpuav handed out, made from the instrumented SPIR-V (and
+    # ``specialization``) instead.
+    from_binary: bool = False
 
 
 @dataclass(slots=True)
@@ -68,10 +78,6 @@ class BoundShaderObjects(PipelineState):
     """The shader objects bound at one bind point, standing where a pipeline would."""
 
     by_stage: dict[int, int] = field(default_factory=dict)  # stage bit -> shader object
-
-
-def _binary_digest(binary: bytes) -> bytes:
-    return hashlib.blake2b(binary, digest_size=16).digest()
 
 
 def _plan(device: DeviceState, info: ShaderObjectInfo) -> ShaderObjectPlan:
@@ -84,12 +90,14 @@ def _plan(device: DeviceState, info: ShaderObjectInfo) -> ShaderObjectPlan:
     if info.stage & SHADER_STAGES_GRAPHICS and not device.graphics_stages:
         return plan
     if info.words is None:
-        known = device.shader_binaries.get(_binary_digest(info.binary))
-        if known is not None and ranges is not None:
-            plan.tracker = known
-        else:
+        earlier = handed_out(device, info.binary)
+        if earlier is None:
             device.reporter.emit_once("shader-object-binary", notices.shader_object_binary())
-        return plan
+            return plan
+        tracker, specialization = earlier.tracker, earlier.specialization
+    else:
+        tracker = ShaderTracker(next(device.shader_ids), 0, 0, info.words, shader_object=True)
+        specialization = info.specialization
     offset = device.context_offset
     if offset is None or ranges is None:
         reason = "no-address" if offset is None else "push-ranges"
@@ -97,17 +105,16 @@ def _plan(device: DeviceState, info: ShaderObjectInfo) -> ShaderObjectPlan:
             f"shader-object:{reason}", notices.shader_object_unchecked(offset, info.push_ranges)
         )
         return plan
-    shader_id = next(device.shader_ids)
     instrumented = instrument_words(
         device,
-        list(info.words),
-        shader_id,
+        list(tracker.words),
+        tracker.shader_id,
         f"The code of a shader object (stage {info.stage:#x})",
         context_address=PushConstantAddress(offset),
     )
     if instrumented is not None:
-        plan.words = instrumented
-        plan.tracker = ShaderTracker(shader_id, 0, 0, info.words, shader_object=True)
+        plan.words, plan.tracker, plan.specialization = instrumented, tracker, specialization
+        plan.from_binary = info.words is None
     return plan
 
 
@@ -115,9 +122,17 @@ def pre_call_record_create_shaders(
     device: DeviceState, infos: Sequence[ShaderObjectInfo]
 ) -> list[ShaderObjectPlan]:
     """One plan per create info. Linked shaders (VK_SHADER_CREATE_LINK_STAGE_BIT_EXT) stay
-    linked: instrumentation changes no interface variable, and their equal push-constant
-    ranges change alike."""
-    return [_plan(device, info) for info in infos]
+    linked: instrumentation changes no interface variable, their equal push-constant ranges
+    change alike, and linked binaries become SPIR-V all together or not at all (linked
+    shaders share one code type, VUID-vkCreateShadersEXT-pCreateInfos-08411)."""
+    plans = [_plan(device, info) for info in infos]
+    linked_binaries = [
+        plan for info, plan in zip(infos, plans, strict=True) if info.linked and info.words is None
+    ]
+    if not all(plan.from_binary for plan in linked_binaries):
+        for plan in linked_binaries:
+            plan.words, plan.tracker, plan.from_binary = None, None, False
+    return plans
 
 
 def post_call_record_create_shaders(
@@ -125,20 +140,29 @@ def post_call_record_create_shaders(
     infos: Sequence[ShaderObjectInfo],
     plans: Sequence[ShaderObjectPlan],
     handles: Sequence[int],
-) -> None:
+) -> list[ShaderObjectState | None]:
     """Track each instrumented shader object that was made (a handle is 0 where creation
-    failed) with its push layout; the layouts of the others are destroyed."""
+    failed) with its push layout; the layouts of the others are destroyed. Returns the new
+    states by create info, for their app-code binaries (``shader_object_binaries``); one made
+    from such a binary hands out that binary again."""
+    made: list[ShaderObjectState | None] = []
     for info, plan, handle in zip(infos, plans, handles, strict=True):
         if not handle or plan.tracker is None or not plan.layout:
+            made.append(None)
             continue
         tracker = ShaderTracker(
             plan.tracker.shader_id, 0, handle, plan.tracker.words, shader_object=True
         )
-        device.shader_objects[handle] = ShaderObjectState(
-            tracker, info.stage, plan.layout, plan.context_stages
+        state = ShaderObjectState(
+            tracker, info.stage, plan.layout, plan.context_stages, plan.specialization
         )
+        device.shader_objects[handle] = state
         plan.layout = 0
+        if plan.from_binary:
+            remember_app_code_binary(device, state, info.binary)
+        made.append(state)
     release_layouts(device, plans)
+    return made
 
 
 def release_layouts(device: DeviceState, plans: Sequence[ShaderObjectPlan]) -> None:
@@ -147,16 +171,6 @@ def release_layouts(device: DeviceState, plans: Sequence[ShaderObjectPlan]) -> N
         if plan.layout:
             device.calls.destroy_pipeline_layout(plan.layout)
             plan.layout = 0
-
-
-def post_call_record_get_shader_binary_data(
-    device: DeviceState, handle: int, binary: bytes
-) -> None:
-    """Remember the binary of an instrumented shader object: one made from it runs the same
-    instrumented code and must be reached the same way (VK_SHADER_CODE_TYPE_BINARY_EXT)."""
-    state = device.shader_objects.get(handle)
-    if state is not None:
-        device.shader_binaries[_binary_digest(binary)] = state.tracker
 
 
 def pre_call_record_destroy_shader(device: DeviceState, handle: int) -> None:

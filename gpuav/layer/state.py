@@ -86,6 +86,11 @@ class ShaderObjectState:
     stage: int
     layout: int
     context_stages: int
+    # Its specialization (map entries as (id, offset, size), and the data), and the driver's
+    # binary of the app's own code, which vkGetShaderBinaryDataEXT hands out in place of the
+    # instrumented code's (``shader_object_binaries``; None when it could not be made).
+    specialization: tuple[tuple[tuple[int, int, int], ...], bytes] | None = None
+    binary: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -171,9 +176,10 @@ class DeviceState:
     pipeline_layouts: dict[int, PipelineLayoutState] = field(default_factory=dict)
     pipelines: dict[int, PipelineState] = field(default_factory=dict)
     shader_objects: dict[int, ShaderObjectState] = field(default_factory=dict)
-    # Digests of the binaries vkGetShaderBinaryDataEXT gave out for instrumented shader
-    # objects, and their trackers: a shader object made from one is instrumented too.
-    shader_binaries: dict[bytes, ShaderTracker] = field(default_factory=dict)
+    # Digests of the binaries handed out for instrumented shader objects, and the state of
+    # the one each came from (destroyed since, perhaps: its tracker and specialization serve
+    # a shader object made again from the binary).
+    shader_binaries: dict[bytes, ShaderObjectState] = field(default_factory=dict)
     command_buffers: dict[int, CommandBufferState] = field(default_factory=dict)
     command_pools: dict[int, set[int]] = field(default_factory=dict)
     object_names: dict[int, str] = field(default_factory=dict)

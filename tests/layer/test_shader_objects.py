@@ -50,12 +50,13 @@ SHADERS = {
     "palette.comp": f"""#version 460
 #extension GL_EXT_nonuniform_qualifier : require
 layout(local_size_x = 4) in;
+layout(constant_id = 0) const uint CHOSEN = 1u;
 layout(set = 0, binding = 1) buffer Output {{ uint words[]; }} results;
 layout(set = 0, binding = 2) readonly buffer Palette {{ uint colors[]; }} palettes[];
 {PUSH}
 void main() {{
     uint lane = gl_LocalInvocationIndex;
-    bool chosen = lane == 2u;
+    bool chosen = lane == CHOSEN;
     uint palette = chosen ? push.palette : 0u;
     int at = chosen ? int(lane) + push.offset : int(lane);
     results.words[at] = palettes[nonuniformEXT(palette)].colors[lane];
@@ -83,7 +84,7 @@ void main() {{
 """,
 }
 CORRECT = ("1", "0", "0", "0")  # PALETTE OFFSET FRAGMENT_PALETTE CORNER
-MODES = ("separate", "linked", "binary")
+MODES = ("separate", "linked", "binary", "linked-binary")
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ SCENARIOS = {
         "GPUAV-descriptor-index-out-of-bounds",
         (
             "Index of 5 used to index descriptor array of length 2\\.",
-            "At palette\\.comp line 12\\.",
+            "At palette\\.comp line 13\\.",
             "Descriptor: palettes \\(block Palette\\), set 0, binding 2\\.",
             DISPATCH,
             "Shader Object \\(palette\\.comp\\)\\(0x[0-9a-f]+\\)\\.",
@@ -119,7 +120,7 @@ SCENARIOS = {
         (
             "storage buffer write: 4 bytes at offset 16 .* past the end of the 16 bytes bound",
             "Buffer 'output'",
-            "At palette\\.comp line 12\\.",
+            "At palette\\.comp line 13\\.",
             DISPATCH,
             "Shader Object \\(palette\\.comp\\)",
             COMPUTE_INVOCATION,
@@ -243,7 +244,7 @@ def test_correct_twins_are_silent_and_compute_what_they_compute_alone(
         newer_khronos.command(argv), env=_khronos(newer_khronos), cwd=tmp_path,
         capture_output=True, text=True, timeout=APP_TIMEOUT,
     )  # fmt: skip
-    if mode == "binary":
+    if "binary" in mode:
         # What the docstring says of the Khronos layer: its instrumented binaries crash.
         assert khronos.returncode == -signal.SIGSEGV, khronos.stdout[-2000:]
         return
@@ -291,3 +292,41 @@ def test_every_module_gpuav_gives_the_driver_passes_spirv_val(
         spirv_val(words, "vulkan1.3")
         accepted, said = newer_spirv_val(words, "vulkan1.3")
         assert accepted, said
+
+
+def test_binaries_handed_out_are_the_apps_own_code(
+    program: list[str], layer_folder: Path, tmp_path: Path
+) -> None:
+    """vkGetShaderBinaryDataEXT of instrumented shader objects gives exactly the binaries the
+    app gets without gpuav, so a shader cache written under gpuav runs without it; a later
+    run under gpuav cannot know them, and says so (they run unchecked, and unharmed)."""
+    under_gpuav, alone = tmp_path / "under_gpuav.bin", tmp_path / "alone.bin"
+    gpuav = app_environment(layer_folder, instrumenter=None)
+    saving = _run([*program, "5", "0", "0", "1", f"binary-save={under_gpuav}"], gpuav, tmp_path)
+    assert len(_errors(saving)) == 2  # made again from those binaries, still checked
+    _run([*program, *CORRECT, f"binary-save={alone}"], app_environment(None), tmp_path)
+    assert under_gpuav.read_bytes() == alone.read_bytes()
+    plain = _run([*program, *CORRECT], app_environment(None), tmp_path)
+    loaded = _run(
+        [*program, *CORRECT, f"binary-load={under_gpuav}"], app_environment(None), tmp_path
+    )
+    assert (loaded["output"], loaded["result"]) == (plain["output"], plain["result"])
+    later = _run([*program, "5", "0", "0", "1", f"binary-load={under_gpuav}"], gpuav, tmp_path)
+    assert [m["id"] for m in later["messages"]] == ["GPUAV-shader-object-binary-unchecked"]  # type: ignore[union-attr]
+
+
+def test_ranges_without_room_for_the_address_keep_the_original_code(
+    program: list[str], layer_folder: Path, tmp_path: Path
+) -> None:
+    """The app's push-constant range covers all of maxPushConstantsSize: gpuav cannot add its
+    address, so the shader objects run the app's code, said once with the reason."""
+    argv = [*program, "5", "0", "0", "1", "whole-range"]
+    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    plain = _run(argv, app_environment(None), tmp_path)
+    (notice,) = ours["messages"]  # type: ignore[misc]
+    assert notice["id"] == "GPUAV-shader-object-unchecked"
+    assert (
+        "push-constant ranges (bytes [0, 256)) do not all end at one offset of at most 248"
+        in (notice["text"])
+    )
+    assert ours["output"] == plain["output"]

@@ -10,7 +10,7 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import shader_objects, shader_validation
+from gpuav.layer import shader_object_binaries, shader_objects, shader_validation
 from gpuav.layer.calls import VulkanCallFailed
 from gpuav.layer.command_buffers import degrade
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
@@ -18,17 +18,34 @@ from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.hooks_pipelines import _push_range_array, _push_ranges
 from gpuav.layer.native.vk import address, handles_at, words_at
 from gpuav.layer.pipeline_layouts import PushRange
+from gpuav.layer.shader_object_binaries import Specialization
 from gpuav.layer.shader_objects import ShaderObjectInfo, ShaderObjectPlan
-from gpuav.layer.state import DeviceState
+from gpuav.layer.state import DeviceState, ShaderObjectState
 
 ERROR_INITIALIZATION_FAILED = -3
+ERROR_OUT_OF_HOST_MEMORY = -1
 SUCCESS = 0
+INCOMPLETE = 5
 
 
 def _enabled(record: DeviceRecord | None) -> DeviceState | None:
     if record is None or record.state is None or not record.state.enabled:
         return None
     return record.state
+
+
+def _specialization(info: Any) -> Specialization | None:
+    """A copy of the VkSpecializationInfo, if any (binary code ignores it)."""
+    given = info.pSpecializationInfo
+    if not address(given):
+        return None
+    entries = tuple(
+        (int(entry.constantID), int(entry.offset), int(entry.size))
+        for entry in (given.pMapEntries[i] for i in range(given.mapEntryCount))
+    )
+    size = int(given.dataSize)
+    data = bytes(vkffi.buffer(vkffi.cast("char *", given.pData), size)) if size else b""
+    return entries, data
 
 
 def _shader_infos(create_infos: int, count: int) -> list[ShaderObjectInfo]:
@@ -44,6 +61,8 @@ def _shader_infos(create_infos: int, count: int) -> list[ShaderObjectInfo]:
                 tuple(_push_ranges(info)),
                 tuple(words_at(code, size // 4)) if spirv else None,
                 b"" if spirv else bytes(vkffi.buffer(vkffi.cast("char *", code), size)),
+                bool(int(info.flags) & vk.VK_SHADER_CREATE_LINK_STAGE_BIT_EXT),
+                _specialization(info) if spirv else None,
             )
         )
     return found
@@ -80,9 +99,27 @@ def _patched(
         if plan.words is not None:
             code = vkffi.new("uint32_t[]", plan.words)
             keep.append(code)
+            copies[index].codeType = vk.VK_SHADER_CODE_TYPE_SPIRV_EXT
             copies[index].codeSize = 4 * len(plan.words)
             copies[index].pCode = code
+        if plan.from_binary:
+            copies[index].pSpecializationInfo = _specialization_info(plan.specialization, keep)
     return address(copies)
+
+
+def _specialization_info(specialization: Specialization | None, keep: list[Any]) -> Any:
+    if specialization is None:
+        return vkffi.NULL
+    entries, data = specialization
+    info = vkffi.new("VkSpecializationInfo *")
+    items = vkffi.new("VkSpecializationMapEntry[]", len(entries))
+    bytes_ = vkffi.new("char[]", data)
+    keep += [info, items, bytes_]
+    for item, (constant, offset, size) in zip(items, entries, strict=True):
+        item.constantID, item.offset, item.size = constant, offset, size
+    info.mapEntryCount, info.pMapEntries = len(entries), items
+    info.dataSize, info.pData = len(data), bytes_
+    return info
 
 
 def _push_layout(record: DeviceRecord, device: int, ranges: Sequence[PushRange]) -> int:
@@ -154,10 +191,50 @@ def create_shaders(
     if state is not None and infos is not None and plans is not None:
         try:
             handles = handles_at(shaders_out, count) if result >= 0 else [0] * count
-            shader_objects.post_call_record_create_shaders(state, infos, plans, handles)
+            made = shader_objects.post_call_record_create_shaders(state, infos, plans, handles)
+            _hand_out_app_code_binaries(record, device, state, count, create_infos, made)
         except BaseException as error:
             report_error("vkCreateShadersEXT", error, record.instance.state)
     return result
+
+
+def _hand_out_app_code_binaries(
+    record: DeviceRecord,
+    device: int,
+    state: DeviceState,
+    count: int,
+    create_infos: int,
+    made: Sequence[ShaderObjectState | None],
+) -> None:
+    """The driver's binaries of the app's own code for the instrumented shader objects made
+    from SPIR-V: twins made with the app's create infos unchanged (linked ones together, as
+    they were), asked for their binaries and destroyed."""
+    wanted = [index for index, shader in enumerate(made) if shader and shader.binary is None]
+    if not wanted:
+        return
+    twins = vkffi.new("uint64_t[]", count)
+    result = int(record.next.vkCreateShadersEXT(device, count, create_infos, 0, address(twins)))
+    try:
+        for index in wanted:
+            shader = made[index]
+            if shader is not None and result >= 0 and twins[index]:
+                binary = _binary_of(record, device, int(twins[index]))
+                shader_object_binaries.remember_app_code_binary(state, shader, binary)
+    finally:
+        for twin in twins:
+            if twin:
+                record.next.vkDestroyShaderEXT(device, int(twin), 0)
+
+
+def _binary_of(record: DeviceRecord, device: int, shader: int) -> bytes | None:
+    size = vkffi.new("size_t *")
+    get = record.next.vkGetShaderBinaryDataEXT
+    if int(get(device, shader, address(size), 0)) != SUCCESS:
+        return None
+    data = vkffi.new("char[]", int(size[0]))
+    if int(get(device, shader, address(size), address(data))) != SUCCESS:
+        return None
+    return bytes(vkffi.buffer(data, int(size[0])))
 
 
 def destroy_shader(device: int, shader: int, allocator: int) -> None:
@@ -173,21 +250,24 @@ def destroy_shader(device: int, shader: int, allocator: int) -> None:
 
 
 def get_shader_binary_data(device: int, shader: int, size: int, data: int) -> int:
-    """The driver's binary of what the shader object runs: for an instrumented one, the
-    instrumented code's, remembered so that a shader object made from it is reached too."""
+    """An instrumented shader object hands out the binary of the app's own code, never gpuav's
+    (``shader_object_binaries``): the driver is not asked."""
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
-    result = int(record.next.vkGetShaderBinaryDataEXT(device, shader, size, data))
-    state = _enabled(record)
-    if result == SUCCESS and data and state is not None:
-        try:
-            length = int(vkffi.cast("size_t *", size)[0])
-            binary = bytes(vkffi.buffer(vkffi.cast("char *", data), length))
-            shader_objects.post_call_record_get_shader_binary_data(state, shader, binary)
-        except BaseException as error:
-            report_error("vkGetShaderBinaryDataEXT", error, record.instance.state)
-    return result
+    state = None if record.state is None else record.state.shader_objects.get(shader)
+    if state is None:
+        return int(record.next.vkGetShaderBinaryDataEXT(device, shader, size, data))
+    binary = state.binary
+    if binary is None:
+        return ERROR_OUT_OF_HOST_MEMORY  # no twin could be made: nothing safe to give
+    given = vkffi.cast("size_t *", size)
+    if data:
+        if int(given[0]) < len(binary):
+            return INCOMPLETE  # nothing is written (vkGetShaderBinaryDataEXT)
+        vkffi.memmove(vkffi.cast("char *", data), binary, len(binary))
+    given[0] = len(binary)
+    return SUCCESS
 
 
 def cmd_bind_shaders(command_buffer: int, stage_count: int, stages: int, shaders: int) -> None:

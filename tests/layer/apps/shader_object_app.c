@@ -1,6 +1,7 @@
 /* Shader objects (VK_EXT_shader_object) with no pipeline at all (knows nothing of gpuav): a
  * compute shader object writes four words of an output buffer from a bindless array of
- * palettes (one vkCmdDispatch, action 0), then vertex and fragment shader objects draw a
+ * palettes (one vkCmdDispatch, action 0; its specialization constant 0, the lane the push
+ * constants steer, is 2), then vertex and fragment shader objects draw a
  * full-screen triangle into a small image with corners from a shape buffer and colors from
  * the palettes (one vkCmdDraw, action 1).
  *
@@ -13,8 +14,13 @@
  * bytes [0, 16)) of the app's one pipeline layout, through which the app binds the set and
  * pushes (uint PALETTE, int OFFSET, uint FRAGMENT_PALETTE, int CORNER) for the shaders to
  * misuse. MODE: "separate" (the default: each shader created alone), "linked" (vertex and
- * fragment created in one call with VK_SHADER_CREATE_LINK_STAGE_BIT_EXT) or "binary" (each
- * shader's vkGetShaderBinaryDataEXT is created again as binary code, and those are bound).
+ * fragment created in one call with VK_SHADER_CREATE_LINK_STAGE_BIT_EXT), "binary" (each
+ * shader's vkGetShaderBinaryDataEXT is created again as binary code, and those are bound),
+ * "linked-binary" (linked, then made again from the binaries, still linked),
+ * "binary-save=PATH" (as "binary", and the binaries are written to PATH), "binary-load=PATH"
+ * (the shader objects are made from the binaries a "binary-save" run wrote) or "whole-range"
+ * (the push-constant range, of the layout and the shader objects, is all of
+ * maxPushConstantsSize).
  * Prints "message" lines (vk_app_common.h), then "output" with the output words and "result"
  * with the image's WIDTH x HEIGHT RGBA8 words. */
 #include <string.h>
@@ -122,10 +128,16 @@ static VkShaderCreateInfoEXT shader_info(VkShaderStageFlagBits stage, VkShaderSt
     return info;
 }
 
-/* `count` shader objects of `infos` made again from their binaries (MODE "binary"). */
+/* `count` shader objects of `infos` made again from their binaries (MODE "binary"), which
+ * are also written to `save` (a path, or NULL): each as a uint64_t size and its bytes. */
 static void recreate_from_binaries(VkDevice device, uint32_t count, VkShaderCreateInfoEXT *infos,
-                                   VkShaderEXT *shaders) {
+                                   VkShaderEXT *shaders, const char *save) {
     PFN_vkDestroyShaderEXT destroy_shader = DEVICE_FUNCTION(device, vkDestroyShaderEXT);
+    FILE *file = save ? fopen(save, "wb") : NULL;
+    if (save && !file) {
+        perror(save);
+        exit(2);
+    }
     void *binaries[3];
     for (uint32_t k = 0; k < count; ++k) {
         size_t size = 0;
@@ -136,9 +148,36 @@ static void recreate_from_binaries(VkDevice device, uint32_t count, VkShaderCrea
         infos[k].codeType = VK_SHADER_CODE_TYPE_BINARY_EXT;
         infos[k].codeSize = size;
         infos[k].pCode = binaries[k];
+        infos[k].pSpecializationInfo = NULL; /* binary code carries its own */
+        uint64_t length = size;
+        if (file && (fwrite(&length, 8, 1, file) != 1 || fwrite(binaries[k], 1, size, file) != size))
+            exit(2);
+    }
+    if (file) fclose(file);
+    /* Compute alone, vertex and fragment together (linked again if they were). */
+    CHECK(create_shaders(device, 1, &infos[0], NULL, &shaders[0]));
+    CHECK(create_shaders(device, count - 1, &infos[1], NULL, &shaders[1]));
+    for (uint32_t k = 0; k < count; ++k) free(binaries[k]);
+}
+
+/* `count` shader objects of `infos` made from the binaries a "binary-save" run wrote to
+ * `path` (MODE "binary-load"); no SPIR-V shader object is made. */
+static void create_from_saved_binaries(VkDevice device, uint32_t count,
+                                       VkShaderCreateInfoEXT *infos, VkShaderEXT *shaders,
+                                       const char *path) {
+    size_t size;
+    uint8_t *saved = read_file(path, &size), *at = saved;
+    for (uint32_t k = 0; k < count; ++k) {
+        uint64_t length;
+        memcpy(&length, at, 8);
+        infos[k].codeType = VK_SHADER_CODE_TYPE_BINARY_EXT;
+        infos[k].codeSize = (size_t)length;
+        infos[k].pCode = at + 8;
+        infos[k].pSpecializationInfo = NULL;
+        at += 8 + length;
     }
     CHECK(create_shaders(device, count, infos, NULL, shaders));
-    for (uint32_t k = 0; k < count; ++k) free(binaries[k]);
+    free(saved);
 }
 
 int main(int argc, char **argv) {
@@ -278,6 +317,11 @@ int main(int argc, char **argv) {
     VkDescriptorSetLayout set_layout;
     CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
     VkPushConstantRange push_range = {ALL_STAGES, 0, sizeof(push)};
+    if (!strcmp(mode, "whole-range")) {
+        VkPhysicalDeviceProperties properties;
+        vkGetPhysicalDeviceProperties(physical, &properties);
+        push_range.size = properties.limits.maxPushConstantsSize;
+    }
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.setLayoutCount = 1;
     layout_info.pSetLayouts = &set_layout;
@@ -330,15 +374,25 @@ int main(int argc, char **argv) {
         shader_info(VK_SHADER_STAGE_FRAGMENT_BIT, 0, codes[2], sizes[2], &set_layout,
                     &push_range),
     };
+    /* The compute shader's chosen lane is a specialization constant. */
+    uint32_t chosen_lane = 2;
+    VkSpecializationMapEntry lane_entry = {0, 0, sizeof(chosen_lane)};
+    VkSpecializationInfo specialization = {1, &lane_entry, sizeof(chosen_lane), &chosen_lane};
+    infos[0].pSpecializationInfo = &specialization;
     VkShaderEXT shaders[3];
-    if (!strcmp(mode, "linked")) {
+    if (!strcmp(mode, "linked") || !strcmp(mode, "linked-binary")) {
         infos[1].flags = infos[2].flags = VK_SHADER_CREATE_LINK_STAGE_BIT_EXT;
         CHECK(create_shaders(device, 1, &infos[0], NULL, &shaders[0]));
         CHECK(create_shaders(device, 2, &infos[1], NULL, &shaders[1]));
+    } else if (!strncmp(mode, "binary-load=", 12)) {
+        create_from_saved_binaries(device, 3, infos, shaders, mode + 12);
     } else {
         for (int k = 0; k < 3; ++k) CHECK(create_shaders(device, 1, &infos[k], NULL, &shaders[k]));
     }
-    if (!strcmp(mode, "binary")) recreate_from_binaries(device, 3, infos, shaders);
+    if (!strcmp(mode, "binary") || !strcmp(mode, "linked-binary"))
+        recreate_from_binaries(device, 3, infos, shaders, NULL);
+    if (!strncmp(mode, "binary-save=", 12))
+        recreate_from_binaries(device, 3, infos, shaders, mode + 12);
     const char *shader_names[3] = {"palette.comp", "shape.vert", "color.frag"};
     for (int k = 0; k < 3; ++k)
         name_object(device, VK_OBJECT_TYPE_SHADER_EXT, (uint64_t)shaders[k], shader_names[k]);
