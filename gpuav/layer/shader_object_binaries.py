@@ -23,14 +23,14 @@ def _digest(binary: bytes) -> bytes:
     return hashlib.blake2b(binary, digest_size=16).digest()
 
 
-def remember_app_code_binary(
-    device: DeviceState, state: ShaderObjectState, binary: bytes | None
-) -> None:
-    """The binary to hand out for an instrumented shader object (None: none could be made,
-    and vkGetShaderBinaryDataEXT fails rather than give out gpuav's code)."""
-    state.binary = binary
+def hand_out(device: DeviceState, state: ShaderObjectState) -> bytes | None:
+    """The binary vkGetShaderBinaryDataEXT gives for an instrumented shader object (None: no
+    twin could be made, and it fails rather than give out gpuav's code); remembered, so that
+    a shader object made from it later in this process is known."""
+    binary = state.binary
     if binary is not None:
         device.shader_binaries[_digest(binary)] = state
+    return binary
 
 
 def handed_out(device: DeviceState, binary: bytes) -> ShaderObjectState | None:

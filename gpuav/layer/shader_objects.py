@@ -32,11 +32,7 @@ from gpuav.layer.calls import (
 from gpuav.layer.command_buffers import bind_spill_block
 from gpuav.layer.pipeline_layouts import PushRange, pre_call_record_push_constant_ranges
 from gpuav.layer.shader_modules import instrument_words
-from gpuav.layer.shader_object_binaries import (
-    Specialization,
-    handed_out,
-    remember_app_code_binary,
-)
+from gpuav.layer.shader_object_binaries import Specialization, handed_out
 from gpuav.layer.state import (
     CommandBufferState,
     DeviceState,
@@ -159,7 +155,7 @@ def post_call_record_create_shaders(
         device.shader_objects[handle] = state
         plan.layout = 0
         if plan.from_binary:
-            remember_app_code_binary(device, state, info.binary)
+            state.binary = info.binary
         made.append(state)
     release_layouts(device, plans)
     return made

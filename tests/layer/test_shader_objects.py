@@ -9,15 +9,17 @@ pushes the constants the shaders misuse; the shaders read them, so the ranges gp
 shader objects must still match the layout's. Each planted bug fires in one invocation, so the
 message must name exactly it, with its stage, action and source line; the shader objects are
 created alone, linked (VK_SHADER_CREATE_LINK_STAGE_BIT_EXT), or made again from their
-vkGetShaderBinaryDataEXT binaries.
+vkGetShaderBinaryDataEXT binaries (alone or linked; the compute shader's chosen lane is a
+specialization constant, which the binary path must keep). The binaries gpuav hands out are
+the app's own code, byte for byte what a run without gpuav gets.
 
 Where the Khronos layer 1.4.309 stands: it finds the four planted bugs (the descriptor indices
 as uninitialized descriptors, ``None-08114``; the overruns as ``None-08613``, the shader-object
 form of ``storageBuffers-06936``, as gpuav names them too). It numbers the draw "Draw Index 0"
 (draws and dispatches counted apart), where gpuav counts every action of the command buffer,
 as it does for pipelines ("Draw Index 1"). It crashes (SIGSEGV) when the app makes its shader
-objects again from their binaries, correct program or not; gpuav recognizes the binaries it
-handed out and keeps checking them.
+objects again from their binaries, correct program or not; gpuav knows the binaries it
+handed out and keeps checking the shader objects made from them.
 """
 
 from __future__ import annotations

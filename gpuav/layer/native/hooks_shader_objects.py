@@ -218,8 +218,7 @@ def _hand_out_app_code_binaries(
         for index in wanted:
             shader = made[index]
             if shader is not None and result >= 0 and twins[index]:
-                binary = _binary_of(record, device, int(twins[index]))
-                shader_object_binaries.remember_app_code_binary(state, shader, binary)
+                shader.binary = _binary_of(record, device, int(twins[index]))
     finally:
         for twin in twins:
             if twin:
@@ -255,18 +254,23 @@ def get_shader_binary_data(device: int, shader: int, size: int, data: int) -> in
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
-    state = None if record.state is None else record.state.shader_objects.get(shader)
-    if state is None:
+    device_state = record.state
+    state = None if device_state is None else device_state.shader_objects.get(shader)
+    if device_state is None or state is None:
         return int(record.next.vkGetShaderBinaryDataEXT(device, shader, size, data))
-    binary = state.binary
-    if binary is None:
-        return ERROR_OUT_OF_HOST_MEMORY  # no twin could be made: nothing safe to give
-    given = vkffi.cast("size_t *", size)
-    if data:
-        if int(given[0]) < len(binary):
-            return INCOMPLETE  # nothing is written (vkGetShaderBinaryDataEXT)
-        vkffi.memmove(vkffi.cast("char *", data), binary, len(binary))
-    given[0] = len(binary)
+    try:
+        binary = shader_object_binaries.hand_out(device_state, state)
+        if binary is None:
+            return ERROR_OUT_OF_HOST_MEMORY  # no twin could be made: nothing safe to give
+        given = vkffi.cast("size_t *", size)
+        if data:
+            if int(given[0]) < len(binary):
+                return INCOMPLETE  # nothing is written (vkGetShaderBinaryDataEXT)
+            vkffi.memmove(vkffi.cast("char *", data), binary, len(binary))
+        given[0] = len(binary)
+    except BaseException as error:
+        report_error("vkGetShaderBinaryDataEXT", error, record.instance.state)
+        return ERROR_OUT_OF_HOST_MEMORY
     return SUCCESS
 
 
