@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 SETTING = "GPUAV_VALIDATE_SHADERS"
 INVALID_SPIRV_RULE = "VUID-VkShaderModuleCreateInfo-pCode-08736"
-CACHED_RESULTS = 256
+CACHED_RESULTS = 4096  # a few hundred bytes each; an app with many modules keeps them all
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def message_for(
     )
 
 
-# Results by (digest of the words, environment); cleared when full (apps create few modules).
+# Results by (digest of the words, environment); cleared when full.
 _RESULTS: dict[tuple[bytes, ShaderEnvironment], tuple[Diagnostic, ...]] = {}
 
 

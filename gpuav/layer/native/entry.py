@@ -18,32 +18,31 @@ import atexit
 from collections.abc import Callable
 from typing import Any
 
-from gpuav.layer import queue_submit
-from gpuav.layer.descriptor_sets import NO_STATE_WORDS
-from gpuav.layer.native import (
-    hooks_action_checks,
-    hooks_buffer_views,
-    hooks_buffers,
-    hooks_commands,
-    hooks_debug,
-    hooks_descriptor_buffers,
-    hooks_descriptors,
-    hooks_extension_draws,
-    hooks_instance,
-    hooks_labels,
-    hooks_pipelines,
-    hooks_queue,
-    hooks_ray_tracing,
-    hooks_resources,
-    hooks_shader_objects,
-    prototypes,
-)
+from gpuav.layer.native import prototypes
 from gpuav.layer.native.dispatch import REGISTRY, Native
 from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.lazy_hooks import LazyHook, LazyHooks
+
+# Each hook module is imported at the first call of one of its entry points (lazy_hooks).
+hooks_action_checks = LazyHooks("gpuav.layer.native.hooks_action_checks")
+hooks_buffer_views = LazyHooks("gpuav.layer.native.hooks_buffer_views")
+hooks_buffers = LazyHooks("gpuav.layer.native.hooks_buffers")
+hooks_commands = LazyHooks("gpuav.layer.native.hooks_commands")
+hooks_debug = LazyHooks("gpuav.layer.native.hooks_debug")
+hooks_descriptor_buffers = LazyHooks("gpuav.layer.native.hooks_descriptor_buffers")
+hooks_descriptors = LazyHooks("gpuav.layer.native.hooks_descriptors")
+hooks_extension_draws = LazyHooks("gpuav.layer.native.hooks_extension_draws")
+hooks_instance = LazyHooks("gpuav.layer.native.hooks_instance")
+hooks_labels = LazyHooks("gpuav.layer.native.hooks_labels")
+hooks_pipelines = LazyHooks("gpuav.layer.native.hooks_pipelines")
+hooks_queue = LazyHooks("gpuav.layer.native.hooks_queue")
+hooks_ray_tracing = LazyHooks("gpuav.layer.native.hooks_ray_tracing")
+hooks_resources = LazyHooks("gpuav.layer.native.hooks_resources")
+hooks_shader_objects = LazyHooks("gpuav.layer.native.hooks_shader_objects")
 
 ERROR_INITIALIZATION_FAILED = -3
 
-IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
+IMPLEMENTATIONS: dict[str, LazyHook] = {
     "vkCreateInstance": hooks_instance.create_instance,
     "vkDestroyInstance": hooks_instance.destroy_instance,
     "vkGetPhysicalDeviceProperties": hooks_instance.get_physical_device_properties,
@@ -208,7 +207,13 @@ def retire() -> None:
     submission, and leave each device's spill block with no descriptor state, since from now
     on layer.c binds it with instrumented pipelines and nothing keeps its bound-set words
     current (stale ones would make correct accesses look out of bounds)."""
-    for record in list(REGISTRY.devices.values()):
+    records = list(REGISTRY.devices.values())
+    if not records:
+        return
+    from gpuav.layer import queue_submit  # imported already where a device was created
+    from gpuav.layer.descriptor_sets import NO_STATE_WORDS
+
+    for record in records:
         state = record.state
         if state is None:
             continue
@@ -235,7 +240,10 @@ def attach(ffi: Any, lib: Any) -> None:
         options: dict[str, Any] = {"name": prototypes.python_name(name), "onerror": _on_error(name)}
         if result != "void":
             options["error"] = error
-        ffi.def_extern(**options)(IMPLEMENTATIONS[name])
+        binder = ffi.def_extern(**options)
+        implementation = IMPLEMENTATIONS[name]
+        implementation.bind = binder
+        binder(implementation)
     ffi.def_extern(name="gpuav_py_retire", onerror=_on_error("exit"))(retire)
     ffi.def_extern(name="gpuav_python_attach", error=0)(lambda: 1)
     # Before the interpreter finalizes; a C host's exit runs the same through layer.c.

@@ -1,0 +1,48 @@
+"""Hook modules imported at the first call of one of their entry points (issue 17 target 3).
+
+Importing every hook module, and the engine behind them, when the first vkCreateInstance
+starts Python cost more than the instance itself; most of it serves calls an app makes
+later, or never (a program that only lists its devices). ``entry`` names each hook module
+through a ``LazyHooks``; an attribute of one is a ``LazyHook``, which ``entry.attach`` binds
+to the C entry point. Its first call imports the module, binds the entry point to the real
+function (later calls go straight there) and makes the call.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+Binder = Callable[[Callable[..., Any]], object]
+
+
+class LazyHook:
+    """``module.attribute``, imported when first called."""
+
+    __slots__ = ("attribute", "bind", "module")
+
+    def __init__(self, module: str, attribute: str) -> None:
+        self.module = module
+        self.attribute = attribute
+        self.bind: Binder | None = None  # binds the entry point to the real function
+
+    def resolve(self) -> Callable[..., Any]:
+        function: Callable[..., Any] = getattr(importlib.import_module(self.module), self.attribute)
+        return function
+
+    def __call__(self, *arguments: Any) -> Any:
+        function = self.resolve()
+        if self.bind is not None:
+            self.bind(function)
+        return function(*arguments)
+
+
+class LazyHooks:
+    """A hook module not imported yet: its attributes are ``LazyHook`` stand-ins."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __getattr__(self, attribute: str) -> LazyHook:
+        return LazyHook(self.module, attribute)
