@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuav.errors import GpuavError
 from gpuav.layer import shader_validation
 from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState
-from gpuav.spirv.analysis.endless_loops import endless_loops
-from gpuav.spirv.module import Module
 from gpuav.validate.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from gpuav.spirv.module import Module
 
 # SPIR-V specification, 2.17 "Universal Limits": the largest id bound a module may declare
 # (spirv-val: "The id bound is larger than the max id bound 4194303").
@@ -70,6 +72,8 @@ def admit(
         module = code.take_module()
     except GpuavError as error:
         return Refused(f"it cannot be read as SPIR-V ({error})")
+    from gpuav.spirv.analysis.endless_loops import endless_loops  # not needed at start-up
+
     endless = endless_loops(module)
     if endless:
         return Refused(

@@ -18,10 +18,12 @@ import hashlib
 import threading
 from array import array
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gpuav.errors import GpuavError
-from gpuav.spirv.module import Module
-from gpuav.spirv.reader import read
+
+if TYPE_CHECKING:
+    from gpuav.spirv.module import Module
 
 KEPT_PER_THREAD = 6  # the graphics stages of one pipeline
 
@@ -59,6 +61,8 @@ class ShaderCode:
         if self._error is not None:
             raise self._error
         if self._module is None:
+            from gpuav.spirv.reader import read  # a module found in the cache is never read
+
             try:
                 self._module = read(self.words)
             except GpuavError as error:
@@ -89,6 +93,8 @@ class ShaderCode:
         if module is None:
             if self._error is not None:
                 raise self._error
+            from gpuav.spirv.reader import read
+
             module = read(self.words)
         return module
 

@@ -23,16 +23,17 @@ import inspect
 import os
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuav.errors import GpuavError
-from gpuav.instrument.shader_id_slot import SlottedWords
-from gpuav.layer import faults, module_cache, module_intake, notices, shader_validation
-from gpuav.layer.module_cache import Kind, Outcome
+from gpuav.layer import faults, notices, shader_validation
 from gpuav.layer.reporting import internal_error_message
-from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState, ShaderModuleState
-from gpuav.spirv.module import Module
+
+if TYPE_CHECKING:
+    from gpuav.instrument.shader_id_slot import SlottedWords
+    from gpuav.layer.module_cache import Outcome
+    from gpuav.spirv.module import Module
 
 OVERRIDE = "GPUAV_INSTRUMENTER"
 
@@ -97,6 +98,10 @@ def instrument_words(
         options.setdefault("checks", False)  # printf only
     if device.context_offset is not None and instrumenter_accepts("shader_int64"):
         options.setdefault("shader_int64", True)  # the layer turned shaderInt64 on
+    # Imported at the first module, not at instance creation (issue 17 target 3).
+    from gpuav.layer import module_cache, module_intake
+    from gpuav.layer.shader_code import ShaderCode
+
     cache = None if os.environ.get(OVERRIDE) else module_cache.cache_for(settings)
     try:
         faults.check("instrument_shader")
@@ -128,6 +133,9 @@ def _outcome(
     """What the intake and the pass make of the words, and whether it may be kept (None when
     the pass failed and said so). gpuav's pass leaves a slot for the shader id
     (``shader_id_slot``), so one outcome serves every id."""
+    from gpuav.layer import module_cache, module_intake
+    from gpuav.layer.module_cache import Kind, Outcome
+
     try:
         admitted = module_intake.admit(
             device.handle, words, module_intake.layer_enabled_features(device)
@@ -161,6 +169,8 @@ def _instrumented(
 ) -> SlottedWords | None:
     """The instrumented words, or None when nothing needs a check: gpuav's pass changes the
     module the intake read; an override gets the words and the id (and leaves no slot)."""
+    from gpuav.instrument.shader_id_slot import SlottedWords
+
     if os.environ.get(OVERRIDE):
         instrumented = load_instrumenter()(list(words), shader_id=shader_id, **keywords)
         return None if instrumented == words else SlottedWords(instrumented, shader_id, ())
@@ -173,6 +183,8 @@ def _delivered(
     device: DeviceState, outcome: Outcome, source: str, shader_id: int
 ) -> list[int] | None:
     """Say what the outcome says (as when it was made) and give its words for ``shader_id``."""
+    from gpuav.layer.module_cache import Kind
+
     if outcome.kind is Kind.REFUSED:
         device.reporter.emit(notices.module_passed_unchanged(source, outcome.reason))
     elif outcome.kind is Kind.DECLINED:
