@@ -48,6 +48,7 @@ DESCRIPTOR_BUFFER_USAGE = 0x0020_0000 | 0x0040_0000 | 0x0400_0000
 WHOLE_SIZE = 0xFFFF_FFFF_FFFF_FFFF
 
 DESCRIPTOR_TYPE_SAMPLER = 0
+DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER = 1
 DESCRIPTOR_TYPE_SAMPLED_IMAGE = 2
 DESCRIPTOR_TYPE_STORAGE_IMAGE = 3
 DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER = 4
@@ -71,6 +72,8 @@ READ_TYPES = frozenset(
 TEXEL_TYPES = frozenset(
     {DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER}
 )
+# Types whose words are a range (of bytes, or texels); the others' carry image facts.
+RANGE_TYPES = TEXEL_TYPES | {DESCRIPTOR_TYPE_UNIFORM_BUFFER, DESCRIPTOR_TYPE_STORAGE_BUFFER}
 # Past this many distinct descriptors, new ones are not remembered and bytes the layer does
 # not know read accessible (a forgotten descriptor must never look unwritten).
 MAX_DESCRIBED = 1 << 16
@@ -165,17 +168,16 @@ class DescriptorBufferTracker:
 
     def got_descriptor(self, descriptor_type: int, contents: bytes, word: int) -> None:
         """vkGetDescriptorEXT returned ``contents`` for a descriptor the shaders see as
-        ``word``. Bytes that stand for two words keep the one that reports less (a driver
-        may not encode a buffer's range)."""
+        ``word``. Bytes that stand for two words keep the one that reports less: the larger
+        range (a driver may not encode a buffer's range), or no facts of an image."""
         known = self.described.get(contents)
         if known == word and self.descriptor_sizes.get(descriptor_type) == len(contents):
             return
         self.generation += 1
         self.descriptor_sizes[descriptor_type] = len(contents)
         if known is not None:
-            self.described[contents] = (
-                ACCESSIBLE if ACCESSIBLE in (known, word) else max(known, word)
-            )
+            ranged = descriptor_type in RANGE_TYPES and ACCESSIBLE not in (known, word)
+            self.described[contents] = max(known, word) if ranged else ACCESSIBLE
         elif len(self.described) < MAX_DESCRIBED:
             self.described[contents] = word
         else:

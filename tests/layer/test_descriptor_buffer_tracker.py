@@ -18,6 +18,7 @@ from gpuav.layer.calls import StateBufferHandles
 from gpuav.layer.descriptor_buffers import (
     DESCRIPTOR_BUFFER_USAGE,
     DESCRIPTOR_TYPE_STORAGE_BUFFER,
+    DESCRIPTOR_TYPE_STORAGE_IMAGE,
     DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
     MAX_DESCRIBED,
     DescriptorBufferTracker,
@@ -82,6 +83,18 @@ def test_bytes_standing_for_two_ranges_keep_the_larger() -> None:
     buffers.got_descriptor(DESCRIPTOR_TYPE_STORAGE_BUFFER, _descriptor(1), ACCESSIBLE)
     assert buffers.described[_descriptor(1)] == ACCESSIBLE
     assert buffers.descriptor_sizes == {DESCRIPTOR_TYPE_STORAGE_BUFFER: DESCRIPTOR_SIZE}
+
+
+def test_bytes_standing_for_two_images_keep_no_facts() -> None:
+    """An image descriptor's word carries the view's facts: bytes that stood for two views
+    (a driver that does not encode what differs) check none of them."""
+    buffers = DescriptorBufferTracker(_descriptors())
+    two_d, three_d = ACCESSIBLE | 1 << 2, ACCESSIBLE | 1 << 3
+    buffers.got_descriptor(DESCRIPTOR_TYPE_STORAGE_IMAGE, _descriptor(1), two_d)
+    buffers.got_descriptor(DESCRIPTOR_TYPE_STORAGE_IMAGE, _descriptor(1), two_d)
+    assert buffers.described[_descriptor(1)] == two_d
+    buffers.got_descriptor(DESCRIPTOR_TYPE_STORAGE_IMAGE, _descriptor(1), three_d)
+    assert buffers.described[_descriptor(1)] == ACCESSIBLE
 
 
 def test_descriptor_words() -> None:

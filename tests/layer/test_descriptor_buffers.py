@@ -49,6 +49,27 @@ void main() {
     result.r[1] = 7;
 }
 """,
+    "image": """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 1) buffer Result { uint r[16]; } result;
+layout(set = 0, binding = 3, r32ui) uniform readonly uimage2D images[4];
+layout(push_constant) uniform Push { int index; int word; } p;
+void main() {
+    result.r[0] = imageLoad(images[p.index], ivec2(0, 0)).x;
+    result.r[1] = 7;
+}
+""",
+    # The views are 2D: a 3D image type does not fit them (VUID-vkCmdDispatch-viewType-07752).
+    "image3d": """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 1) buffer Result { uint r[16]; } result;
+layout(set = 0, binding = 3, r32ui) uniform readonly uimage3D images[4];
+layout(push_constant) uniform Push { int index; int word; } p;
+void main() {
+    result.r[0] = imageLoad(images[p.index], ivec3(0, 0, 0)).x;
+    result.r[1] = 7;
+}
+""",
     # Set 1 pushed (descriptorBufferPushDescriptors) beside set 0 in the descriptor buffer.
     "push": """#version 450
 layout(local_size_x = 1) in;
@@ -78,7 +99,10 @@ void main() {
 DESCRIPTORS = {
     "read": "Descriptor: data (block Data), set 0, binding 0.",
     "texel": "Descriptor: texels, set 0, binding 2.",
+    "image": "Descriptor: images, set 0, binding 3.",
+    "image3d": "Descriptor: images, set 0, binding 3.",
 }
+IMAGE_VALUE = 1234  # what the app clears its image to
 NEVER_WRITTEN = (
     "It was never written (vkUpdateDescriptorSets, a copy, an update template, or "
     "vkGetDescriptorEXT into a descriptor buffer)"
@@ -113,7 +137,25 @@ PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
         "Descriptor index 3 is uninitialized. At texel.comp line 7.",
         NEVER_WRITTEN,
     ),
+    ("image", "written", 4, 0): (
+        "GPUAV-descriptor-index-out-of-bounds",
+        "Index of 4 used to index descriptor array of length 4. At image.comp line 7.",
+    ),
+    ("image", "unwritten", 3, 0): (
+        "VUID-vkCmdDispatch-None-08114",
+        "Descriptor index 3 used to index descriptor array of length 4 is uninitialized. At "
+        "image.comp line 7.",
+        NEVER_WRITTEN,
+    ),
+    ("image3d", "written", 1, 0): (
+        "VUID-vkCmdDispatch-viewType-07752",
+        "The image view's type is VK_IMAGE_VIEW_TYPE_2D, but the shader's image type (its Dim "
+        "and Arrayed) needs VK_IMAGE_VIEW_TYPE_3D. At image3d.comp line 7.",
+    ),
 }
+# Unwritten texel buffers and storage images, or one past their arrays, crash lavapipe.
+CRASHING = {("texel", "written"), ("texel", "unwritten"), ("image", "written")}
+CRASHING.add(("image", "unwritten"))
 # (program, mode, index, word, options): every access in bounds, in range and written when
 # it runs.
 CORRECT = [
@@ -128,6 +170,8 @@ CORRECT = [
     ("texel", "short", 2, 7, "offset"),
     ("texel", "unwritten", 3, 1, "late"),
     ("push", "written", 1, 3, "push"),
+    ("image", "written", 1, 0, ""),
+    ("image", "unwritten", 2, 0, "offset"),
 ]
 KHRONOS_DISABLES = "VK_EXT_descriptor_buffer is enabled, but GPU-AV does not currently support"
 
@@ -222,18 +266,22 @@ def test_correct_twin_is_silent_and_identical(
     assert status == plain_status == 0
     assert output["messages"] == []
     assert output["result"] == plain["result"]
-    assert output["result"].split()[0] == str(100 * index + word)
+    expected = IMAGE_VALUE if program == "image" else 100 * index + word
+    assert output["result"].split()[0] == str(expected)
 
 
-@pytest.mark.parametrize("mode", ["written", "unwritten"])
-def test_no_crash_where_lavapipe_crashes_without_the_layer(run: Run, mode: str) -> None:
-    """A texel buffer past the array, or never written: lavapipe reads the bytes as a view."""
-    index = 4 if mode == "written" else 3
-    status, _ = run("texel", mode, index, 1, layer=False)
+@pytest.mark.parametrize(("program", "mode"), sorted(CRASHING))
+def test_no_crash_where_lavapipe_crashes_without_the_layer(
+    run: Run, program: str, mode: str
+) -> None:
+    """A texel buffer or storage image past the array, or never written: lavapipe reads the
+    bytes as a view."""
+    (planted,) = [key for key in PLANTED if key[:2] == (program, mode)]
+    status, _ = run(*planted, layer=False)
     assert status != 0
-    status, output = run("texel", mode, index, 1)
+    status, output = run(*planted)
     assert status == 0
-    assert [error["id"] for error in _errors(output)] == [PLANTED[("texel", mode, index, 1)][0]]
+    assert [error["id"] for error in _errors(output)] == [PLANTED[planted][0]]
 
 
 def test_pushed_descriptors_beside_a_descriptor_buffer_are_checked(run: Run) -> None:
@@ -309,12 +357,14 @@ def test_khronos_gpu_av_turns_itself_off_and_finds_nothing(
     )
     argv = _argv(descriptor_buffer_app, shaders[program], mode, index, word, "")
     status, output = _khronos_run(newer_khronos, argv, environment, tmp_path)
-    crashes = program == "texel" and mode != "short"
+    crashes = (program, mode) in CRASHING
     assert (status != 0) == crashes
     assert _errors(output) == []
     if not crashes:  # (a crash loses what the app had printed)
         assert any(KHRONOS_DISABLES in m["text"] for m in output["messages"])
-        assert output["result"].split()[:2] == ["0", "7"]  # lavapipe's own bounds, no report
+        # lavapipe's own bounds; it reads the 2D view for the 3D image type
+        first = str(IMAGE_VALUE) if program == "image3d" else "0"
+        assert output["result"].split()[:2] == [first, "7"]
 
 
 BENEATH = [(*planted, "") for planted in PLANTED] + [

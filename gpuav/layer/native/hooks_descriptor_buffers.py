@@ -7,12 +7,17 @@ bytes are and what ``vkGetDescriptorEXT`` bytes stand for."""
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import command_buffers, descriptor_buffers
 from gpuav.layer.descriptor_buffers import (
+    DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+    DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+    DESCRIPTOR_TYPE_SAMPLER,
     DESCRIPTOR_TYPE_STORAGE_BUFFER,
+    DESCRIPTOR_TYPE_STORAGE_IMAGE,
     DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER,
     DESCRIPTOR_TYPE_UNIFORM_BUFFER,
     DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
@@ -22,6 +27,7 @@ from gpuav.layer.descriptor_buffers import (
     Mapping,
     SetLayoutBytes,
 )
+from gpuav.layer.descriptor_sets import Named
 from gpuav.layer.native import (
     enabled_features,
     hooks_action_checks,
@@ -32,9 +38,16 @@ from gpuav.layer.native import (
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, handles_at
+from gpuav.layer.resource_lifetimes import IMAGE_VIEW, SAMPLER
 from gpuav.layer.state import CommandBufferState
 
 ERROR_INITIALIZATION_FAILED = -3
+# The VkDescriptorDataEXT member each image type is given through (a VkDescriptorImageInfo).
+_IMAGE_MEMBERS = {
+    DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER: "pCombinedImageSampler",
+    DESCRIPTOR_TYPE_SAMPLED_IMAGE: "pSampledImage",
+    DESCRIPTOR_TYPE_STORAGE_IMAGE: "pStorageImage",
+}
 # The VkDescriptorDataEXT member each buffer type is given through.
 _ADDRESS_MEMBERS = {
     DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER: "pUniformTexelBuffer",
@@ -156,9 +169,30 @@ def get_descriptor(device: int, info: int, data_size: int, descriptor: int) -> N
             if described != vkffi.NULL and int(described.address):
                 buffer_range, texel_format = int(described.range), int(described.format)
         word = descriptor_buffers.descriptor_word(descriptor_type, buffer_range, texel_format)
+        named = _image_named(descriptor_type, get_info.data)
+        if named:
+            word = tracker.descriptors.images.word(named)
         tracker.got_descriptor(descriptor_type, ctypes.string_at(descriptor, data_size), word)
     except BaseException as error:
         _report(record, "vkGetDescriptorEXT", error)
+
+
+def _image_named(descriptor_type: int, data: Any) -> Named:
+    """The sampler and image view an image or sampler descriptor names, for its fact bits
+    (``gpuav.instrument.image_facts``); () for the other types."""
+    if descriptor_type == DESCRIPTOR_TYPE_SAMPLER:
+        sampler = data.pSampler
+        return () if sampler == vkffi.NULL else ((SAMPLER, address(sampler[0])),)
+    member = _IMAGE_MEMBERS.get(descriptor_type)
+    if member is None:
+        return ()
+    info = getattr(data, member)
+    if info == vkffi.NULL:
+        return ()
+    named: Named = ((IMAGE_VIEW, address(info.imageView)),)
+    if descriptor_type == DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER:
+        named += ((SAMPLER, address(info.sampler)),)
+    return named
 
 
 # -- binding ----------------------------------------------------------------------------------

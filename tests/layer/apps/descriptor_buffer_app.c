@@ -6,7 +6,9 @@
  * Set 0, made with VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT, has binding 0, an
  * array of 4 storage buffers, each 64 bytes of one data buffer (descriptor k's bytes hold
  * 100 * k + w in word w), binding 1, a storage buffer of 16 words for results, and binding
- * 2, an array of 4 uniform texel buffers (R32_UINT) over the same bytes as binding 0. Their
+ * 2, an array of 4 uniform texel buffers (R32_UINT) over the same bytes as binding 0, and
+ * binding 3, an array of 4 storage images, each a 2D view of one 1x1 R32_UINT image that
+ * holds 1234. Their
  * descriptors are written with vkGetDescriptorEXT into a host-visible descriptor buffer, bound
  * with vkCmdBindDescriptorBuffersEXT and vkCmdSetDescriptorBufferOffsetsEXT; the pipeline is
  * made with VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT. The push constants are the ints
@@ -14,7 +16,7 @@
  * MODE:
  *   written     every descriptor written with its 64 bytes;
  *   short       descriptor 2 (of bindings 0 and 2) written with a range of 32 bytes only;
- *   unwritten   descriptor 3 (of bindings 0 and 2) never written (its bytes stay zero).
+ *   unwritten   descriptor 3 (of bindings 0, 2 and 3) never written (its bytes stay zero).
  * OPTIONS, comma-separated: "offset" puts the set after an unused stretch of the descriptor
  * buffer (set offset not 0); "unmap" unmaps the descriptor buffer's memory before submitting;
  * "late" writes descriptors 3 of "unwritten" after recording, before submitting (the bytes at
@@ -149,6 +151,8 @@ int main(int argc, char **argv) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &descriptor_buffer};
     vulkan12.bufferDeviceAddress = VK_TRUE;
     vulkan12.shaderUniformTexelBufferArrayDynamicIndexing = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vulkan12};
+    features.features.shaderStorageImageArrayDynamicIndexing = VK_TRUE;
     const char *device_extensions[4] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
                                         VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME};
     uint32_t extension_count = 2;
@@ -159,7 +163,7 @@ int main(int argc, char **argv) {
     if (pushing) device_extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     VkQueue queue;
     VkDevice device =
-        create_device(physical, &vulkan12, extension_count, device_extensions, &queue);
+        create_device(physical, &features, extension_count, device_extensions, &queue);
     PFN_vkGetDescriptorSetLayoutSizeEXT layout_size =
         device_function(device, "vkGetDescriptorSetLayoutSizeEXT");
     PFN_vkGetDescriptorSetLayoutBindingOffsetEXT binding_offset =
@@ -170,17 +174,19 @@ int main(int argc, char **argv) {
     PFN_vkCmdSetDescriptorBufferOffsetsEXT set_offsets =
         device_function(device, "vkCmdSetDescriptorBufferOffsetsEXT");
 
-    VkDescriptorSetLayoutBinding bindings[3] = {
+    VkDescriptorSetLayoutBinding bindings[4] = {
         {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
          NULL},
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
         {2, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DATA_DESCRIPTORS,
          VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+        {3, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
+         NULL},
     };
     VkDescriptorSetLayoutCreateInfo set_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
-    set_info.bindingCount = 3;
+    set_info.bindingCount = 4;
     set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layouts[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
     CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layouts[0]));
@@ -200,11 +206,12 @@ int main(int argc, char **argv) {
     VkPipelineLayout layout;
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
 
-    VkDeviceSize set_size, data_offset, result_offset, texel_offset;
+    VkDeviceSize set_size, data_offset, result_offset, texel_offset, image_offset;
     layout_size(device, set_layout, &set_size);
     binding_offset(device, set_layout, 0, &data_offset);
     binding_offset(device, set_layout, 1, &result_offset);
     binding_offset(device, set_layout, 2, &texel_offset);
+    binding_offset(device, set_layout, 3, &image_offset);
     VkDeviceSize alignment = buffer_properties.descriptorBufferOffsetAlignment;
     VkDeviceSize set_offset =
         has_option(options, "offset") ? (set_size + alignment - 1) / alignment * alignment : 0;
@@ -251,6 +258,43 @@ int main(int argc, char **argv) {
         get_descriptor(device, &get_info, is_texel ? texel_size : descriptor_size,
                        descriptor_bytes + at);
     }
+    VkImage image;
+    VkDeviceMemory image_memory;
+    VkImageView image_view;
+    VkImageCreateInfo image_info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    image_info.imageType = VK_IMAGE_TYPE_2D;
+    image_info.format = VK_FORMAT_R32_UINT;
+    image_info.extent = (VkExtent3D){1, 1, 1};
+    image_info.mipLevels = 1;
+    image_info.arrayLayers = 1;
+    image_info.samples = VK_SAMPLE_COUNT_1_BIT;
+    image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    image_info.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    CHECK(vkCreateImage(device, &image_info, NULL, &image));
+    VkMemoryRequirements image_requirements;
+    vkGetImageMemoryRequirements(device, image, &image_requirements);
+    VkMemoryAllocateInfo image_allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    image_allocate.allocationSize = image_requirements.size;
+    image_allocate.memoryTypeIndex =
+        memory_type(&memory_properties, image_requirements.memoryTypeBits, 0);
+    CHECK(vkAllocateMemory(device, &image_allocate, NULL, &image_memory));
+    CHECK(vkBindImageMemory(device, image, image_memory, 0));
+    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view_info.image = image;
+    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view_info.format = VK_FORMAT_R32_UINT;
+    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    CHECK(vkCreateImageView(device, &view_info, NULL, &image_view));
+    VkDescriptorImageInfo described_image = {VK_NULL_HANDLE, image_view, VK_IMAGE_LAYOUT_GENERAL};
+    VkDescriptorGetInfoEXT image_get = {VK_STRUCTURE_TYPE_DESCRIPTOR_GET_INFO_EXT};
+    image_get.type = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    image_get.data.pStorageImage = &described_image;
+    size_t image_size = buffer_properties.storageImageDescriptorSize;
+    for (uint32_t k = 0; k < DATA_DESCRIPTORS; ++k) {
+        if (k == 3 && !strcmp(mode, "unwritten")) continue;
+        get_descriptor(device, &image_get, image_size,
+                       descriptor_bytes + set_offset + image_offset + k * image_size);
+    }
     /* Descriptors 3 as "late" writes them, after recording. */
     VkDescriptorAddressInfoEXT late = {VK_STRUCTURE_TYPE_DESCRIPTOR_ADDRESS_INFO_EXT};
     late.address = data_address + 3 * DATA_BYTES;
@@ -286,6 +330,24 @@ int main(int argc, char **argv) {
 
     VkCommandPool command_pool = create_command_pool(device);
     VkCommandBuffer command_buffer = begin_command_buffer(device, command_pool, 0);
+    VkImageMemoryBarrier to_general = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    to_general.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_general.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    to_general.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+    to_general.srcQueueFamilyIndex = to_general.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    to_general.image = image;
+    to_general.subresourceRange = view_info.subresourceRange;
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &to_general);
+    VkClearColorValue clear = {.uint32 = {1234, 0, 0, 0}};
+    vkCmdClearColorImage(command_buffer, image, VK_IMAGE_LAYOUT_GENERAL, &clear, 1,
+                         &view_info.subresourceRange);
+    VkImageMemoryBarrier cleared = to_general;
+    cleared.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    cleared.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    cleared.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, 0, NULL, 1, &cleared);
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     VkDescriptorBufferBindingInfoEXT binding_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_BUFFER_BINDING_INFO_EXT};
@@ -342,6 +404,9 @@ int main(int argc, char **argv) {
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layouts[0], NULL);
     vkDestroyDescriptorSetLayout(device, set_layouts[1], NULL);
+    vkDestroyImageView(device, image_view, NULL);
+    vkDestroyImage(device, image, NULL);
+    vkFreeMemory(device, image_memory, NULL);
     vkDestroyBuffer(device, descriptors, NULL);
     vkDestroyBuffer(device, data, NULL);
     vkDestroyBuffer(device, results, NULL);
