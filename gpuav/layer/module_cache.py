@@ -269,6 +269,7 @@ def default_folder(environ: Mapping[str, str]) -> Path:
     return Path(base) / "gpuav" / "modules"
 
 
+@cache
 def cache_for(settings: Settings) -> ModuleCache | None:
     """The cache the settings ask for (one per folder in a process), or None when off."""
     if not settings.shader_cache:

@@ -84,7 +84,8 @@ def test_a_kept_result_gives_each_shader_id_the_words_of_a_fresh_instrumentation
     first = shader_modules.instrument_words(cached, words, 5)  # made and kept
     again = shader_modules.instrument_words(cached, words, 9)  # from memory, another id
     from_disk = _device(Settings(enabled=True, shader_cache_path=str(tmp_path)))
-    module_cache._cache_in.cache_clear()  # as a new process would: nothing in memory
+    module_cache.cache_for.cache_clear()  # as a new process would: nothing in memory
+    module_cache._cache_in.cache_clear()
     third = shader_modules.instrument_words(from_disk, words, 9)
     off = _device(Settings(enabled=True, shader_cache=False))
     assert first == _fresh(words, 5) == shader_modules.instrument_words(off, words, 5)
