@@ -76,7 +76,7 @@ class DescriptorAccess:
     instruction_index: int | None  # origin of the image instruction / memory access
     links: tuple[Instruction, ...]  # naming instructions, operands before users
     lookups: tuple[Lookup, ...]
-    kind: str  # "image" or "buffer"
+    kind: str  # "image", "acceleration structure" or "buffer"
 
     @property
     def statically_out_of_bounds(self) -> bool:

@@ -47,6 +47,25 @@ SEED_IMAGE_INSTRUCTIONS = frozenset(
 # descriptor just the same; they are recognised by name so that new ones are covered too.
 IMAGE_NAME_PREFIXES = ("OpImage", "OpFragment")
 
+# Instructions that take an acceleration structure (a ray trace, a ray query's start, a hit
+# object's trace or recorded hit): skipped as a whole when the descriptor may not be used.
+STRUCTURE_CONSUMERS = frozenset(
+    {
+        Op.TraceRayKHR,
+        Op.TraceNV,
+        Op.TraceRayMotionNV,
+        Op.RayQueryInitializeKHR,
+        Op.HitObjectTraceRayNV,
+        Op.HitObjectTraceRayMotionNV,
+        Op.HitObjectRecordHitNV,
+        Op.HitObjectRecordHitMotionNV,
+        Op.HitObjectRecordHitWithIndexNV,
+        Op.HitObjectRecordHitWithIndexMotionNV,
+        Op.HitObjectTraceRayEXT,
+        Op.HitObjectTraceRayMotionEXT,
+    }
+)
+
 # Result types a guarded call may have: void, or a type with an OpConstantNull.
 NULLABLE_RESULTS = frozenset(
     {

@@ -1,10 +1,11 @@
 """The find phase of the descriptor-bounds pass: which accesses need a check, and why.
 
-Walks forward from every descriptor variable (arrays of images, samplers, texel buffers and
-uniform/storage blocks) through the instructions that only *name* a descriptor (access
-chains, OpLoad of an image, OpSampledImage, OpImage, OpCopyObject, OpImageTexelPointer) to
-the instruction that *uses* it (an image instruction, a load, store, atomic, copy or
-OpArrayLength). Each such use becomes a ``DescriptorAccess``: the consumer, the naming
+Walks forward from every descriptor variable (arrays of images, samplers, texel buffers,
+acceleration structures and uniform/storage blocks) through the instructions that only *name*
+a descriptor (access chains, OpLoad of an image, OpSampledImage, OpImage, OpCopyObject,
+OpImageTexelPointer) to the instruction that *uses* it (an image instruction, a load, store,
+atomic, copy or OpArrayLength; a ray trace or a ray query's start for an acceleration
+structure). Each such use becomes a ``DescriptorAccess``: the consumer, the naming
 instructions (``links``) the rewrite clones into the guarded branch, and the descriptor
 lookups whose index it checks. Nothing here changes the module.
 
@@ -33,6 +34,7 @@ from gpuav.instrument.consumers import (
     NULLABLE_RESULTS,
     POINTER_OPERANDS,
     SEED_IMAGE_INSTRUCTIONS,
+    STRUCTURE_CONSUMERS,
 )
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
@@ -103,6 +105,8 @@ class _Finder:
         inner_op = types.opcode(inner)
         if inner_op in _IMAGE_TYPES:
             kind = "image"
+        elif inner_op == Op.TypeAccelerationStructureKHR:
+            kind = "acceleration structure"  # named and loaded as an image is
         elif inner_op == Op.TypeStruct and (
             self.decorations.is_block(inner) or self.decorations.is_buffer_block(inner)
         ):
@@ -123,7 +127,7 @@ class _Finder:
             if kind == "buffer":  # only an OpPtrAccessChain can move a single block's index
                 self._walk_pointer(var_id, whole, {})
             elif include_runtime:  # with descriptor state: was it written?
-                self._walk_image_pointer(variable, whole, {})
+                self._walk_image_pointer(variable, whole, {}, kind)
             return
         lengths = tuple(
             None if types.is_runtime_array(array) else types.definition(array).operands[2]
@@ -133,8 +137,8 @@ class _Finder:
             if any(length is None for length in lengths) and not include_runtime:
                 self._unchecked(chain, "runtime-sized descriptor array (needs descriptor state)")
             lookup = self._lookup(var_id, indices, lengths)
-            if kind == "image":
-                self._walk_image_pointer(chain, lookup, links)
+            if kind != "buffer":
+                self._walk_image_pointer(chain, lookup, links, kind)
             else:
                 self._walk_pointer(chain.operands[1], lookup, links)
 
@@ -244,14 +248,15 @@ class _Finder:
         )
 
     def _walk_image_pointer(
-        self, chain: Instruction, lookup: Lookup, links: dict[int, Instruction]
+        self, chain: Instruction, lookup: Lookup, links: dict[int, Instruction], kind: str = "image"
     ) -> None:
         pointer = chain.operands[1]
         for user in self.def_use.uses(pointer):
             if user.opcode in _MERGES:
-                self._merge(user, pointer, lookup, "image pointer")
+                self._merge(user, pointer, lookup, f"{kind} pointer")
             elif user.opcode == Op.Load and user.operands[2] == pointer:
-                self._walk_image_value(user.operands[1], lookup, {**links, user.operands[1]: user})
+                loaded = user.operands[1]
+                self._walk_image_value(loaded, lookup, {**links, loaded: user}, kind)
             elif user.opcode == Op.ImageTexelPointer and user.operands[2] == pointer:
                 texel = user.operands[1]
                 texel_links = {**links, texel: user}
@@ -261,24 +266,29 @@ class _Finder:
                     else:
                         self._unchecked(atomic, f"texel pointer used by {atomic.name}")
             elif user.opcode == Op.CopyObject:
-                self._walk_image_pointer(user, lookup, {**links, user.operands[1]: user})
-            elif not self._call(user, lookup, links, "image"):
-                self._unchecked(user, f"image descriptor pointer used by {user.name}")
+                self._walk_image_pointer(user, lookup, {**links, user.operands[1]: user}, kind)
+            elif not self._call(user, lookup, links, kind):
+                self._unchecked(user, f"{kind} descriptor pointer used by {user.name}")
 
-    def _walk_image_value(self, value: int, lookup: Lookup, links: dict[int, Instruction]) -> None:
+    def _walk_image_value(
+        self, value: int, lookup: Lookup, links: dict[int, Instruction], kind: str = "image"
+    ) -> None:
         for user in self.def_use.uses(value):
             opcode = user.opcode
             if opcode in _MERGES:
-                self._merge(user, value, lookup, "image")
+                self._merge(user, value, lookup, kind)
             elif opcode in (Op.SampledImage, Op.Image, Op.CopyObject):
-                self._walk_image_value(user.operands[1], lookup, {**links, user.operands[1]: user})
+                renamed = user.operands[1]
+                self._walk_image_value(renamed, lookup, {**links, renamed: user}, kind)
+            elif opcode in STRUCTURE_CONSUMERS:
+                self._add(user, user.origin, links, lookup, kind)
             elif opcode in SEED_IMAGE_INSTRUCTIONS or (
                 OPCODE_NAMES.get(opcode, "").startswith(IMAGE_NAME_PREFIXES)
                 and user.result_id != value
             ):
                 self._add(user, user.origin, links, lookup, "image")
-            elif not self._call(user, lookup, links, "image"):
-                self._unchecked(user, f"image descriptor used by {user.name}")
+            elif not self._call(user, lookup, links, kind):
+                self._unchecked(user, f"{kind} descriptor used by {user.name}")
 
     def _walk_pointer(
         self,
@@ -387,10 +397,10 @@ class _Finder:
                 resolved.add(result)
                 progress = True
                 lookup = MergedLookup(merge, tuple((value, incoming[value]) for value in values))
-                if what == "image":
-                    self._walk_image_value(result, lookup, {})
-                elif what == "image pointer":
-                    self._walk_image_pointer(merge, lookup, {})
+                if what in ("image", "acceleration structure"):
+                    self._walk_image_value(result, lookup, {}, what)
+                elif what in ("image pointer", "acceleration structure pointer"):
+                    self._walk_image_pointer(merge, lookup, {}, what.removesuffix(" pointer"))
                 else:
                     self._walk_pointer(result, lookup, {})
         for result, (merge, what, _) in self.merges.items():

@@ -33,7 +33,9 @@ _NAMING = frozenset(
         Op.Select,
     }
 )
-_OPAQUE_TYPES = frozenset({Op.TypeImage, Op.TypeSampledImage, Op.TypeSampler})
+_OPAQUE_TYPES = frozenset(
+    {Op.TypeImage, Op.TypeSampledImage, Op.TypeSampler, Op.TypeAccelerationStructureKHR}
+)
 
 
 class ShaderIndex(DefUse):
