@@ -42,6 +42,8 @@ from tests.layer.test_khronos_below import (  # noqa: F401
     newer_khronos,
     run_stacked,
 )
+from tests.layer.test_ray_tracing_mesh_khronos import MESH_SHADERS
+from tests.layer.test_ray_tracing_mesh_khronos import SCENARIOS as PIPELINE_SCENARIOS
 from tests.shaders.glsl import compile_glsl, spirv_val
 from tests.validate.asm import newer_spirv_val
 
@@ -160,12 +162,18 @@ SCENARIOS = {
 }
 
 
-@pytest.fixture(scope="module")
-def program(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+# mesh_app's scenarios, its task, mesh and fragment stages drawn as shader objects.
+MESH_SCENARIOS = [
+    name
+    for name, scenario in PIPELINE_SCENARIOS.items()
+    if scenario.app == "mesh" and "indirect" not in scenario.arguments
+]
+
+
+def _compiled(folder: Path, app: str, shaders: dict[str, str]) -> list[str]:
     """The app and its shaders' paths (compiled with -g, for the source lines)."""
-    folder = tmp_path_factory.mktemp("shader_objects")
-    found = [str(compile_c_program(folder / "shader_object_app", [APPS / "shader_object_app.c"]))]
-    for file_name, source in SHADERS.items():
+    found = [str(compile_c_program(folder / app, [APPS / f"{app}.c"]))]
+    for file_name, source in shaders.items():
         words = compile_glsl(
             source, file_name.rsplit(".", 1)[1], target_env="vulkan1.2", debug="g",
             source_name=file_name,
@@ -174,6 +182,16 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
         found.append(str(path))
     return found
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return _compiled(tmp_path_factory.mktemp("shader_objects"), "shader_object_app", SHADERS)
+
+
+@pytest.fixture(scope="module")
+def mesh_program(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return _compiled(tmp_path_factory.mktemp("mesh_objects"), "mesh_app", MESH_SHADERS)
 
 
 def _run(command: list[str], environment: dict[str, str], cwd: Path) -> dict[str, object]:
@@ -332,3 +350,40 @@ def test_ranges_without_room_for_the_address_keep_the_original_code(
         in (notice["text"])
     )
     assert ours["output"] == plain["output"]
+
+
+def _shader_object_id(message_id: str | None) -> str | None:
+    """The VUID of an overrun by a shader object where a pipeline's is storageBuffers-06936."""
+    return message_id and message_id.replace("storageBuffers-06936", "None-08613")
+
+
+@pytest.mark.parametrize("name", MESH_SCENARIOS)
+def test_task_and_mesh_shader_objects_report_as_their_pipeline_does(
+    name: str,
+    mesh_program: list[str],
+    layer_folder: Path,
+    newer_khronos: NewerKhronos,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """mesh_app's task, mesh and fragment stages bound as shader objects: each planted bug is
+    reported with the stage words and line it has with the pipeline, and the Khronos layer
+    1.4.309 finds with shader objects what it finds with the pipeline."""
+    scenario = PIPELINE_SCENARIOS[name]
+    argv = [*mesh_program, *scenario.arguments, "objects"]
+    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    theirs = _run(newer_khronos.command(argv), _khronos(newer_khronos), tmp_path)
+    khronos = _shader_object_id(scenario.khronos_id)
+    assert {m["id"] for m in _errors(theirs)} == ({khronos} if khronos else set())
+    errors = _errors(ours)
+    if scenario.gpuav_id is None:
+        assert errors == []
+        plain = _run(argv, app_environment(None), tmp_path)
+        by_pipeline = _run(argv[:-1], app_environment(None), tmp_path)
+        assert ours["result"] == plain["result"] == by_pipeline["result"] == theirs["result"]
+        return
+    (error,) = errors
+    assert error["id"] == _shader_object_id(scenario.gpuav_id)
+    for pattern in scenario.expected:
+        assert re.search(pattern, error["text"]), (pattern, error["text"])
+    assert re.search("Shader Object \\(0x[0-9a-f]+\\)\\.", error["text"])
+    assert "Pipeline" not in error["text"]

@@ -8,11 +8,13 @@
  * Set 0: binding 0 the shape (a storage buffer of exactly three vec2 corners), binding 1 the
  * palettes, a variable-count array of storage buffers (room for 8, PALETTES allocated, each of
  * PALETTE_WORDS words). The push constants are (uint PALETTE, int INDEX, int CORNER,
- * int LANE), for the shaders to misuse. MODE: "direct" (vkCmdDrawMeshTasksEXT, the default)
- * or "indirect" (vkCmdDrawMeshTasksIndirectEXT). Prints "message" lines (vk_app_common.h),
+ * int LANE), for the shaders to misuse. MODE: "direct" (vkCmdDrawMeshTasksEXT, the default),
+ * "indirect" (vkCmdDrawMeshTasksIndirectEXT) or "objects" (vkCmdDrawMeshTasksEXT with task,
+ * mesh and fragment shader objects of VK_EXT_shader_object bound instead of the pipeline). Prints "message" lines (vk_app_common.h),
  * then "result" and the image's WIDTH x HEIGHT RGBA8 words. */
 #include <string.h>
 
+#include "shader_object_ext.h"
 #include "vk_app_common.h"
 
 #define WIDTH 8
@@ -61,6 +63,11 @@ int main(int argc, char **argv) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT};
     mesh_features.taskShader = VK_TRUE;
     mesh_features.meshShader = VK_TRUE;
+    int objects = !strcmp(mode, "objects");
+    VkPhysicalDeviceShaderObjectFeaturesEXT object_features = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT};
+    object_features.shaderObject = VK_TRUE;
+    if (objects) mesh_features.pNext = &object_features;
     VkPhysicalDeviceVulkan13Features features13 = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, &mesh_features};
     features13.dynamicRendering = VK_TRUE;
@@ -72,9 +79,11 @@ int main(int argc, char **argv) {
     features12.descriptorBindingVariableDescriptorCount = VK_TRUE;
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                           &features12};
-    const char *device_extensions[] = {VK_EXT_MESH_SHADER_EXTENSION_NAME};
+    const char *device_extensions[] = {VK_EXT_MESH_SHADER_EXTENSION_NAME,
+                                       VK_EXT_SHADER_OBJECT_EXTENSION_NAME};
     VkQueue queue;
-    VkDevice device = create_device(physical, &features, 1, device_extensions, &queue);
+    VkDevice device =
+        create_device(physical, &features, objects ? 2 : 1, device_extensions, &queue);
     VkCommandPool pool = create_command_pool(device);
 
     /* The palettes, the shape, the indirect command and the image's copy. */
@@ -252,6 +261,37 @@ int main(int argc, char **argv) {
     pipeline_info.layout = layout;
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+    /* The same stages as shader objects, with the pipeline layout's set layout and range. */
+    VkShaderEXT shaders[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};
+    if (objects) {
+        PFN_vkCreateShadersEXT create_shaders =
+            (PFN_vkCreateShadersEXT)vkGetDeviceProcAddr(device, "vkCreateShadersEXT");
+        VkShaderStageFlags next_stages[3] = {VK_SHADER_STAGE_MESH_BIT_EXT,
+                                             VK_SHADER_STAGE_FRAGMENT_BIT, 0};
+        for (int k = 0; k < 3; ++k) {
+            FILE *file = fopen(argv[1 + k], "rb");
+            if (!file) exit(2);
+            fseek(file, 0, SEEK_END);
+            size_t size = (size_t)ftell(file);
+            fseek(file, 0, SEEK_SET);
+            void *code = malloc(size);
+            if (!code || fread(code, 1, size, file) != size) exit(2);
+            fclose(file);
+            VkShaderCreateInfoEXT info = {VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT};
+            info.stage = stage_bits[k];
+            info.nextStage = next_stages[k];
+            info.codeType = VK_SHADER_CODE_TYPE_SPIRV_EXT;
+            info.codeSize = size;
+            info.pCode = code;
+            info.pName = "main";
+            info.setLayoutCount = 1;
+            info.pSetLayouts = &set_layout;
+            info.pushConstantRangeCount = 1;
+            info.pPushConstantRanges = &push_range;
+            CHECK(create_shaders(device, 1, &info, NULL, &shaders[k]));
+            free(code);
+        }
+    }
 
     /* Draw, then copy the image out. */
     VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
@@ -277,7 +317,17 @@ int main(int argc, char **argv) {
     rendering.colorAttachmentCount = 1;
     rendering.pColorAttachments = &attachment;
     vkCmdBeginRendering(command_buffer, &rendering);
-    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
+    if (objects) {
+        PFN_vkCmdBindShadersEXT bind_shaders =
+            (PFN_vkCmdBindShadersEXT)vkGetDeviceProcAddr(device, "vkCmdBindShadersEXT");
+        VkShaderStageFlagBits bound_stages[4] = {stage_bits[0], stage_bits[1], stage_bits[2],
+                                                 VK_SHADER_STAGE_VERTEX_BIT};
+        VkShaderEXT bound[4] = {shaders[0], shaders[1], shaders[2], VK_NULL_HANDLE};
+        bind_shaders(command_buffer, 4, bound_stages, bound);
+        set_shader_object_draw_state(device, command_buffer, &viewport, &scissor);
+    } else {
+        vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
+    }
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &set,
                             0, NULL);
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof(push), &push);
@@ -330,6 +380,10 @@ int main(int argc, char **argv) {
     vkDestroyFence(device, fence, NULL);
     vkDestroyCommandPool(device, pool, NULL);
     vkDestroyPipeline(device, pipeline, NULL);
+    PFN_vkDestroyShaderEXT destroy_shader =
+        (PFN_vkDestroyShaderEXT)vkGetDeviceProcAddr(device, "vkDestroyShaderEXT");
+    for (int k = 0; k < 3; ++k)
+        if (shaders[k]) destroy_shader(device, shaders[k], NULL);
     for (int k = 0; k < 3; ++k) vkDestroyShaderModule(device, modules[k], NULL);
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);

@@ -25,51 +25,8 @@
  * with the image's WIDTH x HEIGHT RGBA8 words. */
 #include <string.h>
 
+#include "shader_object_ext.h"
 #include "vk_app_common.h"
-
-/* VK_EXT_shader_object is newer than Debian bookworm's headers (1.3.239): the declarations
- * used here, as in the Vulkan registry. */
-#ifndef VK_EXT_shader_object
-#define VK_EXT_shader_object 1
-VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkShaderEXT)
-#define VK_EXT_SHADER_OBJECT_EXTENSION_NAME "VK_EXT_shader_object"
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT ((VkStructureType)1000482000)
-#define VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT ((VkStructureType)1000482002)
-#define VK_SHADER_CREATE_LINK_STAGE_BIT_EXT 0x1
-#define VK_OBJECT_TYPE_SHADER_EXT ((VkObjectType)1000482000)
-typedef enum { VK_SHADER_CODE_TYPE_BINARY_EXT = 0, VK_SHADER_CODE_TYPE_SPIRV_EXT = 1 } VkShaderCodeTypeEXT;
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 shaderObject;
-} VkPhysicalDeviceShaderObjectFeaturesEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkFlags flags;
-    VkShaderStageFlagBits stage;
-    VkShaderStageFlags nextStage;
-    VkShaderCodeTypeEXT codeType;
-    size_t codeSize;
-    const void *pCode;
-    const char *pName;
-    uint32_t setLayoutCount;
-    const VkDescriptorSetLayout *pSetLayouts;
-    uint32_t pushConstantRangeCount;
-    const VkPushConstantRange *pPushConstantRanges;
-    const VkSpecializationInfo *pSpecializationInfo;
-} VkShaderCreateInfoEXT;
-typedef VkResult(VKAPI_PTR *PFN_vkCreateShadersEXT)(VkDevice, uint32_t,
-                                                   const VkShaderCreateInfoEXT *,
-                                                   const VkAllocationCallbacks *, VkShaderEXT *);
-typedef void(VKAPI_PTR *PFN_vkDestroyShaderEXT)(VkDevice, VkShaderEXT,
-                                                const VkAllocationCallbacks *);
-typedef void(VKAPI_PTR *PFN_vkCmdBindShadersEXT)(VkCommandBuffer, uint32_t,
-                                                 const VkShaderStageFlagBits *,
-                                                 const VkShaderEXT *);
-typedef VkResult(VKAPI_PTR *PFN_vkGetShaderBinaryDataEXT)(VkDevice, VkShaderEXT, size_t *,
-                                                          void *);
-#endif
 
 #define WIDTH 4
 #define HEIGHT 4
@@ -435,29 +392,10 @@ int main(int argc, char **argv) {
     bind_shaders(command_buffer, 2, graphics_stages, &shaders[1]);
     /* Every piece of state a pipeline would have held is dynamic with shader objects. */
     VkViewport viewport = {0.0f, 0.0f, WIDTH, HEIGHT, 0.0f, 1.0f};
-    vkCmdSetViewportWithCount(command_buffer, 1, &viewport);
-    vkCmdSetScissorWithCount(command_buffer, 1, &scissor);
-    vkCmdSetRasterizerDiscardEnable(command_buffer, VK_FALSE);
+    set_shader_object_draw_state(device, command_buffer, &viewport, &scissor);
     vkCmdSetPrimitiveTopology(command_buffer, VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST);
     vkCmdSetPrimitiveRestartEnable(command_buffer, VK_FALSE);
-    vkCmdSetCullMode(command_buffer, VK_CULL_MODE_NONE);
-    vkCmdSetFrontFace(command_buffer, VK_FRONT_FACE_COUNTER_CLOCKWISE);
-    vkCmdSetDepthTestEnable(command_buffer, VK_FALSE);
-    vkCmdSetDepthWriteEnable(command_buffer, VK_FALSE);
-    vkCmdSetDepthBiasEnable(command_buffer, VK_FALSE);
-    vkCmdSetStencilTestEnable(command_buffer, VK_FALSE);
     DEVICE_FUNCTION(device, vkCmdSetVertexInputEXT)(command_buffer, 0, NULL, 0, NULL);
-    DEVICE_FUNCTION(device, vkCmdSetPolygonModeEXT)(command_buffer, VK_POLYGON_MODE_FILL);
-    DEVICE_FUNCTION(device, vkCmdSetRasterizationSamplesEXT)(command_buffer,
-                                                             VK_SAMPLE_COUNT_1_BIT);
-    VkSampleMask sample_mask = ~0u;
-    DEVICE_FUNCTION(device, vkCmdSetSampleMaskEXT)(command_buffer, VK_SAMPLE_COUNT_1_BIT,
-                                                   &sample_mask);
-    DEVICE_FUNCTION(device, vkCmdSetAlphaToCoverageEnableEXT)(command_buffer, VK_FALSE);
-    VkBool32 blend = VK_FALSE;
-    DEVICE_FUNCTION(device, vkCmdSetColorBlendEnableEXT)(command_buffer, 0, 1, &blend);
-    VkColorComponentFlags write_mask = 0xF;
-    DEVICE_FUNCTION(device, vkCmdSetColorWriteMaskEXT)(command_buffer, 0, 1, &write_mask);
     vkCmdDraw(command_buffer, 3, 1, 0, 0);
     vkCmdEndRendering(command_buffer);
     VkImageMemoryBarrier to_copy = to_attachment;
