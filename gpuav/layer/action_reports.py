@@ -191,9 +191,10 @@ def _buffer_lookup(
 
 def _objects(context: ActionContext, shader_ids: set[int]) -> list[ObjectRef]:
     refs = [
-        ObjectRef(OBJECT_TYPE_COMMAND_BUFFER, context.command_buffer, context.command_buffer_name),
-        ObjectRef(OBJECT_TYPE_PIPELINE, context.pipeline, context.pipeline_name),
+        ObjectRef(OBJECT_TYPE_COMMAND_BUFFER, context.command_buffer, context.command_buffer_name)
     ]
+    if context.pipeline:  # none with shader objects
+        refs.append(ObjectRef(OBJECT_TYPE_PIPELINE, context.pipeline, context.pipeline_name))
     for shader in context.shaders:
         if shader.shader_id in shader_ids and shader.shader_object:
             refs.append(

@@ -24,6 +24,7 @@ handed out and keeps checking the shader objects made from them.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -31,8 +32,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from gpuav.report.json_report import report_schema
 from gpuav.spirv.reader import words_from_bytes
 from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
@@ -46,6 +49,7 @@ from tests.layer.test_ray_tracing_mesh_khronos import MESH_SHADERS
 from tests.layer.test_ray_tracing_mesh_khronos import SCENARIOS as PIPELINE_SCENARIOS
 from tests.shaders.glsl import compile_glsl, spirv_val
 from tests.validate.asm import newer_spirv_val
+from tests.workflow.programs import gpuav_run
 
 pytestmark = pytest.mark.vulkan
 
@@ -387,3 +391,18 @@ def test_task_and_mesh_shader_objects_report_as_their_pipeline_does(
         assert re.search(pattern, error["text"]), (pattern, error["text"])
     assert re.search("Shader Object \\(0x[0-9a-f]+\\)\\.", error["text"])
     assert "Pipeline" not in error["text"]
+
+
+def test_json_report_names_the_shader_object(program: list[str], tmp_path: Path) -> None:
+    """The shader object is among the message's objects, with its name; no pipeline is."""
+    report = tmp_path / "report.json"
+    gpuav_run(["--json", str(report)], [*program, "5", "0", "0", "0"], tmp_path)
+    content = json.loads(report.read_text())
+    jsonschema.validate(content, report_schema())
+    (error,) = [m for m in content["messages"] if m["severity"] == "error"]
+    assert [(ref["type"], ref["name"]) for ref in error["objects"]] == [
+        (6, None),  # VK_OBJECT_TYPE_COMMAND_BUFFER
+        (1000482000, "palette.comp"),  # VK_OBJECT_TYPE_SHADER_EXT
+    ]
+    assert (error["pipeline"], error["shader"]["module"]) == (None, None)
+    assert error["invocation"] == {"stage": "compute", "global_invocation_id": [2, 0, 0]}
