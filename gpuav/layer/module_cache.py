@@ -25,7 +25,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from array import array
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -199,6 +198,8 @@ class DiskCache:
         path = self.path_for(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile  # with shutil and the compressors: not at start-up
+
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
         except OSError:
             return

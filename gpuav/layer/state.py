@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuav.layer.calls import SHADER_STAGES_CORE
-from gpuav.layer.recording_site import RecordedAt
 from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # recording_site brings the report modules: not at instance creation
     from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
     from gpuav.layer.descriptor_buffers import DescriptorBufferBindings, DescriptorBufferTracker
     from gpuav.layer.descriptor_sets import DescriptorTracker
     from gpuav.layer.output_buffers import Block, Chunk, OutputBuffers
+    from gpuav.layer.recording_site import RecordedAt
 
 
 @dataclass
