@@ -20,7 +20,7 @@ laid out as ``/work/shared/tools/newer-khronos.sh`` lays out ``$NK_ROOT``; witho
 script is sourced (it downloads the layer once).
 
     python -m benchmarks.bench_frame_loop [--runs 5] [--frames 300] [--size 64x64]
-        [--khronos-root $NK_ROOT] [--no-khronos] [--json figures.json]
+        [--khronos-root $NK_ROOT] [--no-khronos] [--gpuav-tree LABEL=TREE] [--json figures.json]
 """
 
 from __future__ import annotations
@@ -74,6 +74,11 @@ def configurations(options: argparse.Namespace) -> dict[str, Configuration]:
         "no layer": Configuration({}),
         "gpuav": Configuration(gpuav_environment(str(layer_dir()))),
     }
+    for named in options.gpuav_tree or []:
+        label, tree = named.split("=", 1)
+        environment = gpuav_environment(str(layer_dir()))
+        environment["PYTHONPATH"] = str(Path(tree).resolve())
+        chosen[label] = Configuration(environment)
     if not options.no_khronos:
         root = Path(options.khronos_root) if options.khronos_root else newer_khronos_root()
         chosen[KHRONOS] = khronos_configuration(
@@ -121,7 +126,7 @@ def measure(argv: list[str], configs: dict[str, Configuration], runs: int) -> di
 def print_table(title: str, found: dict[str, Cell]) -> None:
     print(f"\n{title}; {found['no layer'].device}")
     print(
-        f"  {'configuration':24s} {'fps':>8s}  {'ratio':>6s}  {'paired [range]':18s}"
+        f"  {'configuration':34s} {'fps':>8s}  {'ratio':>6s}  {'paired [range]':18s}"
         f" {'host ms':>8s} {'wait ms':>8s}  errors  run fps"
     )
     plain = found["no layer"]
@@ -131,7 +136,7 @@ def print_table(title: str, found: dict[str, Cell]) -> None:
         paired = [ours / theirs for ours, theirs in zip(cell.fps, plain.fps, strict=True)]
         aborted = sum(1 for code in cell.exits if code != 0)
         print(
-            f"  {name:24s} {fps:8.1f}  {fps / plain_fps:5.2f}x"
+            f"  {name:34s} {fps:8.1f}  {fps / plain_fps:5.2f}x"
             f"  {statistics.median(paired):5.2f}x [{min(paired):.2f}..{max(paired):.2f}]"
             f" {statistics.median(cell.cpu_ms):8.3f} {statistics.median(cell.wait_ms):8.3f}"
             f"  {sum(cell.errors):6d}  {' '.join(f'{v:.1f}' for v in cell.fps)}"
@@ -153,6 +158,11 @@ def main() -> int:
         "--khronos-native", action="store_true", help="load the Khronos layer with this glibc"
     )
     parser.add_argument("--no-khronos", action="store_true")
+    parser.add_argument(
+        "--gpuav-tree",
+        action="append",
+        help="LABEL=TREE: also gpuav with its Python from another tree (a change to compare)",
+    )
     parser.add_argument("--json", help="write every run's figures to this file")
     options = parser.parse_args()
     configs = configurations(options)
