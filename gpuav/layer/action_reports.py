@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from gpuav.instrument.descriptor_state import MAX_TRACKED_SETS
 from gpuav.instrument.record import ACTION_CHECK_ERRORS, STORAGE_BIT, ErrorCode, ErrorRecord
 from gpuav.layer import debug_labels, recording_site
 from gpuav.layer.action_check_reports import compose_check_messages
@@ -61,7 +62,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         pipeline_name=device.name_of(pipeline.handle),
         shaders=shaders,
         binding_sizes=binding_sizes,
-        buffer_descriptor=_buffer_lookup(device, action.bound_sets),
+        buffer_descriptor=_buffer_lookup(device, action),
         robust_buffers=robust_buffers(device.robust_buffer_access, pipeline.buffer_robustness),
         recorded_at=None if spilled else recording_site.site_of(action.recorded_at),
         labels=() if spilled else debug_labels.labels_at(state, action.labels),
@@ -157,15 +158,21 @@ def _robustly_defined(record: ErrorRecord, context: ActionContext) -> bool:
 
 
 def _buffer_lookup(
-    device: DeviceState, bound_sets: Sequence[int]
+    device: DeviceState, action: Action
 ) -> Callable[[int, int, int], BufferDescriptor | None]:
-    """What the tracker knows (at read-back) of a buffer descriptor of the action's sets."""
+    """What the tracker knows (at read-back) of a buffer descriptor of the action's sets (in
+    a descriptor buffer: as its bytes were at the submit)."""
+    bound_sets = action.bound_sets
 
     def lookup(descriptor_set: int, binding: int, index: int) -> BufferDescriptor | None:
         tracker = device.descriptors
         if tracker is None:
             return None
         found = tracker.bound_buffer(bound_sets, descriptor_set, binding, index)
+        if found is None and device.descriptor_buffers is not None:
+            start = action.block.bound_sets_offset
+            regions = action.block.chunk.words[start : start + MAX_TRACKED_SETS]
+            found = device.descriptor_buffers.bound_buffer(regions, descriptor_set, binding, index)
         if found is None:
             return None
         descriptor_type, bound = found

@@ -35,8 +35,9 @@ from gpuav.instrument.descriptor_state import (
     range_word,
 )
 from gpuav.layer import notices
-from gpuav.layer.buffer_views import texel_bytes
-from gpuav.layer.descriptor_sets import DescriptorTracker, SetLayoutState
+from gpuav.layer.buffer_views import BoundTexels, texel_bytes
+from gpuav.layer.buffers import BoundBuffer
+from gpuav.layer.descriptor_sets import Bound, DescriptorTracker, SetLayoutState
 from gpuav.layer.state import CommandBufferState, DeviceState
 from gpuav.layer.state_buffer import Region
 
@@ -90,6 +91,15 @@ class SetLayoutBytes:
 
 
 @dataclass(frozen=True)
+class DescribedBuffer:
+    """What a buffer descriptor got with vkGetDescriptorEXT points at, for the messages."""
+
+    address: int
+    range: int
+    texel: int = 0  # bytes per texel of a texel buffer's format
+
+
+@dataclass(frozen=True)
 class Mapping:
     """A vkMapMemory the app made: ``size`` bytes of the memory from ``offset`` at ``pointer``."""
 
@@ -137,12 +147,14 @@ class DescriptorBufferTracker:
     layouts: dict[int, SetLayoutBytes] = field(default_factory=dict)
     # descriptor bytes -> the word they stand for; descriptor type -> its size in bytes
     described: dict[bytes, int] = field(default_factory=dict)
+    described_buffers: dict[bytes, DescribedBuffer] = field(default_factory=dict)
     descriptor_sizes: dict[int, int] = field(default_factory=dict)
     saturated: bool = False
     generation: int = 0  # grows whenever what some bytes stand for may have changed
     mappings: dict[int, Mapping] = field(default_factory=dict)  # memory -> app's mapping
     buffer_memory: dict[int, BufferMemory] = field(default_factory=dict)  # descriptor buffers
     places: dict[tuple[int, int], SetPlace] = field(default_factory=dict)
+    places_by_region: dict[int, SetPlace] = field(default_factory=dict)
 
     # -- set layouts ------------------------------------------------------------------------
 
@@ -153,7 +165,9 @@ class DescriptorBufferTracker:
         """Its places go with it (command buffers recorded with it may not be submitted)."""
         self.layouts.pop(handle, None)
         for key in [key for key in self.places if key[0] == handle]:
-            self.descriptors.state.release(self.places.pop(key).region)
+            place = self.places.pop(key)
+            self.places_by_region.pop(place.region.offset, None)
+            self.descriptors.state.release(place.region)
 
     def keeps_layout_unpatched(self, set_layouts: Sequence[int]) -> bool:
         """Whether a pipeline layout of these set layouts may serve descriptor-buffer
@@ -166,10 +180,18 @@ class DescriptorBufferTracker:
 
     # -- descriptors ------------------------------------------------------------------------
 
-    def got_descriptor(self, descriptor_type: int, contents: bytes, word: int) -> None:
+    def got_descriptor(
+        self,
+        descriptor_type: int,
+        contents: bytes,
+        word: int,
+        buffer: DescribedBuffer | None = None,
+    ) -> None:
         """vkGetDescriptorEXT returned ``contents`` for a descriptor the shaders see as
         ``word``. Bytes that stand for two words keep the one that reports less: the larger
         range (a driver may not encode a buffer's range), or no facts of an image."""
+        if buffer is not None and len(self.described_buffers) < MAX_DESCRIBED:
+            self.described_buffers[contents] = buffer
         known = self.described.get(contents)
         if known == word and self.descriptor_sizes.get(descriptor_type) == len(contents):
             return
@@ -248,7 +270,40 @@ class DescriptorBufferTracker:
         if region.offset == NO_STATE:
             return None
         found = self.places[key] = SetPlace(layout, layout_bytes, address, region)
+        self.places_by_region[region.offset] = found
         return found
+
+    def bound_buffer(
+        self, regions: Sequence[int], set_index: int, binding: int, element: int
+    ) -> tuple[int, Bound | None] | None:
+        """(descriptor type, the buffer it points at) of a buffer descriptor of an action's
+        descriptor-buffer set (``regions``: the action's bound-set words), as its bytes were at
+        the submit; None when that is not such a set or binding."""
+        place = self.places_by_region.get(regions[set_index]) if set_index < len(regions) else None
+        if place is None or binding not in place.layout.types:
+            return None
+        descriptor_type = place.layout.types[binding]
+        size = self.descriptor_sizes.get(descriptor_type)
+        offset = place.layout_bytes.offsets.get(binding)
+        if size is None or offset is None or place.contents is None:
+            return descriptor_type, None
+        start = offset + element * size
+        described = self.described_buffers.get(place.contents[start : start + size])
+        buffer = None if described is None else self._buffer_at(described.address)
+        if described is None or buffer is None:
+            return descriptor_type, None
+        handle, buffer_offset = buffer
+        bound = BoundBuffer(handle, buffer_offset, described.range)
+        if described.texel:
+            return descriptor_type, BoundTexels(0, bound, described.texel)
+        return descriptor_type, bound
+
+    def _buffer_at(self, address: int) -> tuple[int, int] | None:
+        """(buffer, offset in it) of the live buffer holding device ``address``."""
+        for handle, facts in self.descriptors.buffers.live.items():
+            if facts.address and facts.address <= address < facts.address + facts.size:
+                return handle, address - facts.address
+        return None
 
     def refresh(self, place: SetPlace) -> bool:
         """Rebuild the set's descriptor words from the bytes its memory holds now; False when
@@ -293,6 +348,13 @@ class DescriptorBufferTracker:
                 for start in range(offset, offset + count * size, size)
             ],
         )
+
+
+def described_buffer(
+    descriptor_type: int, address: int, buffer_range: int, texel_format: int
+) -> DescribedBuffer:
+    texel = texel_bytes(texel_format) if descriptor_type in TEXEL_TYPES else 0
+    return DescribedBuffer(address, buffer_range, texel or 0)
 
 
 def descriptor_word(descriptor_type: int, buffer_range: int | None, texel_format: int) -> int:

@@ -13,7 +13,7 @@ from gpuav.instrument.descriptor_state import (
     binding_table_word,
     range_word,
 )
-from gpuav.layer.buffers import BUFFER_USAGE_SHADER_DEVICE_ADDRESS
+from gpuav.layer.buffers import BUFFER_USAGE_SHADER_DEVICE_ADDRESS, BoundBuffer
 from gpuav.layer.calls import StateBufferHandles
 from gpuav.layer.descriptor_buffers import (
     DESCRIPTOR_BUFFER_USAGE,
@@ -21,6 +21,7 @@ from gpuav.layer.descriptor_buffers import (
     DESCRIPTOR_TYPE_STORAGE_IMAGE,
     DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
     MAX_DESCRIBED,
+    DescribedBuffer,
     DescriptorBufferTracker,
     Mapping,
     SetLayoutBytes,
@@ -160,3 +161,25 @@ def test_bytes_are_read_only_where_the_app_mapped_them() -> None:
     assert _words(buffers, ADDRESS, 0) == [ACCESSIBLE] * 3  # indices only
     buffers.free_memory(MEMORY)
     assert buffers.buffer_memory == {}
+
+
+def test_a_buffer_descriptor_names_the_buffer_at_its_address_as_at_the_submit() -> None:
+    memory = ctypes.create_string_buffer(16 + 8 * DESCRIPTOR_SIZE)
+    buffers = tracker(memory)
+    data, data_address = 70, 0x20_0000
+    buffers.descriptors.buffers.create(data, 256, BUFFER_USAGE_SHADER_DEVICE_ADDRESS)
+    buffers.descriptors.buffers.bind(data)
+    buffers.descriptors.buffers.note_address(data, data_address)
+    described = DescribedBuffer(data_address + 128, 32)
+    buffers.got_descriptor(
+        DESCRIPTOR_TYPE_STORAGE_BUFFER, _descriptor(1), range_word(32), described
+    )
+    _put(memory, 16 + DESCRIPTOR_SIZE, _descriptor(1))
+    place = buffers.place(LAYOUT, ADDRESS)
+    assert place is not None and buffers.refresh(place)
+    regions = [place.region.offset]
+    expected = BoundBuffer(data, 128, 32)
+    assert buffers.bound_buffer(regions, 0, 0, 1) == (DESCRIPTOR_TYPE_STORAGE_BUFFER, expected)
+    assert buffers.bound_buffer(regions, 0, 0, 0) == (DESCRIPTOR_TYPE_STORAGE_BUFFER, None)
+    assert buffers.bound_buffer(regions, 1, 0, 0) is None  # not a descriptor-buffer set
+    assert buffers.bound_buffer([0xFFFF_FFFF], 0, 0, 0) is None

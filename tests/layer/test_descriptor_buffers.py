@@ -107,6 +107,9 @@ NEVER_WRITTEN = (
     "It was never written (vkUpdateDescriptorSets, a copy, an update template, or "
     "vkGetDescriptorEXT into a descriptor buffer)"
 )
+# The buffer a short descriptor points at, found by its address (descriptor 2 of each array).
+BUFFER_NAMED = "Buffer 'particles' (0x"
+BUFFER_BOUND = "): written with offset 128, range 32, buffer size 256."
 # (program, mode, index, word) -> (message id, what its text says)
 PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
     ("read", "written", 4, 1): (
@@ -117,6 +120,7 @@ PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
         "VUID-vkCmdDispatch-storageBuffers-06936",
         "4 bytes at offset 40 of the buffer at descriptor (set 0, binding 0, index 2): bytes "
         "[40, 43] of which 4 lie past the end of the 32 bytes bound. At read.comp line 7.",
+        BUFFER_NAMED,
     ),
     ("read", "unwritten", 3, 1): (
         "VUID-vkCmdDispatch-None-08114",
@@ -131,6 +135,7 @@ PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
         "GPUAV-texel-buffer-out-of-bounds",
         "texel 10 of the view at descriptor (set 0, binding 2, index 2), which holds 8 texels "
         "(valid: 0 to 7). At texel.comp line 7.",
+        BUFFER_NAMED,
     ),
     ("texel", "unwritten", 3, 1): (
         "VUID-vkCmdDispatch-None-08114",
@@ -250,6 +255,8 @@ def test_planted_bug_is_reported_and_skipped(
     message_id, *says = PLANTED[(program, mode, index, word)]
     assert error["id"] == message_id
     assert all(part in error["text"] for part in says)
+    if BUFFER_NAMED in says:
+        assert BUFFER_BOUND in error["text"]
     assert DESCRIPTORS[program] in error["text"]
     assert "Dispatch Index 0 (vkCmdDispatch)" in error["text"]
     assert "Stage = Compute" in error["text"]

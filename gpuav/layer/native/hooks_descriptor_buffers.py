@@ -162,17 +162,21 @@ def get_descriptor(device: int, info: int, data_size: int, descriptor: int) -> N
     try:
         get_info = at(info, "VkDescriptorGetInfoEXT")
         descriptor_type = int(get_info.type)
-        buffer_range, texel_format = None, 0
+        buffer_range, texel_format, buffer = None, 0, None
         member = _ADDRESS_MEMBERS.get(descriptor_type)
         if member is not None:
             described = getattr(get_info.data, member)
             if described != vkffi.NULL and int(described.address):
                 buffer_range, texel_format = int(described.range), int(described.format)
+                buffer = descriptor_buffers.described_buffer(
+                    descriptor_type, int(described.address), buffer_range, texel_format
+                )
         word = descriptor_buffers.descriptor_word(descriptor_type, buffer_range, texel_format)
         named = _image_named(descriptor_type, get_info.data)
         if named:
             word = tracker.descriptors.images.word(named)
-        tracker.got_descriptor(descriptor_type, ctypes.string_at(descriptor, data_size), word)
+        contents = ctypes.string_at(descriptor, data_size)
+        tracker.got_descriptor(descriptor_type, contents, word, buffer)
     except BaseException as error:
         _report(record, "vkGetDescriptorEXT", error)
 

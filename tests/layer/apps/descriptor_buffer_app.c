@@ -4,10 +4,10 @@
  *   descriptor_buffer_app SHADER.spv MODE INDEX WORD [OPTIONS]
  *
  * Set 0, made with VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT, has binding 0, an
- * array of 4 storage buffers, each 64 bytes of one data buffer (descriptor k's bytes hold
- * 100 * k + w in word w), binding 1, a storage buffer of 16 words for results, and binding
- * 2, an array of 4 uniform texel buffers (R32_UINT) over the same bytes as binding 0, and
- * binding 3, an array of 4 storage images, each a 2D view of one 1x1 R32_UINT image that
+ * array of 4 storage buffers, each 64 bytes of one data buffer named "particles" (descriptor
+ * k's bytes hold 100 * k + w in word w), binding 1, a storage buffer of 16 words for results,
+ * binding 2, an array of 4 uniform texel buffers (R32_UINT) over the same bytes as binding 0,
+ * and binding 3, an array of 4 storage images, each a 2D view of one 1x1 R32_UINT image that
  * holds 1234. Their
  * descriptors are written with vkGetDescriptorEXT into a host-visible descriptor buffer, bound
  * with vkCmdBindDescriptorBuffersEXT and vkCmdSetDescriptorBufferOffsetsEXT; the pipeline is
@@ -230,6 +230,13 @@ int main(int argc, char **argv) {
         device, &memory_properties, 4 * RESULT_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
         &results, &result_memory, &result_address);
     push_values.results = result_address;
+    PFN_vkSetDebugUtilsObjectNameEXT set_name =
+        device_function(device, "vkSetDebugUtilsObjectNameEXT");
+    VkDebugUtilsObjectNameInfoEXT name = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+    name.objectType = VK_OBJECT_TYPE_BUFFER;
+    name.objectHandle = (uint64_t)data;
+    name.pObjectName = "particles";
+    CHECK(set_name(device, &name));
     for (uint32_t k = 0; k < DATA_DESCRIPTORS * DATA_BYTES / 4; ++k)
         data_words[k] = 100 * (k / (DATA_BYTES / 4)) + k % (DATA_BYTES / 4);
 
