@@ -69,6 +69,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         address_buffer=_address_lookup(device),
         retired_descriptor=_retired_lookup(device, action.bound_sets),
         image_descriptor=_image_lookup(device, action.bound_sets),
+        bind_point=pipeline.bind_point,
     )
 
 

@@ -131,12 +131,15 @@ def bind_spill_block(
         _bind_block(state, bind_point, pipeline, output.spill, None, command)
 
 
-def pre_call_record_action(state: CommandBufferState, bind_point: int, command: str) -> None:
+def pre_call_record_action(
+    state: CommandBufferState, bind_point: int, command: str, runs: PipelineState | None = None
+) -> None:
     """Give a draw or dispatch its output block and bind it at our set index. Actions are
-    numbered from 0 in their command buffer, as the Khronos layer numbers them."""
+    numbered from 0 in their command buffer, as the Khronos layer numbers them. ``runs``: what
+    the action runs when not the bound pipeline (an execution set's members, execution_sets)."""
     number = state.action_count
     state.action_count += 1
-    pipeline = state.bound.get(bind_point)
+    pipeline = state.bound.get(bind_point) if runs is None else runs
     if pipeline is None or not pipeline.instrumented:
         return
     if faults._POINTS:

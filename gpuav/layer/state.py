@@ -94,6 +94,15 @@ class ShaderObjectState:
 
 
 @dataclass(slots=True)
+class IndirectExecutionSet:
+    """A VkIndirectExecutionSetEXT: the pipelines (or shader objects) it holds by index, which
+    a vkCmdExecuteGeneratedCommandsEXT may switch to (``execution_sets``)."""
+
+    shader_objects: bool
+    members: dict[int, int]
+
+
+@dataclass(slots=True)
 class PipelineState:
     handle: int
     bind_point: int
@@ -195,6 +204,8 @@ class DeviceState:
     action_checks: ActionCheckDevice | None = None
     # VK_EXT_descriptor_buffer layouts, descriptors and memory (None until first used).
     descriptor_buffers: DescriptorBufferTracker | None = None
+    # VK_EXT_device_generated_commands' indirect execution sets by handle.
+    execution_sets: dict[int, IndirectExecutionSet] = field(default_factory=dict)
 
     @property
     def reporter(self) -> Reporter:

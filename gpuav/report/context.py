@@ -93,6 +93,9 @@ class ActionContext:
     # What an image or sampler descriptor (set, binding, index) of the action's bound sets
     # holds, described (messages about a descriptor not fitting its access quote it).
     image_descriptor: Callable[[int, int, int], str | None] = _not_described
+    # The pipeline bind point the action ran at (None: not known), for commands that draw or
+    # dispatch alike (vkCmdExecuteGeneratedCommandsEXT).
+    bind_point: int | None = None
 
     def robust(self, storage: bool) -> bool:
         return self.robust_buffers[0 if storage else 1]

@@ -246,17 +246,22 @@ def _shader_lines(shader: ShaderContext | None, record: ErrorRecord) -> str:
     return _object("Shader Module", shader.shader_module_name, shader.shader_module) + "."
 
 
-def action_kind(command: str) -> str:
-    """What the action is called before its number, as the Khronos layer calls it."""
-    if "Draw" in command:
+_GRAPHICS, _RAY_TRACING = 0, 1000165000  # VkPipelineBindPoint
+
+
+def action_kind(command: str, bind_point: int | None = None) -> str:
+    """What the action is called before its number, as the Khronos layer calls it; a command
+    that draws or dispatches alike is named by the bind point it ran at."""
+    if "Draw" in command or bind_point == _GRAPHICS:
         return "Draw"
-    return "Ray Trace" if "TraceRays" in command else "Dispatch"
+    return "Ray Trace" if "TraceRays" in command or bind_point == _RAY_TRACING else "Dispatch"
 
 
 def _action_text(context: ActionContext) -> str:
     if context.action_number is None:
         return f"Action: {context.command}."
-    return f"{action_kind(context.command)} Index {context.action_number} ({context.command})."
+    kind = action_kind(context.command, context.bind_point)
+    return f"{kind} Index {context.action_number} ({context.command})."
 
 
 def _add_after_descriptor(details: list[str], line: str | None) -> None:

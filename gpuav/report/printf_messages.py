@@ -153,7 +153,7 @@ def action_text(context: ActionContext) -> str:
     if context.action_number is None:
         action = f"Action {context.command}"
     else:
-        kind = action_kind(context.command)
+        kind = action_kind(context.command, context.bind_point)
         action = f"{kind} Index {context.action_number} ({context.command})"
     if not context.command_buffer:
         return action

@@ -32,6 +32,7 @@ hooks_debug = LazyHooks("gpuav.layer.native.hooks_debug")
 hooks_descriptor_buffers = LazyHooks("gpuav.layer.native.hooks_descriptor_buffers")
 hooks_descriptors = LazyHooks("gpuav.layer.native.hooks_descriptors")
 hooks_extension_draws = LazyHooks("gpuav.layer.native.hooks_extension_draws")
+hooks_generated_commands = LazyHooks("gpuav.layer.native.hooks_generated_commands")
 hooks_instance = LazyHooks("gpuav.layer.native.hooks_instance")
 hooks_labels = LazyHooks("gpuav.layer.native.hooks_labels")
 hooks_pipelines = LazyHooks("gpuav.layer.native.hooks_pipelines")
@@ -136,6 +137,14 @@ IMPLEMENTATIONS: dict[str, LazyHook] = {
     "vkGetSemaphoreCounterValue": hooks_queue.get_semaphore_counter_value_hook,
     "vkCmdExecuteGeneratedCommandsNV": hooks_commands.cmd_execute_generated_commands_nv,
     "vkCmdExecuteGeneratedCommandsEXT": hooks_commands.cmd_execute_generated_commands_ext,
+    "vkCreateIndirectExecutionSetEXT": hooks_generated_commands.create_indirect_execution_set,
+    "vkUpdateIndirectExecutionSetPipelineEXT": (
+        hooks_generated_commands.update_indirect_execution_set_pipeline
+    ),
+    "vkUpdateIndirectExecutionSetShaderEXT": (
+        hooks_generated_commands.update_indirect_execution_set_shader
+    ),
+    "vkDestroyIndirectExecutionSetEXT": hooks_generated_commands.destroy_indirect_execution_set,
     "vkCmdBeginDebugUtilsLabelEXT": hooks_labels.cmd_begin_debug_utils_label,
     "vkCmdEndDebugUtilsLabelEXT": hooks_labels.cmd_end_debug_utils_label,
     "vkQueueBeginDebugUtilsLabelEXT": hooks_labels.queue_begin_debug_utils_label,

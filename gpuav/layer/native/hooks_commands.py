@@ -8,6 +8,7 @@ from typing import Any
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import command_buffers as engine
+from gpuav.layer import execution_sets
 from gpuav.layer.calls import (
     COMMAND_BUFFER_LEVEL_PRIMARY,
     PIPELINE_BIND_POINT_COMPUTE,
@@ -259,8 +260,10 @@ def cmd_execute_generated_commands_nv(command_buffer: int, preprocessed: int, in
 
 
 # VkGeneratedCommandsInfoEXT is newer than the vulkan package: its shaderStages member follows
-# sType (4 bytes, padded to 8) and pNext.
+# sType (4 bytes, padded to 8) and pNext, and indirectExecutionSet follows it (padded to 8).
 _GENERATED_COMMANDS_INFO_EXT_STAGES_OFFSET = 16
+_GENERATED_COMMANDS_INFO_EXT_SET_OFFSET = 24
+_EXECUTE_EXT = "vkCmdExecuteGeneratedCommandsEXT"
 
 
 def cmd_execute_generated_commands_ext(command_buffer: int, preprocessed: int, info: int) -> None:
@@ -270,6 +273,18 @@ def cmd_execute_generated_commands_ext(command_buffer: int, preprocessed: int, i
         if stages & SHADER_STAGE_COMPUTE
         else PIPELINE_BIND_POINT_GRAPHICS
     )
-    table = _action(command_buffer, bind_point, "vkCmdExecuteGeneratedCommandsEXT")
+    execution_set = int(vkffi.cast("uint64_t *", info + _GENERATED_COMMANDS_INFO_EXT_SET_OFFSET)[0])
+    if not execution_set:
+        table = _action(command_buffer, bind_point, _EXECUTE_EXT)
+    else:
+        record, state = _lookup(command_buffer)
+        table = None if record is None else record.next
+        if record is not None and state is not None:
+            try:
+                execution_sets.pre_call_record_execute(
+                    state, bind_point, execution_set, _EXECUTE_EXT
+                )
+            except BaseException as error:
+                report_error(_EXECUTE_EXT, error, record.instance.state)
     if table is not None:
         table.vkCmdExecuteGeneratedCommandsEXT(command_buffer, preprocessed, info)

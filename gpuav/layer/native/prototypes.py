@@ -99,6 +99,10 @@ HOOKED: tuple[str, ...] = (
     "vkGetSemaphoreCounterValue",
     "vkCmdExecuteGeneratedCommandsNV",
     "vkCmdExecuteGeneratedCommandsEXT",
+    "vkCreateIndirectExecutionSetEXT",
+    "vkUpdateIndirectExecutionSetPipelineEXT",
+    "vkUpdateIndirectExecutionSetShaderEXT",
+    "vkDestroyIndirectExecutionSetEXT",
     "vkCmdBeginDebugUtilsLabelEXT",
     "vkCmdEndDebugUtilsLabelEXT",
     "vkQueueBeginDebugUtilsLabelEXT",
@@ -151,6 +155,19 @@ RESERVE_ONLY = frozenset({"vkGetPhysicalDeviceProperties", "vkGetPhysicalDeviceP
 # Commands newer than the ``vulkan`` package's declarations (widened as ``signature`` does).
 NEWER_SIGNATURES: dict[str, tuple[str, tuple[str, ...]]] = {
     "vkCmdExecuteGeneratedCommandsEXT": ("void", ("uintptr_t", "uint32_t", "uintptr_t")),
+    "vkCreateIndirectExecutionSetEXT": (
+        "int32_t",
+        ("uintptr_t", "uintptr_t", "uintptr_t", "uintptr_t"),
+    ),
+    "vkUpdateIndirectExecutionSetPipelineEXT": (
+        "void",
+        ("uintptr_t", "uintptr_t", "uint32_t", "uintptr_t"),
+    ),
+    "vkUpdateIndirectExecutionSetShaderEXT": (
+        "void",
+        ("uintptr_t", "uintptr_t", "uint32_t", "uintptr_t"),
+    ),
+    "vkDestroyIndirectExecutionSetEXT": ("void", ("uintptr_t", "uintptr_t", "uintptr_t")),
 }
 
 # Extension names that reach the same hook as a core command (same signature).

@@ -1,0 +1,543 @@
+/* A graphics app that draws through VK_EXT_device_generated_commands: inside one dynamic
+ * rendering of a 4 x 4 area with no attachments, an execute of two sequences, a vkCmdDraw of
+ * two instances, another execute. Each sequence draws one full-area triangle whose instance
+ * is the sequence's number (firstInstance); the fragment shader adds a palette word to its
+ * pixel of a storage buffer. It knows nothing of gpuav.
+ *
+ * usage: dgc_draw_app VERT FRAG OTHER_FRAG TOKEN SET PALETTE WORD
+ * TOKEN: the sequences' draw token: draw, draw_indexed, draw_count or draw_indexed_count
+ * (the count tokens each name one draw of a second buffer). SET: "none" (the bound pipeline
+ * runs every sequence) or "pipelines" (an execution set: sequence k runs pipeline k, created
+ * with VK_PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT; pipeline 0 draws with FRAG, pipeline 1,
+ * written by vkUpdateIndirectExecutionSetPipelineEXT, with OTHER_FRAG). Set 0: binding 0 two
+ * palettes (storage buffers of 4 words, k * 100 + word + 1), binding 1 the image (16 words).
+ * The push constants (uint palette, int word, uint action) are (0, 0, 0), (0, 0, 1) and
+ * (PALETTE, WORD, 2) for the three actions: the fragment shaders' chosen invocation (pixel 6
+ * of instance 1) takes its palette and word from them.
+ * Prints "message <severity>|<id>|<text>" per message (vk_app_common.h), "hash <fnv1a of the
+ * image>" and "result" with the image's words.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#include "vk_app_common.h"
+
+/* VK_EXT_device_generated_commands and VK_KHR_maintenance5 are newer than Debian bookworm's
+ * headers (1.3.239): the declarations used here, as in the Vulkan registry. */
+#ifndef VK_EXT_device_generated_commands
+#define VK_EXT_device_generated_commands 1
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectCommandsLayoutEXT)
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectExecutionSetEXT)
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT \
+    ((VkStructureType)1000572000)
+#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_EXT \
+    ((VkStructureType)1000572002)
+#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_CREATE_INFO_EXT ((VkStructureType)1000572003)
+#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_INFO_EXT ((VkStructureType)1000572004)
+#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_EXT ((VkStructureType)1000572006)
+#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT ((VkStructureType)1000572007)
+#define VK_STRUCTURE_TYPE_WRITE_INDIRECT_EXECUTION_SET_PIPELINE_EXT ((VkStructureType)1000572008)
+#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_PIPELINE_INFO_EXT ((VkStructureType)1000572010)
+#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_PIPELINE_INFO_EXT ((VkStructureType)1000572013)
+enum {
+    TOKEN_EXECUTION_SET = 0,
+    TOKEN_DRAW_INDEXED = 5,
+    TOKEN_DRAW = 6,
+    TOKEN_DRAW_INDEXED_COUNT = 7,
+    TOKEN_DRAW_COUNT = 8,
+};
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 deviceGeneratedCommands;
+    VkBool32 dynamicGeneratedPipelineLayout;
+} VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkIndirectExecutionSetEXT indirectExecutionSet;
+    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
+    uint32_t maxSequenceCount;
+    uint32_t maxDrawCount;
+} VkGeneratedCommandsMemoryRequirementsInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkShaderStageFlags shaderStages;
+    VkIndirectExecutionSetEXT indirectExecutionSet;
+    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
+    VkDeviceAddress indirectAddress;
+    VkDeviceSize indirectAddressSize;
+    VkDeviceAddress preprocessAddress;
+    VkDeviceSize preprocessSize;
+    uint32_t maxSequenceCount;
+    VkDeviceAddress sequenceCountAddress;
+    uint32_t maxDrawCount;
+} VkGeneratedCommandsInfoEXT;
+typedef struct {
+    int type;                /* VkIndirectExecutionSetInfoTypeEXT: 0, pipelines */
+    VkShaderStageFlags shaderStages;
+} VkIndirectCommandsExecutionSetTokenEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    int type;          /* VkIndirectCommandsTokenTypeEXT */
+    const void *data;  /* VkIndirectCommandsTokenDataEXT: a union of pointers */
+    uint32_t offset;
+} VkIndirectCommandsLayoutTokenEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkFlags flags;
+    VkShaderStageFlags shaderStages;
+    uint32_t indirectStride;
+    VkPipelineLayout pipelineLayout;
+    uint32_t tokenCount;
+    const VkIndirectCommandsLayoutTokenEXT *pTokens;
+} VkIndirectCommandsLayoutCreateInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkPipeline pipeline;
+} VkGeneratedCommandsPipelineInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    VkPipeline initialPipeline;
+    uint32_t maxPipelineCount;
+} VkIndirectExecutionSetPipelineInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    int type;           /* VkIndirectExecutionSetInfoTypeEXT */
+    const void *info;   /* VkIndirectExecutionSetInfoEXT: a union of pointers */
+} VkIndirectExecutionSetCreateInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint32_t index;
+    VkPipeline pipeline;
+} VkWriteIndirectExecutionSetPipelineEXT;
+typedef struct {
+    VkDeviceAddress bufferAddress;
+    uint32_t stride;
+    uint32_t commandCount;
+} VkDrawIndirectCountIndirectCommandEXT;
+typedef void(VKAPI_PTR *PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)(
+    VkDevice, const VkGeneratedCommandsMemoryRequirementsInfoEXT *, VkMemoryRequirements2 *);
+typedef void(VKAPI_PTR *PFN_vkCmdExecuteGeneratedCommandsEXT)(VkCommandBuffer, VkBool32,
+                                                             const VkGeneratedCommandsInfoEXT *);
+typedef VkResult(VKAPI_PTR *PFN_vkCreateIndirectCommandsLayoutEXT)(
+    VkDevice, const VkIndirectCommandsLayoutCreateInfoEXT *, const VkAllocationCallbacks *,
+    VkIndirectCommandsLayoutEXT *);
+typedef void(VKAPI_PTR *PFN_vkDestroyIndirectCommandsLayoutEXT)(VkDevice,
+                                                               VkIndirectCommandsLayoutEXT,
+                                                               const VkAllocationCallbacks *);
+typedef VkResult(VKAPI_PTR *PFN_vkCreateIndirectExecutionSetEXT)(
+    VkDevice, const VkIndirectExecutionSetCreateInfoEXT *, const VkAllocationCallbacks *,
+    VkIndirectExecutionSetEXT *);
+typedef void(VKAPI_PTR *PFN_vkUpdateIndirectExecutionSetPipelineEXT)(
+    VkDevice, VkIndirectExecutionSetEXT, uint32_t, const VkWriteIndirectExecutionSetPipelineEXT *);
+typedef void(VKAPI_PTR *PFN_vkDestroyIndirectExecutionSetEXT)(VkDevice,
+                                                             VkIndirectExecutionSetEXT,
+                                                             const VkAllocationCallbacks *);
+#endif
+
+#ifndef VK_KHR_maintenance5
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR ((VkStructureType)1000470000)
+#define VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470005)
+#define VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470006)
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 maintenance5;
+} VkPhysicalDeviceMaintenance5FeaturesKHR;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint64_t flags;
+} VkPipelineCreateFlags2CreateInfoKHR;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint64_t usage;
+} VkBufferUsageFlags2CreateInfoKHR;
+#endif
+#define BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT 0x80000000ULL
+#define PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT 0x4000000000ULL
+
+enum { SIDE = 4, PIXELS = SIDE * SIDE, PALETTES = 2, WORDS = 4, SEQUENCES = 2 };
+
+typedef struct {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void *mapped;
+    VkDeviceAddress address;
+} Buffer;
+
+static VkDevice device;
+static VkPhysicalDeviceMemoryProperties memory_properties;
+
+/* A host-visible buffer with a device address; `usage2` (when not 0) replaces `usage` through
+ * VkBufferUsageFlags2CreateInfoKHR; `required` (when not NULL) narrows the memory types. */
+static Buffer make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, uint64_t usage2,
+                          const VkMemoryRequirements *required) {
+    Buffer result = {0};
+    VkBufferUsageFlags2CreateInfoKHR flags2 = {
+        VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR};
+    flags2.usage = usage2 | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+    VkMemoryAllocateFlagsInfo address_flag = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    address_flag.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    create_host_buffer(device, &memory_properties, size,
+                       usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT, usage2 ? &flags2 : NULL,
+                       required ? required->memoryTypeBits : ~0u, &address_flag, &result.buffer,
+                       &result.memory);
+    CHECK(vkMapMemory(device, result.memory, 0, size, 0, &result.mapped));
+    memset(result.mapped, 0, size);
+    VkBufferDeviceAddressInfo address = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, NULL,
+                                         result.buffer};
+    result.address = vkGetBufferDeviceAddress(device, &address);
+    return result;
+}
+
+static void free_buffer(Buffer *buffer) {
+    vkDestroyBuffer(device, buffer->buffer, NULL);
+    vkFreeMemory(device, buffer->memory, NULL);
+}
+
+static PFN_vkVoidFunction load(const char *name) {
+    PFN_vkVoidFunction function = vkGetDeviceProcAddr(device, name);
+    if (!function) {
+        fprintf(stderr, "no %s\n", name);
+        exit(2);
+    }
+    return function;
+}
+
+static VkQueue create_generated_commands_device(VkPhysicalDevice physical) {
+    VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT generated = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT};
+    generated.deviceGeneratedCommands = VK_TRUE;
+    VkPhysicalDeviceMaintenance5FeaturesKHR maintenance = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR, &generated};
+    maintenance.maintenance5 = VK_TRUE;
+    VkPhysicalDeviceVulkan13Features v13 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                            &maintenance};
+    v13.dynamicRendering = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            &v13};
+    v12.bufferDeviceAddress = VK_TRUE;
+    v12.shaderStorageBufferArrayNonUniformIndexing = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
+    features.features.fragmentStoresAndAtomics = VK_TRUE;
+    features.features.drawIndirectFirstInstance = VK_TRUE;
+    const char *extensions[] = {"VK_EXT_device_generated_commands", "VK_KHR_maintenance5"};
+    VkQueue queue;
+    device = create_device(physical, &features, 2, extensions, &queue);
+    return queue;
+}
+
+static VkPipeline create_pipeline(VkPipelineLayout layout, VkShaderModule vertex,
+                                  VkShaderModule fragment, int bindable) {
+    VkPipelineShaderStageCreateInfo stages[2] = {
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_VERTEX_BIT,
+         vertex, "main", NULL},
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
+         VK_SHADER_STAGE_FRAGMENT_BIT, fragment, "main", NULL},
+    };
+    VkPipelineVertexInputStateCreateInfo vertex_input = {
+        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+    VkPipelineInputAssemblyStateCreateInfo assembly = {
+        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+    VkViewport viewport = {0.0f, 0.0f, SIDE, SIDE, 0.0f, 1.0f};
+    VkRect2D scissor = {{0, 0}, {SIDE, SIDE}};
+    VkPipelineViewportStateCreateInfo viewport_state = {
+        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+    viewport_state.viewportCount = 1;
+    viewport_state.pViewports = &viewport;
+    viewport_state.scissorCount = 1;
+    viewport_state.pScissors = &scissor;
+    VkPipelineRasterizationStateCreateInfo raster = {
+        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+    raster.cullMode = VK_CULL_MODE_NONE;
+    raster.lineWidth = 1.0f;
+    VkPipelineMultisampleStateCreateInfo multisample = {
+        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+    VkPipelineColorBlendStateCreateInfo blend = {
+        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+    VkPipelineCreateFlags2CreateInfoKHR flags2 = {
+        VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR};
+    flags2.flags = PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT;
+    VkPipelineRenderingCreateInfo rendering = {VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO,
+                                               bindable ? &flags2 : NULL};
+    VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
+                                         &rendering};
+    info.stageCount = 2;
+    info.pStages = stages;
+    info.pVertexInputState = &vertex_input;
+    info.pInputAssemblyState = &assembly;
+    info.pViewportState = &viewport_state;
+    info.pRasterizationState = &raster;
+    info.pMultisampleState = &multisample;
+    info.pColorBlendState = &blend;
+    info.layout = layout;
+    VkPipeline pipeline;
+    CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
+    return pipeline;
+}
+
+static int token_type(const char *name) {
+    if (!strcmp(name, "draw")) return TOKEN_DRAW;
+    if (!strcmp(name, "draw_indexed")) return TOKEN_DRAW_INDEXED;
+    if (!strcmp(name, "draw_count")) return TOKEN_DRAW_COUNT;
+    if (!strcmp(name, "draw_indexed_count")) return TOKEN_DRAW_INDEXED_COUNT;
+    fprintf(stderr, "unknown token %s\n", name);
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 8) {
+        fprintf(stderr, "usage: dgc_draw_app VERT FRAG OTHER_FRAG TOKEN SET PALETTE WORD\n");
+        return 2;
+    }
+    int token = token_type(argv[4]);
+    int with_set = !strcmp(argv[5], "pipelines");
+    if (!with_set && strcmp(argv[5], "none")) return 2;
+    int indexed = token == TOKEN_DRAW_INDEXED || token == TOKEN_DRAW_INDEXED_COUNT;
+    int counted = token == TOKEN_DRAW_COUNT || token == TOKEN_DRAW_INDEXED_COUNT;
+    uint32_t pushes[3][3] = {{0, 0, 0}, {0, 0, 1}, {0, 0, 2}};
+    pushes[2][0] = (uint32_t)strtoul(argv[6], NULL, 0);
+    pushes[2][1] = (uint32_t)strtol(argv[7], NULL, 0);
+
+    const char *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    VkInstance instance = create_instance("dgc_draw_app", VK_API_VERSION_1_3, NULL, 1, &extension);
+    VkDebugUtilsMessengerEXT messenger = create_messenger(
+        instance,
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+        print_message);
+    VkPhysicalDevice physical = first_physical_device(instance);
+    vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
+    VkQueue queue = create_generated_commands_device(physical);
+    PFN_vkGetGeneratedCommandsMemoryRequirementsEXT memory_requirements =
+        (PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)load(
+            "vkGetGeneratedCommandsMemoryRequirementsEXT");
+    PFN_vkCmdExecuteGeneratedCommandsEXT execute_generated =
+        (PFN_vkCmdExecuteGeneratedCommandsEXT)load("vkCmdExecuteGeneratedCommandsEXT");
+    PFN_vkCreateIndirectCommandsLayoutEXT create_commands_layout =
+        (PFN_vkCreateIndirectCommandsLayoutEXT)load("vkCreateIndirectCommandsLayoutEXT");
+    PFN_vkDestroyIndirectCommandsLayoutEXT destroy_commands_layout =
+        (PFN_vkDestroyIndirectCommandsLayoutEXT)load("vkDestroyIndirectCommandsLayoutEXT");
+    PFN_vkCreateIndirectExecutionSetEXT create_execution_set =
+        (PFN_vkCreateIndirectExecutionSetEXT)load("vkCreateIndirectExecutionSetEXT");
+    PFN_vkUpdateIndirectExecutionSetPipelineEXT update_execution_set =
+        (PFN_vkUpdateIndirectExecutionSetPipelineEXT)load(
+            "vkUpdateIndirectExecutionSetPipelineEXT");
+    PFN_vkDestroyIndirectExecutionSetEXT destroy_execution_set =
+        (PFN_vkDestroyIndirectExecutionSetEXT)load("vkDestroyIndirectExecutionSetEXT");
+
+    /* set 0: binding 0 the palettes, binding 1 the image */
+    Buffer palettes[PALETTES];
+    VkDescriptorBufferInfo palette_infos[PALETTES];
+    for (uint32_t k = 0; k < PALETTES; ++k) {
+        palettes[k] = make_buffer(4 * WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0, NULL);
+        for (uint32_t word = 0; word < WORDS; ++word)
+            ((uint32_t *)palettes[k].mapped)[word] = k * 100 + word + 1;
+        palette_infos[k] = (VkDescriptorBufferInfo){palettes[k].buffer, 0, VK_WHOLE_SIZE};
+    }
+    Buffer image = make_buffer(4 * PIXELS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0, NULL);
+    VkDescriptorBufferInfo image_info = {image.buffer, 0, VK_WHOLE_SIZE};
+    VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+    VkDescriptorSetLayoutBinding bindings[2] = {
+        {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTES, VK_SHADER_STAGE_FRAGMENT_BIT, NULL},
+        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_FRAGMENT_BIT, NULL},
+    };
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = 2;
+    set_info.pBindings = bindings;
+    VkDescriptorSetLayout set_layout;
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
+    VkPushConstantRange push_range = {stages, 0, sizeof pushes[0]};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push_range;
+    VkPipelineLayout layout;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTES + 1};
+    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &pool_size;
+    VkDescriptorPool descriptor_pool;
+    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
+    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    allocate.descriptorPool = descriptor_pool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &set_layout;
+    VkDescriptorSet set;
+    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkWriteDescriptorSet writes[2] = {
+        {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 0, 0, PALETTES,
+         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, palette_infos, NULL},
+        {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 1, 0, 1,
+         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &image_info, NULL},
+    };
+    vkUpdateDescriptorSets(device, 2, writes, 0, NULL);
+
+    VkShaderModule modules[3];
+    for (int k = 0; k < 3; ++k) modules[k] = load_shader_module(device, argv[1 + k]);
+    VkPipeline pipelines[2];
+    pipelines[0] = create_pipeline(layout, modules[0], modules[1], with_set);
+    pipelines[1] = with_set ? create_pipeline(layout, modules[0], modules[2], 1) : VK_NULL_HANDLE;
+
+    VkIndirectExecutionSetEXT execution_set = VK_NULL_HANDLE;
+    if (with_set) {
+        VkIndirectExecutionSetPipelineInfoEXT pipeline_info = {
+            VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_PIPELINE_INFO_EXT};
+        pipeline_info.initialPipeline = pipelines[0];
+        pipeline_info.maxPipelineCount = 2;
+        VkIndirectExecutionSetCreateInfoEXT set_create = {
+            VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_CREATE_INFO_EXT};
+        set_create.type = 0;
+        set_create.info = &pipeline_info;
+        CHECK(create_execution_set(device, &set_create, NULL, &execution_set));
+        VkWriteIndirectExecutionSetPipelineEXT write = {
+            VK_STRUCTURE_TYPE_WRITE_INDIRECT_EXECUTION_SET_PIPELINE_EXT};
+        write.index = 1;
+        write.pipeline = pipelines[1];
+        update_execution_set(device, execution_set, 1, &write);
+    }
+
+    /* indirect commands: [execution set index,] the draw token's data */
+    VkIndirectCommandsExecutionSetTokenEXT set_token_data = {0, stages};
+    VkIndirectCommandsLayoutTokenEXT tokens[2] = {
+        {VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT, NULL, TOKEN_EXECUTION_SET,
+         &set_token_data, 0},
+        {VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT, NULL, token, NULL, 0},
+    };
+    uint32_t draw_offset = with_set ? 8 : 0;
+    tokens[1].offset = draw_offset;
+    uint32_t draw_size = counted    ? sizeof(VkDrawIndirectCountIndirectCommandEXT)
+                         : indexed ? sizeof(VkDrawIndexedIndirectCommand)
+                                   : sizeof(VkDrawIndirectCommand);
+    uint32_t stride = (draw_offset + draw_size + 7) & ~7u;
+    VkIndirectCommandsLayoutCreateInfoEXT commands_info = {
+        VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_EXT};
+    commands_info.shaderStages = stages;
+    commands_info.indirectStride = stride;
+    commands_info.pipelineLayout = layout;
+    commands_info.tokenCount = with_set ? 2 : 1;
+    commands_info.pTokens = with_set ? tokens : tokens + 1;
+    VkIndirectCommandsLayoutEXT commands_layout;
+    CHECK(create_commands_layout(device, &commands_info, NULL, &commands_layout));
+
+    /* sequence k: pipeline k of the set; a triangle covering the area, instance k */
+    Buffer indirect = make_buffer(SEQUENCES * stride, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, 0, NULL);
+    Buffer draws = make_buffer(SEQUENCES * 32, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, 0, NULL);
+    for (uint32_t k = 0; k < SEQUENCES; ++k) {
+        uint8_t *sequence = (uint8_t *)indirect.mapped + k * stride;
+        if (with_set) *(uint32_t *)sequence = k;
+        uint8_t *draw = counted ? (uint8_t *)draws.mapped + k * 32 : sequence + draw_offset;
+        if (indexed)
+            *(VkDrawIndexedIndirectCommand *)draw = (VkDrawIndexedIndirectCommand){3, 1, 0, 0, k};
+        else
+            *(VkDrawIndirectCommand *)draw = (VkDrawIndirectCommand){3, 1, 0, k};
+        if (counted)
+            *(VkDrawIndirectCountIndirectCommandEXT *)(sequence + draw_offset) =
+                (VkDrawIndirectCountIndirectCommandEXT){draws.address + k * 32, 32, 1};
+    }
+    Buffer index_buffer = make_buffer(12, VK_BUFFER_USAGE_INDEX_BUFFER_BIT, 0, NULL);
+    uint32_t indices[3] = {0, 1, 2};
+    memcpy(index_buffer.mapped, indices, sizeof indices);
+
+    VkGeneratedCommandsPipelineInfoEXT pipeline_named = {
+        VK_STRUCTURE_TYPE_GENERATED_COMMANDS_PIPELINE_INFO_EXT, NULL, pipelines[0]};
+    VkGeneratedCommandsMemoryRequirementsInfoEXT requirements_info = {
+        VK_STRUCTURE_TYPE_GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_EXT,
+        with_set ? NULL : &pipeline_named};
+    requirements_info.indirectExecutionSet = execution_set;
+    requirements_info.indirectCommandsLayout = commands_layout;
+    requirements_info.maxSequenceCount = SEQUENCES;
+    requirements_info.maxDrawCount = counted ? 1 : 0;
+    VkMemoryRequirements2 requirements = {VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    memory_requirements(device, &requirements_info, &requirements);
+    VkDeviceSize preprocess_size = requirements.memoryRequirements.size;
+    Buffer preprocess = {0};
+    if (preprocess_size)
+        preprocess = make_buffer(preprocess_size, 0, BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT,
+                                 &requirements.memoryRequirements);
+    VkGeneratedCommandsInfoEXT generated = {VK_STRUCTURE_TYPE_GENERATED_COMMANDS_INFO_EXT,
+                                            with_set ? NULL : &pipeline_named};
+    generated.shaderStages = stages;
+    generated.indirectExecutionSet = execution_set;
+    generated.indirectCommandsLayout = commands_layout;
+    generated.indirectAddress = indirect.address;
+    generated.indirectAddressSize = SEQUENCES * stride;
+    generated.preprocessAddress = preprocess.address;
+    generated.preprocessSize = preprocess_size;
+    generated.maxSequenceCount = SEQUENCES;
+    generated.maxDrawCount = counted ? 1 : 0;
+
+    VkCommandPool command_pool = create_command_pool(device);
+    VkCommandBuffer command_buffer =
+        begin_command_buffer(device, command_pool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    VkRenderingInfo rendering = {VK_STRUCTURE_TYPE_RENDERING_INFO};
+    rendering.renderArea = (VkRect2D){{0, 0}, {SIDE, SIDE}};
+    rendering.layerCount = 1;
+    vkCmdBeginRendering(command_buffer, &rendering);
+    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines[0]);
+    vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &set, 0,
+                            NULL);
+    if (indexed) vkCmdBindIndexBuffer(command_buffer, index_buffer.buffer, 0, VK_INDEX_TYPE_UINT32);
+    vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[0], pushes[0]);
+    execute_generated(command_buffer, VK_FALSE, &generated);
+    /* an execution set leaves the pipeline binding undefined: bind the initial one again */
+    if (with_set) vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines[0]);
+    vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[1], pushes[1]);
+    vkCmdDraw(command_buffer, 3, 2, 0, 0);
+    vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[2], pushes[2]);
+    execute_generated(command_buffer, VK_FALSE, &generated);
+    vkCmdEndRendering(command_buffer);
+    CHECK(vkEndCommandBuffer(command_buffer));
+
+    VkFence fence = submit_and_wait(device, queue, command_buffer);
+    /* The Khronos layer reads its GPU-AV results back when a wait shows the work done; its
+     * own timeline may trail the app's fence, so give it an idle wait as well. */
+    CHECK(vkQueueWaitIdle(queue));
+    printf("hash %08x\n", fnv1a(image.mapped, 4 * PIXELS));
+    printf("result");
+    for (int k = 0; k < PIXELS; ++k) printf(" %u", ((uint32_t *)image.mapped)[k]);
+    printf("\n");
+    fflush(stdout);
+
+    vkDestroyFence(device, fence, NULL);
+    vkDestroyCommandPool(device, command_pool, NULL);
+    if (preprocess_size) free_buffer(&preprocess);
+    free_buffer(&index_buffer);
+    free_buffer(&draws);
+    free_buffer(&indirect);
+    destroy_commands_layout(device, commands_layout, NULL);
+    if (execution_set) destroy_execution_set(device, execution_set, NULL);
+    for (int k = 0; k < 2; ++k)
+        if (pipelines[k]) vkDestroyPipeline(device, pipelines[k], NULL);
+    for (int k = 0; k < 3; ++k) vkDestroyShaderModule(device, modules[k], NULL);
+    vkDestroyDescriptorPool(device, descriptor_pool, NULL);
+    vkDestroyPipelineLayout(device, layout, NULL);
+    vkDestroyDescriptorSetLayout(device, set_layout, NULL);
+    free_buffer(&image);
+    for (uint32_t k = 0; k < PALETTES; ++k) free_buffer(&palettes[k]);
+    vkDestroyDevice(device, NULL);
+    destroy_messenger(instance, messenger);
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}
