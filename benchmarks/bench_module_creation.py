@@ -13,8 +13,10 @@ process creates everything twice:
 - warm memory: the first process's second pass (the same modules again);
 - warm disk: the second process's first pass (a second run of the same program).
 
-Figures are each module's median over ``--runs`` (fresh caches each), then the median and mean
-over modules, in microseconds. Not a test: timings depend on the machine.
+A fourth configuration runs the words gpuav's pass makes of each module (and gpuav's set in
+the layout) with no layer: the driver's own cost of compiling instrumented code, apart from
+the layer's work. Figures are each module's median over ``--runs`` (fresh caches each), then
+the median and mean over modules, in microseconds. Not a test: timings depend on the machine.
 
     python -m benchmarks.bench_module_creation [--runs 3] [--no-khronos]
 """
@@ -27,6 +29,7 @@ import os
 import statistics
 import subprocess
 import tempfile
+from array import array
 from collections import defaultdict
 from pathlib import Path
 
@@ -45,6 +48,8 @@ EXTRA_COMPUTE = [
 ]
 EXTRA_COMPUTE = [path for path in EXTRA_COMPUTE if "models" not in path.name]  # need -DVARIANT
 _LAYER_VARIABLES = ("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH")
+DRIVER_ON_GPUAV_WORDS = "no layer, gpuav's words"
+GPUAV_SET = 7  # lavapipe's last descriptor set, where gpuav puts its own
 SCENARIOS = {"cold": (0, 0), "warm memory": (0, 1), "warm disk": (1, 0)}  # (process, pass)
 Figures = dict[tuple[str, str], list[tuple[float, float]]]  # (configuration, scenario)
 
@@ -114,14 +119,45 @@ def run_app(
     return timings
 
 
-def measure(app: Path, listing: Path, configurations: list[str], runs: int) -> Figures:
+def write_instrumented(listing: Path) -> Path:
+    """The list with each module as gpuav instruments it (the pass as the layer runs it, at
+    lavapipe's last set) and gpuav's bindings in its pipeline layout: what the driver alone
+    makes of gpuav's words."""
+    from gpuav.errors import GpuavError
+    from gpuav.instrument.api import instrument_shader
+    from gpuav.instrument.descriptor_state import BOUND_SETS_BINDING, OUTPUT_BINDING, STATE_BINDING
+
+    gpuav_bindings = [
+        f"{GPUAV_SET} {b} 7 1" for b in (OUTPUT_BINDING, BOUND_SETS_BINDING, STATE_BINDING)
+    ]
+    lines = []
+    for line in listing.read_text().splitlines():
+        path_text, pipeline, push_bytes, count, *bindings = line.split()
+        path = Path(path_text)
+        words = array("I", path.read_bytes()).tolist()
+        with contextlib.suppress(GpuavError):
+            words = instrument_shader(
+                words, shader_id=1, descriptor_set=GPUAV_SET, descriptor_state=True
+            )
+        instrumented = path.with_suffix(".gpuav.spv")
+        instrumented.write_bytes(array("I", words).tobytes())
+        if pipeline == "1":
+            count = str(int(count) + len(gpuav_bindings))
+            bindings += " ".join(gpuav_bindings).split()
+        lines.append(" ".join([str(instrumented), pipeline, push_bytes, count, *bindings]))
+    written = listing.with_name("modules.gpuav.txt")
+    written.write_text("\n".join(lines) + "\n")
+    return written
+
+
+def measure(app: Path, listings: dict[str, Path], configurations: list[str], runs: int) -> Figures:
     per_module: dict[tuple[str, str, int], list[tuple[float, float]]] = defaultdict(list)
     for _ in range(runs):
         for configuration in configurations:
+            listing = listings.get(configuration, listings["no layer"])
+            layers = "no layer" if configuration == DRIVER_ON_GPUAV_WORDS else configuration
             with tempfile.TemporaryDirectory(prefix="gpuav-bench-cache-") as cache:
-                argv, environment = command(
-                    configuration, [str(app), str(listing), "2"], Path(cache)
-                )
+                argv, environment = command(layers, [str(app), str(listing), "2"], Path(cache))
                 processes = [run_app(argv, environment) for _ in range(2)]
             for scenario, (process, pass_index) in SCENARIOS.items():
                 for (pass_, index), timing in processes[process].items():
@@ -144,13 +180,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-khronos", action="store_true")
     options = parser.parse_args()
-    configurations = ["no layer", "gpuav"] + ([] if options.no_khronos else ["Khronos 1.4.309"])
+    configurations = ["no layer", "gpuav", DRIVER_ON_GPUAV_WORDS]
+    configurations += [] if options.no_khronos else ["Khronos 1.4.309"]
     with tempfile.TemporaryDirectory(prefix="gpuav-bench-modules-") as folder_name:
         folder = Path(folder_name)
         app = compile_c_program(folder / "module_creation_app", [APP_SOURCE])
         listing = write_corpus(folder)
         drop_failing_pipelines(app, listing)
-        figures = measure(app, listing, configurations, options.runs)
+        listings = {"no layer": listing, DRIVER_ON_GPUAV_WORDS: write_instrumented(listing)}
+        figures = measure(app, listings, configurations, options.runs)
     modules = len(next(iter(figures.values())))
     pipelines = sum(1 for _, pipeline in next(iter(figures.values())) if pipeline >= 0)
     print(f"{modules} modules, {pipelines} with a compute pipeline; median of {options.runs} runs")

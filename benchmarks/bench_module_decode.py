@@ -53,7 +53,8 @@ def device_state() -> DeviceState:
     """An enabled device as device_setup leaves it, without a Vulkan device behind it (the
     creation path asks the driver nothing before the module is created)."""
     facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True)
-    instance = InstanceState(1, Settings(enabled=True), VULKAN_1_3, Silent())
+    settings = Settings(enabled=True, shader_cache=False)  # the work itself, not the cache
+    instance = InstanceState(1, settings, VULKAN_1_3, Silent())
     return DeviceState(DEVICE, instance, None, facts, enabled=True, set_index=7)  # type: ignore[arg-type]
 
 

@@ -9,15 +9,20 @@ module cache warm (a second run of the program) and with the cache off. gpuav's 
 compiled first (``compileall``), as an installed package's is. Figures are medians, in
 milliseconds. Not a test: timings depend on the machine.
 
-    python -m benchmarks.bench_startup [--runs 15] [--no-khronos]
+    python -m benchmarks.bench_startup [--runs 15] [--no-khronos] [--compare-tree PATH]
+
+``--compare-tree`` adds gpuav as another checkout has it (its own layer build and Python),
+in the same interleaved runs: before and after a change, side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import os
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -30,6 +35,16 @@ from tests.shaders.glsl import compile_glsl
 
 SHADER = REPOSITORY / "tests" / "layer" / "shaders" / "region.comp"
 COLUMNS = ("vkCreateInstance", "vkCreateDevice", "first vkCreateShaderModule")
+
+
+def layer_folder(tree: Path) -> str:
+    """The layer build of another checkout (built there on first use)."""
+    script = "from gpuav.layer.native.build import layer_dir; print(layer_dir())"
+    done = subprocess.run(
+        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
 
 
 def startup(argv: list[str], environment: dict[str, str]) -> tuple[float, float, float]:
@@ -49,9 +64,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--no-khronos", action="store_true")
+    parser.add_argument("--compare-tree", type=Path)
     options = parser.parse_args()
-    compileall.compile_dir(str(REPOSITORY / "gpuav"), quiet=1)
+    trees = [REPOSITORY] + ([options.compare_tree] if options.compare_tree else [])
+    for tree in trees:
+        compileall.compile_dir(str(tree / "gpuav"), quiet=1)
     configurations = ["no layer", "gpuav", "gpuav, cache off"]
+    if options.compare_tree:
+        configurations.append(f"gpuav at {options.compare_tree}")
     configurations += [] if options.no_khronos else ["Khronos 1.4.309"]
     with tempfile.TemporaryDirectory(prefix="gpuav-bench-startup-") as folder_name:
         folder = Path(folder_name)
@@ -69,6 +89,9 @@ def main() -> None:
                 run_argv, environment = command(name, argv, folder / "cache")
                 if configuration == "gpuav, cache off":
                     environment["GPUAV_SHADER_CACHE"] = "0"
+                if configuration.startswith("gpuav at") and options.compare_tree:
+                    environment["VK_ADD_LAYER_PATH"] = layer_folder(options.compare_tree)
+                    environment["PYTHONPATH"] = str(options.compare_tree)
                 samples[configuration].append(startup(run_argv, environment))
     print(f"median of {options.runs} runs, milliseconds; one module ({SHADER.name}, -g)")
     rows = []
