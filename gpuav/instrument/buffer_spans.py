@@ -12,9 +12,10 @@ changes the module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gpuav.instrument.consumers import POINTER_OPERANDS
+from gpuav.instrument.pass_findings import PassFindings
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.grammar import Decoration, Op, StorageClass
@@ -56,10 +57,7 @@ class BufferAccess:
     spans: tuple[BufferSpan, ...]
 
 
-@dataclass
-class BufferFindings:
-    accesses: list[BufferAccess] = field(default_factory=list)
-    unchecked: list[tuple[int | None, str]] = field(default_factory=list)
+BufferFindings = PassFindings[BufferAccess]
 
 
 class _Unknown(Exception):

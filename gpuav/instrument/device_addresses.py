@@ -18,11 +18,12 @@ has shaderInt64 off), its device-address accesses stay unchecked, and the findin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import SpanFinder
 from gpuav.instrument.consumers import POINTER_OPERANDS
+from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.types import Types
@@ -56,10 +57,7 @@ class AddressAccess:
     spans: tuple[AddressSpan, ...]
 
 
-@dataclass
-class AddressFindings:
-    accesses: list[AddressAccess] = field(default_factory=list)
-    unchecked: list[tuple[int | None, str]] = field(default_factory=list)
+AddressFindings = PassFindings[AddressAccess]
 
 
 def find_address_accesses(

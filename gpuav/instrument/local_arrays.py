@@ -16,9 +16,10 @@ indexed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gpuav.instrument.consumers import POINTER_OPERANDS
+from gpuav.instrument.pass_findings import PassFindings
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.grammar import Op, StorageClass
 from gpuav.spirv.instruction import Instruction
@@ -75,10 +76,7 @@ class LocalAccess:
     checks: tuple[IndexCheck, ...]
 
 
-@dataclass
-class LocalFindings:
-    accesses: list[LocalAccess] = field(default_factory=list)
-    unchecked: list[tuple[int | None, str]] = field(default_factory=list)
+LocalFindings = PassFindings[LocalAccess]
 
 
 class UnknownLocalPointer(Exception):

@@ -219,8 +219,9 @@ def _objects(context: ActionContext, shader_ids: set[int]) -> list[ObjectRef]:
 
 def report_action(
     device: DeviceState, state: CommandBufferState, action: Action, words: list[int]
-) -> None:
-    """Decode the block and deliver a message per error (and per decoding problem)."""
+) -> list[ErrorRecord]:
+    """Decode the block and deliver a message per error (and per decoding problem); returns
+    the records decoded."""
     from gpuav.instrument.record import RESERVED_TAIL_WORDS
     from gpuav.layer.printf_delivery import deliver_printf
     from gpuav.report.decode import (
@@ -262,3 +263,4 @@ def report_action(
         device.reporter.emit(
             LayerMessage(CORRUPT_OUTPUT_ID, "warning", f"{block}: {diagnostic}"), objects
         )
+    return list(decoded.records)

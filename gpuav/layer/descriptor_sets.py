@@ -39,6 +39,7 @@ from gpuav.layer.buffers import BoundBuffer, BufferTable
 from gpuav.layer.image_views import ImageTable
 from gpuav.layer.resource_lifetimes import SAMPLER, ResourceLifetimes, Retired
 from gpuav.layer.state_buffer import Region, StateBuffer
+from gpuav.layer.static_descriptors import StaticDescriptorChecks
 
 # VkDescriptorBindingFlagBits
 BINDING_PARTIALLY_BOUND = 0x4
@@ -210,6 +211,10 @@ class DescriptorTracker:
     lifetimes: ResourceLifetimes = field(default_factory=ResourceLifetimes)
     # object handle -> the descriptors that name it (checked against the set when used)
     users: dict[int, set[DescriptorKey]] = field(default_factory=dict)
+    # Counts changes to the sets' words (and frees): what was found in them stays true while
+    # it stays the same (static_descriptors).
+    generation: int = 0
+    static_uses: StaticDescriptorChecks = field(default_factory=StaticDescriptorChecks)
 
     # -- layouts, pools, sets ---------------------------------------------------------------
 
@@ -288,6 +293,7 @@ class DescriptorTracker:
         return untracked
 
     def free_sets(self, handles: Iterable[int]) -> None:
+        self.generation += 1
         for handle in handles:
             tracked = self.sets.pop(handle, None)
             if tracked is not None:
@@ -308,6 +314,11 @@ class DescriptorTracker:
         return NO_STATE if tracked is None else tracked.region.offset
 
     # -- writes -----------------------------------------------------------------------------
+
+    def _changed(self, region: Region, low: int, high: int) -> None:
+        """Words ``[low, high)`` of a set's region changed: to the device at the next flush."""
+        self.generation += 1
+        self.state.mark(region, low, high)
 
     @property
     def tracks_writes(self) -> bool:
@@ -354,7 +365,7 @@ class DescriptorTracker:
                     words[start + offset] = self.images.word(named_here)
             else:
                 words[start : start + run] = array("I", [ACCESSIBLE]) * run
-            self.state.mark(target.region, start, start + run)
+            self._changed(target.region, start, start + run)
 
     def _name(self, target: DescriptorSetState, key: tuple[int, int], objects: Named) -> None:
         """Remember the objects a descriptor names (samplers of immutable-sampler bindings
@@ -381,7 +392,7 @@ class DescriptorTracker:
                 at = target.table(binding) + element
                 target.region.words[at] = 0
                 target.retired[key] = reason
-                self.state.mark(target.region, at, at + 1)
+                self._changed(target.region, at, at + 1)
 
     def retired(
         self, handles: Sequence[int], set_index: int, binding: int, element: int
@@ -472,7 +483,7 @@ class DescriptorTracker:
                     target.retired.pop(key, None)
                 else:
                     target.retired[key] = reason
-            self.state.mark(target.region, start, start + run)
+            self._changed(target.region, start, start + run)
 
     def create_template(
         self,

@@ -22,6 +22,7 @@ from gpuav.layer import descriptor_buffers, faults
 from gpuav.layer.action_reports import report_action
 from gpuav.layer.address_publishing import publish_addresses
 from gpuav.layer.state import CommandBufferState, DeviceState, PendingSubmission
+from gpuav.layer.static_descriptors import report_static_descriptors
 
 # Submissions are read back from whichever thread next submits, waits or resets: two threads
 # at once destroyed one fence twice (a crash) or lost an entry appended meanwhile.
@@ -89,12 +90,11 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
     if output is None:
         return
     # Most submits write nothing: one look per chunk spares a look at every action's block.
-    if not any(output.written_in(chunk) for chunk in state.chunks):
-        return
+    written = any(output.written_in(chunk) for chunk in state.chunks)
     for action in state.actions:
-        words = output.take_words(action.block)
-        if words is not None:
-            report_action(device, state, action, words)
+        words = output.take_words(action.block) if written else None
+        records = [] if words is None else report_action(device, state, action, words)
+        report_static_descriptors(device, state, action, records)
 
 
 def read_back_finished(

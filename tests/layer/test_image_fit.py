@@ -21,6 +21,7 @@ from gpuav.instrument.api import instrument_shader
 from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
 from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
+from tests.layer.unusable_descriptor_shaders import VERTEX
 from tests.shaders.glsl import compile_glsl, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -295,3 +296,35 @@ def test_gpuav_reports_what_khronos_reports(
     ours = {m["id"] for m in _errors(output)}
     assert done.returncode == 0
     assert ours == khronos == {_vuid(SCENARIOS[name])}
+
+
+FRAGMENT = """#version 450
+layout(location = 0) out vec4 color;
+layout(set = 0, binding = 1) buffer Out { uint o[16]; } o;
+layout(set = 0, binding = 0) uniform usampler2DArray image;
+void main() {
+    o.o[0] = texelFetch(image, ivec3(0), 0).x;
+    color = vec4(1.0);
+}
+"""
+
+
+def test_fragment_stage_reports_the_view_type(layer_folder: Path, tmp_path: Path) -> None:
+    """``descriptor_app.c`` draws one fragment reading its 2D view through a 2D-array type."""
+    app = compile_c_program(tmp_path / "descriptor_app", [APPS / "descriptor_app.c"])
+    paths = []
+    for name, text, stage in (("frag", FRAGMENT, "frag"), ("vert", VERTEX, "vert")):
+        path = tmp_path / f"{name}.spv"
+        words = compile_glsl(text, stage, debug="g")
+        path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
+        paths.append(str(path))
+    argv = [str(app), paths[0], "sampled_image", "1", "written", paths[1], ""]
+    done = subprocess.run(
+        argv, env=app_environment(layer_folder, instrumenter=None), cwd=tmp_path,
+        capture_output=True, text=True, timeout=APP_TIMEOUT,
+    )  # fmt: skip
+    assert done.returncode == 0
+    (error,) = _errors(parse_c_output(done.stdout))
+    assert error["id"] == "VUID-vkCmdDraw-viewType-07752"
+    assert "needs VK_IMAGE_VIEW_TYPE_2D_ARRAY" in error["text"]
+    assert "line 6" in error["text"] and "Stage = Fragment" in error["text"]
