@@ -57,8 +57,8 @@ DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER = 5
 DESCRIPTOR_TYPE_UNIFORM_BUFFER = 6
 DESCRIPTOR_TYPE_STORAGE_BUFFER = 7
 # Types whose descriptors are one vkGetDescriptorEXT result each, side by side in an array
-# (combined image samplers may be split into an image and a sampler array, depending on the
-# device: their words stay accessible, as do input attachments and acceleration structures).
+# (combined image samplers too where the device keeps them in one array; input attachments'
+# and acceleration structures' words stay accessible).
 READ_TYPES = frozenset(
     {
         DESCRIPTOR_TYPE_SAMPLER,
@@ -144,6 +144,7 @@ class DescriptorBufferTracker:
 
     descriptors: DescriptorTracker
     feature_enabled: bool = False  # the app enabled descriptorBuffer
+    combined_single_array: bool = False  # combinedImageSamplerDescriptorSingleArray
     layouts: dict[int, SetLayoutBytes] = field(default_factory=dict)
     # descriptor bytes -> the word they stand for; descriptor type -> its size in bytes
     described: dict[bytes, int] = field(default_factory=dict)
@@ -333,7 +334,10 @@ class DescriptorBufferTracker:
         self, contents: bytes, descriptor_type: int, offset: int | None, count: int
     ) -> array[int]:
         size = self.descriptor_sizes.get(descriptor_type)
-        if descriptor_type not in READ_TYPES or size is None or offset is None:
+        read = descriptor_type in READ_TYPES or (
+            descriptor_type == DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER and self.combined_single_array
+        )
+        if not read or size is None or offset is None:
             # Never gotten: no descriptor of this type can have been written, but without
             # its size the layer cannot say which bytes are whose.
             return array("I", [ACCESSIBLE]) * count

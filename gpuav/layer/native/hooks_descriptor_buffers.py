@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import command_buffers, descriptor_buffers
@@ -91,9 +92,23 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
         try:
             features = enabled_features.enabled_feature_names(create_info)
             tracker.feature_enabled = "descriptorBuffer" in features
+            if tracker.feature_enabled:
+                tracker.combined_single_array = _combined_single_array(record, physical_device)
         except BaseException as error:
             _report(record, "vkCreateDevice (descriptor buffers)", error)
     return result
+
+
+def _combined_single_array(record: DeviceRecord, physical_device: int) -> bool:
+    """combinedImageSamplerDescriptorSingleArray: whether an array of combined image samplers
+    is one array of vkGetDescriptorEXT results (else images first, then samplers)."""
+    chained = vkffi.new("VkPhysicalDeviceDescriptorBufferPropertiesEXT *")
+    chained.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_PROPERTIES_EXT
+    properties = vkffi.new("VkPhysicalDeviceProperties2 *")
+    properties.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+    properties.pNext = chained
+    record.instance.next.vkGetPhysicalDeviceProperties2(physical_device, address(properties))
+    return bool(chained.combinedImageSamplerDescriptorSingleArray)
 
 
 # -- set layouts ------------------------------------------------------------------------------

@@ -7,8 +7,8 @@
  * array of 4 storage buffers, each 64 bytes of one data buffer named "particles" (descriptor
  * k's bytes hold 100 * k + w in word w), binding 1, a storage buffer of 16 words for results,
  * binding 2, an array of 4 uniform texel buffers (R32_UINT) over the same bytes as binding 0,
- * and binding 3, an array of 4 storage images, each a 2D view of one 1x1 R32_UINT image that
- * holds 1234. Their
+ * binding 3, an array of 4 storage images, each a 2D view of one 1x1 R32_UINT image that
+ * holds 1234, and binding 4, an array of 4 combined image samplers of that view. Their
  * descriptors are written with vkGetDescriptorEXT into a host-visible descriptor buffer, bound
  * with vkCmdBindDescriptorBuffersEXT and vkCmdSetDescriptorBufferOffsetsEXT; the pipeline is
  * made with VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT. The push constants are the ints
@@ -16,7 +16,7 @@
  * MODE:
  *   written     every descriptor written with its 64 bytes;
  *   short       descriptor 2 (of bindings 0 and 2) written with a range of 32 bytes only;
- *   unwritten   descriptor 3 (of bindings 0, 2 and 3) never written (its bytes stay zero).
+ *   unwritten   descriptor 3 (of bindings 0, 2, 3 and 4) never written (its bytes stay zero).
  * OPTIONS, comma-separated: "offset" puts the set after an unused stretch of the descriptor
  * buffer (set offset not 0); "unmap" unmaps the descriptor buffer's memory before submitting;
  * "late" writes descriptors 3 of "unwritten" after recording, before submitting (the bytes at
@@ -153,6 +153,7 @@ int main(int argc, char **argv) {
     vulkan12.shaderUniformTexelBufferArrayDynamicIndexing = VK_TRUE;
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vulkan12};
     features.features.shaderStorageImageArrayDynamicIndexing = VK_TRUE;
+    features.features.shaderSampledImageArrayDynamicIndexing = VK_TRUE;
     const char *device_extensions[4] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
                                         VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME};
     uint32_t extension_count = 2;
@@ -174,7 +175,7 @@ int main(int argc, char **argv) {
     PFN_vkCmdSetDescriptorBufferOffsetsEXT set_offsets =
         device_function(device, "vkCmdSetDescriptorBufferOffsetsEXT");
 
-    VkDescriptorSetLayoutBinding bindings[4] = {
+    VkDescriptorSetLayoutBinding bindings[5] = {
         {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
          NULL},
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
@@ -182,11 +183,13 @@ int main(int argc, char **argv) {
          VK_SHADER_STAGE_COMPUTE_BIT, NULL},
         {3, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
          NULL},
+        {4, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, DATA_DESCRIPTORS,
+         VK_SHADER_STAGE_COMPUTE_BIT, NULL},
     };
     VkDescriptorSetLayoutCreateInfo set_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
-    set_info.bindingCount = 4;
+    set_info.bindingCount = 5;
     set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layouts[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
     CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layouts[0]));
@@ -206,12 +209,14 @@ int main(int argc, char **argv) {
     VkPipelineLayout layout;
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
 
-    VkDeviceSize set_size, data_offset, result_offset, texel_offset, image_offset;
+    VkDeviceSize set_size, data_offset, result_offset, texel_offset, image_offset,
+        sampled_offset;
     layout_size(device, set_layout, &set_size);
     binding_offset(device, set_layout, 0, &data_offset);
     binding_offset(device, set_layout, 1, &result_offset);
     binding_offset(device, set_layout, 2, &texel_offset);
     binding_offset(device, set_layout, 3, &image_offset);
+    binding_offset(device, set_layout, 4, &sampled_offset);
     VkDeviceSize alignment = buffer_properties.descriptorBufferOffsetAlignment;
     VkDeviceSize set_offset =
         has_option(options, "offset") ? (set_size + alignment - 1) / alignment * alignment : 0;
@@ -276,7 +281,8 @@ int main(int argc, char **argv) {
     image_info.arrayLayers = 1;
     image_info.samples = VK_SAMPLE_COUNT_1_BIT;
     image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    image_info.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    image_info.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_SAMPLED_BIT |
+                       VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     CHECK(vkCreateImage(device, &image_info, NULL, &image));
     VkMemoryRequirements image_requirements;
     vkGetImageMemoryRequirements(device, image, &image_requirements);
@@ -301,6 +307,23 @@ int main(int argc, char **argv) {
         if (k == 3 && !strcmp(mode, "unwritten")) continue;
         get_descriptor(device, &image_get, image_size,
                        descriptor_bytes + set_offset + image_offset + k * image_size);
+    }
+    VkSamplerCreateInfo sampler_info = {VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+    VkSampler sampler;
+    CHECK(vkCreateSampler(device, &sampler_info, NULL, &sampler));
+    VkDescriptorImageInfo described_sampled = {sampler, image_view, VK_IMAGE_LAYOUT_GENERAL};
+    VkDescriptorGetInfoEXT sampled_get = {VK_STRUCTURE_TYPE_DESCRIPTOR_GET_INFO_EXT};
+    sampled_get.type = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    sampled_get.data.pCombinedImageSampler = &described_sampled;
+    size_t sampled_size = buffer_properties.combinedImageSamplerDescriptorSize;
+    if (!buffer_properties.combinedImageSamplerDescriptorSingleArray) {
+        fprintf(stderr, "combined image samplers in two arrays: not written here\n");
+        exit(2);
+    }
+    for (uint32_t k = 0; k < DATA_DESCRIPTORS; ++k) {
+        if (k == 3 && !strcmp(mode, "unwritten")) continue;
+        get_descriptor(device, &sampled_get, sampled_size,
+                       descriptor_bytes + set_offset + sampled_offset + k * sampled_size);
     }
     /* Descriptors 3 as "late" writes them, after recording. */
     VkDescriptorAddressInfoEXT late = {VK_STRUCTURE_TYPE_DESCRIPTOR_ADDRESS_INFO_EXT};
@@ -411,6 +434,7 @@ int main(int argc, char **argv) {
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layouts[0], NULL);
     vkDestroyDescriptorSetLayout(device, set_layouts[1], NULL);
+    vkDestroySampler(device, sampler, NULL);
     vkDestroyImageView(device, image_view, NULL);
     vkDestroyImage(device, image, NULL);
     vkFreeMemory(device, image_memory, NULL);
