@@ -61,7 +61,7 @@ def admit(
             f"its id bound {bound} is above SPIR-V's universal limit of {MAX_ID_BOUND} ids "
             "(SPIR-V 2.17)"
         )
-    code = ShaderCode(words)
+    code = ShaderCode.of(words)
     # No environment recorded for the device: not judged, but it must read, at least.
     diagnostics = shader_validation.diagnostics_for(device, code)
     if diagnostics is not None:

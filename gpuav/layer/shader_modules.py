@@ -108,7 +108,7 @@ def instrument_words(
         key = outcome = None
         if cache is not None:
             key = module_cache.key_for(
-                ShaderCode(words).digest,
+                ShaderCode.of(words).digest,
                 {**options, "descriptor_set": device.set_index},
                 shader_validation.environment_of(device.handle),
                 module_intake.layer_enabled_features(device),

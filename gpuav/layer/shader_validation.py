@@ -95,7 +95,7 @@ def pre_call_validate_create_shader_module(
     if environment is None:
         return []
     try:
-        code = ShaderCode(words)
+        code = ShaderCode.of(words)
         diagnostics = _validate_cached(code, environment, _CACHES.get(device))
         code.hand_on()
     except Exception as error:  # the shader is passed on whatever happens here

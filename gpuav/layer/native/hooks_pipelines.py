@@ -49,13 +49,18 @@ def create_shader_module(device: int, create_info: int, allocator: int, module_o
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
-    _validate_shader_module(record, device, create_info)
+    words: list[int] | None = None
+    try:  # read once, for validation and the engine (issue 17)
+        info = at(create_info, "VkShaderModuleCreateInfo")
+        words = words_at(address(info.pCode), int(info.codeSize) // 4)
+    except BaseException as error:
+        report_error("vkCreateShaderModule", error, record.instance.state)
+    if words is not None:
+        _validate_shader_module(record, device, words)
     state = _enabled(record)
     prepared: tuple[list[int], int, list[int] | None] | None = None
-    if state is not None:
+    if state is not None and words is not None:
         try:
-            info = at(create_info, "VkShaderModuleCreateInfo")
-            words = words_at(address(info.pCode), int(info.codeSize) // 4)
             shader_id, instrumented = shader_modules.pre_call_record_create_shader_module(
                 state, words
             )
@@ -75,13 +80,11 @@ def create_shader_module(device: int, create_info: int, allocator: int, module_o
     return result
 
 
-def _validate_shader_module(record: DeviceRecord, device: int, create_info: int) -> None:
+def _validate_shader_module(record: DeviceRecord, device: int, words: list[int]) -> None:
     """Static validation against the device's enabled features; the shader is passed on."""
     if not shader_validation.has_environment(device):
         return
     try:
-        info = at(create_info, "VkShaderModuleCreateInfo")
-        words = words_at(address(info.pCode), int(info.codeSize) // 4)
         shader_validation.pre_call_validate_create_shader_module(
             device, words, record.instance.state.reporter
         )
