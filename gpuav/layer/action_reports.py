@@ -70,6 +70,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         retired_descriptor=_retired_lookup(device, action.bound_sets),
         image_descriptor=_image_lookup(device, action.bound_sets),
         bind_point=pipeline.bind_point,
+        descriptor_buffer_sets=_descriptor_buffer_sets(device, action),
     )
 
 
@@ -158,6 +159,20 @@ def _robustly_defined(record: ErrorRecord, context: ActionContext) -> bool:
     return context.robust(bool(record.details[0] & STORAGE_BIT))
 
 
+def _action_regions(action: Action) -> Sequence[int]:
+    """The region of the set bound at each index for the action (its bound-set words)."""
+    start = action.block.bound_sets_offset
+    return action.block.chunk.words[start : start + MAX_TRACKED_SETS]
+
+
+def _descriptor_buffer_sets(device: DeviceState, action: Action) -> frozenset[int]:
+    tracker = device.descriptor_buffers
+    if tracker is None:
+        return frozenset()
+    by_region = tracker.places_by_region
+    return frozenset(i for i, region in enumerate(_action_regions(action)) if region in by_region)
+
+
 def _buffer_lookup(
     device: DeviceState, action: Action
 ) -> Callable[[int, int, int], BufferDescriptor | None]:
@@ -171,8 +186,7 @@ def _buffer_lookup(
             return None
         found = tracker.bound_buffer(bound_sets, descriptor_set, binding, index)
         if found is None and device.descriptor_buffers is not None:
-            start = action.block.bound_sets_offset
-            regions = action.block.chunk.words[start : start + MAX_TRACKED_SETS]
+            regions = _action_regions(action)
             found = device.descriptor_buffers.bound_buffer(regions, descriptor_set, binding, index)
         if found is None:
             return None

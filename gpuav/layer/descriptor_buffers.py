@@ -10,7 +10,7 @@ or a buffer's range). Each (set layout, set address) bound for an action gets a 
 state buffer (``gpuav.instrument.descriptor_state``) with the layout's array sizes; at submit
 its descriptor words are rebuilt from the bytes the app's mapped memory holds then: bytes no
 vkGetDescriptorEXT returned (zeros: never written) read 0, so the shader reports the
-descriptor as unusable (VUID-vkCmd*-None-08114), and buffer descriptors read their range.
+descriptor as unusable (VUID-vkCmd*-None-08116), and buffer descriptors read their range.
 Where the bytes cannot be read (the memory is not mapped by the app), every descriptor reads
 accessible and only array indices are checked (said once).
 

@@ -96,6 +96,9 @@ class ActionContext:
     # The pipeline bind point the action ran at (None: not known), for commands that draw or
     # dispatch alike (vkCmdExecuteGeneratedCommandsEXT).
     bind_point: int | None = None
+    # The set indices whose descriptors the action found in descriptor buffers
+    # (VK_EXT_descriptor_buffer): an unusable one there is VUID-...-None-08116.
+    descriptor_buffer_sets: frozenset[int] = frozenset()
 
     def robust(self, storage: bool) -> bool:
         return self.robust_buffers[0 if storage else 1]

@@ -313,7 +313,8 @@ def compose_message(
     error_fields: dict[str, Any] = {}
     if record.error_code is ErrorCode.DESCRIPTOR_UNINITIALIZED or empty_buffer is not None:
         retired = _retired(record, context)
-        message_id = unusable_message_id(context.command)
+        in_buffer = (wanted or (-1, 0))[0] in context.descriptor_buffer_sets
+        message_id = unusable_message_id(context.command, in_buffer)
         if empty_buffer is None:
             problem = error_text(record, descriptor, context)
         else:

@@ -28,9 +28,12 @@ class RetiredResource:
         return "freed" if self.type_name == "VkDeviceMemory" else "destroyed"
 
 
-def message_id(command: str) -> str:
-    """The action command's VUID; a generic id off any known command."""
-    return f"VUID-{command}-None-08114" if command.startswith("vkCmd") else FALLBACK_ID
+def message_id(command: str, descriptor_buffer: bool = False) -> str:
+    """The action command's VUID (08116 for a descriptor in a descriptor buffer, which must be
+    valid where dynamically used); a generic id off any known command."""
+    if not command.startswith("vkCmd"):
+        return FALLBACK_ID
+    return f"VUID-{command}-None-{'08116' if descriptor_buffer else '08114'}"
 
 
 def _object(type_name: str, handle: int, name: str | None) -> str:

@@ -136,7 +136,7 @@ PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
         BUFFER_NAMED,
     ),
     ("read", "unwritten", 3, 1): (
-        "VUID-vkCmdDispatch-None-08114",
+        "VUID-vkCmdDispatch-None-08116",
         "Descriptor index 3 is uninitialized. At read.comp line 7.",
         NEVER_WRITTEN,
     ),
@@ -151,7 +151,7 @@ PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
         BUFFER_NAMED,
     ),
     ("texel", "unwritten", 3, 1): (
-        "VUID-vkCmdDispatch-None-08114",
+        "VUID-vkCmdDispatch-None-08116",
         "Descriptor index 3 is uninitialized. At texel.comp line 7.",
         NEVER_WRITTEN,
     ),
@@ -160,7 +160,7 @@ PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
         "Index of 4 used to index descriptor array of length 4. At image.comp line 7.",
     ),
     ("image", "unwritten", 3, 0): (
-        "VUID-vkCmdDispatch-None-08114",
+        "VUID-vkCmdDispatch-None-08116",
         "Descriptor index 3 used to index descriptor array of length 4 is uninitialized. At "
         "image.comp line 7.",
         NEVER_WRITTEN,
@@ -170,7 +170,7 @@ PLANTED: dict[tuple[str, str, int, int], tuple[str, ...]] = {
         "Index of 4 used to index descriptor array of length 4. At sampled.comp line 7.",
     ),
     ("sampled", "unwritten", 3, 0): (
-        "VUID-vkCmdDispatch-None-08114",
+        "VUID-vkCmdDispatch-None-08116",
         "Descriptor index 3 used to index descriptor array of length 4 is uninitialized. At "
         "sampled.comp line 7.",
         NEVER_WRITTEN,
@@ -327,7 +327,7 @@ def test_pushed_descriptors_beside_a_descriptor_buffer_are_checked(run: Run) -> 
     ) in error["text"]
     assert output["result"].split()[:2] == ["103", "0"]
     _, output = run("push", "unwritten", 3, 1, "push")
-    assert [error["id"] for error in _errors(output)] == ["VUID-vkCmdDispatch-None-08114"]
+    assert [error["id"] for error in _errors(output)] == ["VUID-vkCmdDispatch-None-08116"]
 
 
 def test_pipeline_of_no_sets_is_checked(run: Run) -> None:
@@ -344,7 +344,7 @@ def test_pipeline_of_no_sets_is_checked(run: Run) -> None:
 
 def test_each_submission_reports(run: Run) -> None:
     _, output = run("read", "unwritten", 3, 1, "resubmit")
-    assert [error["id"] for error in _errors(output)] == ["VUID-vkCmdDispatch-None-08114"] * 2
+    assert [error["id"] for error in _errors(output)] == ["VUID-vkCmdDispatch-None-08116"] * 2
 
 
 def test_unmapped_descriptor_buffer_checks_indices_only_and_says_so(run: Run) -> None:
