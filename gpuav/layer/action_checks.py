@@ -34,7 +34,7 @@ buffer or vertex attributes costs nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gpuav.layer import action_check_parameters as P
@@ -134,6 +134,8 @@ class ActionCheckState:
     vertex_buffers: dict[int, tuple[int, int, int, int | None]] = field(default_factory=dict)
     index_buffer: tuple[int, int, int, int] | None = None
     graphics_pipeline: int = 0
+    # vkCmdSetVertexInputEXT's, for pipelines (and shader objects) whose vertex input is dynamic
+    dynamic_vertex_input: VertexInput | None = None
     fetched: list[Fetch | None] = field(default_factory=lambda: [None, None])
     rows: dict[GroupKey, dict[Chunk, list[int]]] = field(default_factory=dict)
     facts: dict[int, FetchFacts] = field(default_factory=dict)  # by action number
@@ -168,6 +170,13 @@ def post_call_record_bind_vertex_buffers(
         if bound.get(first + index) != binding:
             bound[first + index] = binding
             checks.fetched = [None, None]
+
+
+def post_call_record_set_vertex_input(state: CommandBufferState, vertex_input: VertexInput) -> None:
+    checks = checks_of(state)
+    if checks.dynamic_vertex_input != vertex_input:
+        checks.dynamic_vertex_input = vertex_input
+        checks.fetched = [None, None]
 
 
 def post_call_record_bind_index_buffer(
@@ -218,9 +227,17 @@ def _fetch(
     buffers = [binding[0] for binding in vertex_buffers.values()]
     if index is not None:
         buffers.append(index[0])
-    key = (pipeline, tuple(vertex_buffers.items()), index)
     size_of = _size_of(device)
     vertex_input = engine.vertex_inputs.get(pipeline)
+    input_key: tuple[object, ...] = ()
+    dynamic = checks.dynamic_vertex_input
+    if dynamic is not None and (vertex_input is None or vertex_input.dynamic):
+        # Shader objects (no pipeline) draw with primitive restart gpuav does not follow.
+        restart = True if vertex_input is None else vertex_input.primitive_restart
+        vertex_input = replace(dynamic, primitive_restart=restart)
+        input_key = (tuple(sorted(dynamic.strides.items())), dynamic.instance_rate,
+                     dynamic.attributes, restart)  # fmt: skip
+    key = (pipeline, tuple(vertex_buffers.items()), index, input_key)
     fetch = engine.rows.fetch(key, buffers, size_of, lambda: compute_fetch(
         engine.limits, vertex_input,
         {binding: BoundVertexBuffer(*bound) for binding, bound in vertex_buffers.items()},

@@ -352,3 +352,43 @@ def test_the_khronos_layer_beneath_sees_nothing_wrong_in_gpuavs_validation_work(
     assert "result" in stacked.stdout
     assert set(alone.findings()) <= {"VUID-vkDestroyDevice-device-05137"}
     assert stacked.findings() == alone.findings()
+
+
+DYNAMIC_INPUT_SCENARIOS = [
+    "index_value_past_vertices",
+    "vertices_past_buffer",
+    "instances_past_buffer",
+    "index_value_inside",
+    "instances_inside",
+]
+
+
+@pytest.mark.parametrize("name", DYNAMIC_INPUT_SCENARIOS)
+def test_dynamic_vertex_input_is_fetch_checked(
+    name: str,
+    indirect_app: Path,
+    shader_folder: Path,
+    layer_folder: Path,
+    newer_khronos: NewerKhronos,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The same fetches with the pipeline's vertex input set by vkCmdSetVertexInputEXT."""
+    scenario = SCENARIOS[name]
+    argv = [str(indirect_app), str(shader_folder), *scenario.arguments]
+    extra = {"INDIRECT_APP_DYNAMIC_INPUT": "1"}
+    gpuav_run = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
+    plain = _run(argv, app_environment(None, extra=extra), tmp_path)
+    assert gpuav_run["result"] == plain["result"]
+    gpuav = _reported(gpuav_run, ("VUID-", "GPUAV-"))
+    khronos_environment = _khronos_environment(newer_khronos)
+    khronos_environment.update(extra)
+    khronos = _reported(
+        _run(newer_khronos.command(argv), khronos_environment, tmp_path), GPU_AV_IDS
+    )
+    if scenario.gpuav_id is None:
+        assert gpuav == [] and khronos == [], (gpuav, khronos)
+        return
+    assert [m["id"] for m in gpuav] == [scenario.gpuav_id], gpuav
+    assert re.search(scenario.expected, str(gpuav[0]["text"]))
+    # Where the Khronos layer checks these fetches, it does so with dynamic input too.
+    assert {m["id"] for m in khronos} <= {scenario.gpuav_id}

@@ -178,6 +178,7 @@ IMPLEMENTATIONS |= {
     "vkCmdBindVertexBuffers2": hooks_action_checks.cmd_bind_vertex_buffers2,
     "vkCmdBindIndexBuffer": hooks_action_checks.cmd_bind_index_buffer,
     "vkCmdBindIndexBuffer2KHR": hooks_action_checks.cmd_bind_index_buffer2,
+    "vkCmdSetVertexInputEXT": hooks_action_checks.cmd_set_vertex_input,
     "vkCmdDraw": hooks_action_checks.cmd_draw,
     "vkCmdDrawIndexed": hooks_action_checks.cmd_draw_indexed,
     "vkCmdDrawIndirect": hooks_action_checks.cmd_draw_indirect,

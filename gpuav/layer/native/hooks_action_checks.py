@@ -51,6 +51,7 @@ STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO = 1000470006
 STRUCTURE_TYPE_MESH_SHADER_PROPERTIES = 1000328001
 DYNAMIC_STATE_VERTEX_INPUT = 1000352000
 DYNAMIC_STATE_VERTEX_INPUT_BINDING_STRIDE = 1000267005
+DYNAMIC_STATE_PRIMITIVE_RESTART_ENABLE = 1000377004
 SHADER_STAGE_TASK = 0x40
 _MESH_WORDS = 64  # room for VkPhysicalDeviceMeshShaderPropertiesEXT after its header
 
@@ -173,7 +174,9 @@ def _vertex_input(info: Any) -> VertexInput | None:
     if info.pDynamicState != vkffi.NULL:
         states = info.pDynamicState
         dynamic = {int(states.pDynamicStates[k]) for k in range(states.dynamicStateCount)}
-    restart = bool(
+    # Primitive restart set by a command gpuav does not follow counts as on: an index of all
+    # ones is then never taken for a vertex.
+    restart = DYNAMIC_STATE_PRIMITIVE_RESTART_ENABLE in dynamic or bool(
         info.pInputAssemblyState != vkffi.NULL and info.pInputAssemblyState.primitiveRestartEnable
     )
     if DYNAMIC_STATE_VERTEX_INPUT in dynamic:
@@ -289,6 +292,56 @@ def cmd_bind_vertex_buffers2(
             _bind_vertex(state, first, count, buffers, offsets, sizes, strides)
         except BaseException as error:
             report_error("vkCmdBindVertexBuffers2", error, record.instance.state)
+
+
+def cmd_set_vertex_input(
+    command_buffer: int, binding_count: int, bindings: int, attribute_count: int, attributes: int
+) -> None:
+    record, state = _checked_state(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdSetVertexInputEXT(command_buffer, binding_count, bindings, attribute_count,
+                                       attributes)  # fmt: skip
+    if state is not None:
+        try:
+            vertex_input = _dynamic_vertex_input(
+                binding_count, bindings, attribute_count, attributes
+            )
+            checks.post_call_record_set_vertex_input(state, vertex_input)
+        except BaseException as error:
+            report_error("vkCmdSetVertexInputEXT", error, record.instance.state)
+
+
+def _dynamic_vertex_input(
+    binding_count: int, bindings: int, attribute_count: int, attributes: int
+) -> VertexInput:
+    """vkCmdSetVertexInputEXT's state; bindings with a divisor other than 1 and their
+    attributes are left out (their instances are not counted one per instance)."""
+    strides = {}
+    instance_rate = set()
+    divided = set()
+    described = vkffi.cast("VkVertexInputBindingDescription2EXT *", bindings)
+    for k in range(binding_count):
+        binding = described[k]
+        strides[int(binding.binding)] = int(binding.stride)
+        if int(binding.inputRate) == INPUT_RATE_INSTANCE:
+            instance_rate.add(int(binding.binding))
+        if int(binding.divisor) != 1:
+            divided.add(int(binding.binding))
+    sizes = format_bytes()
+    items = vkffi.cast("VkVertexInputAttributeDescription2EXT *", attributes)
+    fetched = tuple(
+        Attribute(
+            int(items[k].location),
+            int(items[k].binding),
+            int(items[k].format),
+            int(items[k].offset),
+            sizes.get(int(items[k].format), 0),
+        )
+        for k in range(attribute_count)
+        if int(items[k].binding) not in divided
+    )
+    return VertexInput(strides, frozenset(instance_rate), fetched)
 
 
 def _bind_vertex(

@@ -129,6 +129,7 @@ HOOKED: tuple[str, ...] = (
     "vkCmdBindVertexBuffers2",
     "vkCmdBindIndexBuffer",
     "vkCmdBindIndexBuffer2KHR",
+    "vkCmdSetVertexInputEXT",
 )
 
 # Instance-level commands among HOOKED (the rest are device-level).

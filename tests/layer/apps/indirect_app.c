@@ -28,13 +28,16 @@
  * with INDIRECT_APP_FRAMES=F it records and submits the command buffer F times (resetting its
  * pool in between, as a renderer re-records every frame) and prints "frames RECORD_US
  * SUBMIT_US", the medians of frames 2 to F; with INDIRECT_APP_BUFFERS=K, draw k uses the k % K-th
- * of K copies of the buffers (as draws of many meshes do). */
+ * of K copies of the buffers (as draws of many meshes do); with INDIRECT_APP_DYNAMIC_INPUT=1 the
+ * pipeline's vertex input is dynamic, set by vkCmdSetVertexInputEXT before each draw. */
 #include <string.h>
 #include <time.h>
 
 #include "vk_app_common.h"
 
 enum { SIZE = 8, MEMORY_BYTES = 4096 };
+
+static PFN_vkCmdSetVertexInputEXT set_vertex_input; /* non-NULL: dynamic vertex input */
 
 typedef struct {
     VkDevice device;
@@ -221,7 +224,12 @@ static VkPipeline make_pipeline(Context *ctx, VkRenderPass render_pass, int inst
     VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
     info.stageCount = 2;
     info.pStages = stages;
-    info.pVertexInputState = &vertex_input;
+    VkDynamicState dynamic_input = VK_DYNAMIC_STATE_VERTEX_INPUT_EXT;
+    VkPipelineDynamicStateCreateInfo dynamic = {VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
+    dynamic.dynamicStateCount = 1;
+    dynamic.pDynamicStates = &dynamic_input;
+    info.pVertexInputState = set_vertex_input ? NULL : &vertex_input;
+    info.pDynamicState = set_vertex_input ? &dynamic : NULL;
     info.pInputAssemblyState = &assembly;
     info.pViewportState = &viewport_state;
     info.pRasterizationState = &raster;
@@ -232,6 +240,21 @@ static VkPipeline make_pipeline(Context *ctx, VkRenderPass render_pass, int inst
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
     return pipeline;
+}
+
+/* The vertex input of make_pipeline's pipelines, as vkCmdSetVertexInputEXT sets it. */
+static void record_vertex_input(VkCommandBuffer command_buffer, int instanced) {
+    VkVertexInputBindingDescription2EXT bindings[2] = {
+        {VK_STRUCTURE_TYPE_VERTEX_INPUT_BINDING_DESCRIPTION_2_EXT, NULL, 0, 8,
+         VK_VERTEX_INPUT_RATE_VERTEX, 1},
+        {VK_STRUCTURE_TYPE_VERTEX_INPUT_BINDING_DESCRIPTION_2_EXT, NULL, 1, 8,
+         VK_VERTEX_INPUT_RATE_INSTANCE, 1}};
+    VkVertexInputAttributeDescription2EXT attributes[2] = {
+        {VK_STRUCTURE_TYPE_VERTEX_INPUT_ATTRIBUTE_DESCRIPTION_2_EXT, NULL, 0, 0,
+         VK_FORMAT_R32G32_SFLOAT, 0},
+        {VK_STRUCTURE_TYPE_VERTEX_INPUT_ATTRIBUTE_DESCRIPTION_2_EXT, NULL, 1, 1,
+         VK_FORMAT_R32G32_SFLOAT, 0}};
+    set_vertex_input(command_buffer, instanced ? 2 : 1, bindings, instanced ? 2 : 1, attributes);
 }
 
 static const float TRIANGLE[6] = {-1, -1, 1, -1, -1, 1};
@@ -284,6 +307,7 @@ static void record_draw(VkCommandBuffer command_buffer, const Draw *draw, VkPipe
     const char *mode = draw->mode;
     VkDeviceSize zero = 0;
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
+    if (set_vertex_input) record_vertex_input(command_buffer, !strcmp(mode, "instances"));
     vkCmdBindVertexBuffers(command_buffer, 0, 1, &draw->vertices.buffer, &zero);
     if (!strcmp(mode, "draw")) {
         vkCmdDrawIndirect(command_buffer, draw->arguments.buffer, 0, 1, 16);
@@ -448,7 +472,18 @@ int main(int argc, char **argv) {
     features12.drawIndirectCount = VK_TRUE;
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                           &features12};
-    ctx.device = create_device(physical, &features, 0, NULL, &ctx.queue);
+    const char *dynamic_text = getenv("INDIRECT_APP_DYNAMIC_INPUT");
+    int dynamic_input = dynamic_text && dynamic_text[0] == '1';
+    VkPhysicalDeviceVertexInputDynamicStateFeaturesEXT dynamic_features = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VERTEX_INPUT_DYNAMIC_STATE_FEATURES_EXT};
+    dynamic_features.vertexInputDynamicState = VK_TRUE;
+    const char *dynamic_extension = VK_EXT_VERTEX_INPUT_DYNAMIC_STATE_EXTENSION_NAME;
+    if (dynamic_input) features12.pNext = &dynamic_features;
+    ctx.device = create_device(physical, &features, dynamic_input ? 1 : 0,
+                               dynamic_input ? &dynamic_extension : NULL, &ctx.queue);
+    if (dynamic_input)
+        set_vertex_input = (PFN_vkCmdSetVertexInputEXT)vkGetDeviceProcAddr(
+            ctx.device, "vkCmdSetVertexInputEXT");
     VkCommandPool pool = create_command_pool(ctx.device);
 
     uint32_t result;
