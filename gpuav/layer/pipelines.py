@@ -24,7 +24,7 @@ from gpuav.layer.calls import (
     PipelineInfo,
 )
 from gpuav.layer.pipeline_layouts import release_pipeline_layout
-from gpuav.layer.shader_modules import context_shadow, instrument_words
+from gpuav.layer.shader_modules import context_shadow, instrument_words, shadow_of
 from gpuav.layer.state import DeviceState, PipelineState, ShaderTracker
 
 _KINDS = {PIPELINE_BIND_POINT_GRAPHICS: "graphics", PIPELINE_BIND_POINT_RAY_TRACING: "ray tracing"}
@@ -69,7 +69,7 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
             continue
         if stage.module:
             module = device.shader_modules.get(stage.module)
-            if module is None or not module.shadow:
+            if module is None or not shadow_of(device, module):
                 continue
             if by_address:
                 shadow = context_shadow(device, module)

@@ -87,6 +87,19 @@ def instrument_words(
     ``options`` go to the instrumenter as they are; ``descriptor_state=True`` is added when it
     takes that option (the layer always provides the descriptor state).
     """
+    outcome = instrumentation(device, words, shader_id, source, **options)
+    return None if outcome is None else outcome.words_for(shader_id)
+
+
+def instrumentation(
+    device: DeviceState,
+    words: list[int],
+    shader_id: int,
+    source: str = "A shader module",
+    **options: Any,
+) -> Outcome | None:
+    """``instrument_words``, keeping the words for later: the outcome of an instrumented
+    module (its words for any shader id), or None."""
     if not device.enabled or device.degraded:
         return None
     if instrumenter_accepts("descriptor_state"):
@@ -121,7 +134,7 @@ def instrument_words(
             outcome, keep = made
             if key is not None and cache is not None and keep:
                 cache.remember(key, outcome)
-        return _delivered(device, outcome, source, shader_id)
+        return outcome if _delivered(device, outcome, source) else None
     except Exception as error:
         device.reporter.emit(internal_error_message("instrument_shader", error))
     return None
@@ -179,10 +192,8 @@ def _instrumented(
     return instrument_slotted(module, **keywords)
 
 
-def _delivered(
-    device: DeviceState, outcome: Outcome, source: str, shader_id: int
-) -> list[int] | None:
-    """Say what the outcome says (as when it was made) and give its words for ``shader_id``."""
+def _delivered(device: DeviceState, outcome: Outcome, source: str) -> bool:
+    """Say what the outcome says (as when it was made); whether the module is instrumented."""
     from gpuav.layer.module_cache import Kind
 
     if outcome.kind is Kind.REFUSED:
@@ -191,17 +202,15 @@ def _delivered(
         device.reporter.emit_once(
             f"instrument:{outcome.reason}", notices.instrumentation_failed(outcome.reason)
         )
-    elif outcome.kind is Kind.INSTRUMENTED:
-        return outcome.words_for(shader_id)
-    return None
+    return outcome.kind is Kind.INSTRUMENTED
 
 
 def pre_call_record_create_shader_module(
     device: DeviceState, words: list[int]
-) -> tuple[int, list[int] | None]:
-    """A fresh shader id (seed 000's per-device counter) and the instrumented words, if any."""
+) -> tuple[int, Outcome | None]:
+    """A fresh shader id (seed 000's per-device counter) and the instrumentation, if any."""
     shader_id = next(device.shader_ids)
-    return shader_id, instrument_words(device, words, shader_id, "A module of vkCreateShaderModule")
+    return shader_id, instrumentation(device, words, shader_id, "A module of vkCreateShaderModule")
 
 
 def post_call_record_create_shader_module(
@@ -209,17 +218,26 @@ def post_call_record_create_shader_module(
     handle: int,
     shader_id: int,
     words: list[int],
-    instrumented: list[int] | None,
+    instrumented: Outcome | None,
 ) -> None:
-    shadow = 0
-    if instrumented is not None:
+    """Keep the module; its instrumented twin is made when a pipeline first needs it
+    (``shadow_of``), so that creating a module hands the driver nothing but the app's."""
+    device.shader_modules[handle] = ShaderModuleState(
+        handle, shader_id, tuple(words), pending=instrumented
+    )
+
+
+def shadow_of(device: DeviceState, module: ShaderModuleState) -> int:
+    """The module's instrumented twin, made at its first use; 0 when there is none."""
+    pending, module.pending = module.pending, None
+    if pending is not None:
         try:
-            shadow = device.calls.create_shader_module(instrumented)
+            module.shadow = device.calls.create_shader_module(pending.words_for(module.shader_id))
         except Exception as error:
             from gpuav.layer.command_buffers import degrade
 
             degrade(device, f"shader module creation: {error}")
-    device.shader_modules[handle] = ShaderModuleState(handle, shader_id, tuple(words), shadow)
+    return module.shadow
 
 
 def context_shadow(device: DeviceState, module: ShaderModuleState) -> int:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # recording_site brings the report modules: not at instance c
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
     from gpuav.layer.descriptor_buffers import DescriptorBufferBindings, DescriptorBufferTracker
     from gpuav.layer.descriptor_sets import DescriptorTracker
+    from gpuav.layer.module_cache import Outcome
     from gpuav.layer.output_buffers import Block, Chunk, OutputBuffers
     from gpuav.layer.recording_site import RecordedAt
 
@@ -48,6 +49,7 @@ class ShaderModuleState:
     words: tuple[int, ...]
     shadow: int = 0
     context_shadow: int = 0  # instrumented to reach our buffers through a context address
+    pending: Outcome | None = None  # made into ``shadow`` at first use (shader_modules.shadow_of)
     context_tried: bool = False
 
 

@@ -104,7 +104,8 @@ def _validate(device: DeviceState, words: list[int]) -> None:
 def _instrument(device: DeviceState, words: list[int]) -> list[int] | None:
     """vkCreateShaderModule's second engine call: the intake and the pass."""
     device.shader_ids = iter([1])  # type: ignore[assignment]  # the id _as_before uses
-    return shader_modules.pre_call_record_create_shader_module(device, words)[1]
+    instrumented = shader_modules.pre_call_record_create_shader_module(device, words)[1]
+    return None if instrumented is None else instrumented.words_for(1)
 
 
 @pytest.mark.parametrize("shader", [pytest.param(s, id=s.name) for s in SHADERS.values()])

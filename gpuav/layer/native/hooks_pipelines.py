@@ -4,7 +4,7 @@ modified copies of the create infos, call down once, record."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
@@ -30,6 +30,9 @@ from gpuav.layer.native.vk import (
 )
 from gpuav.layer.pipelines import PipelinePlan
 from gpuav.layer.state import DeviceState
+
+if TYPE_CHECKING:
+    from gpuav.layer.module_cache import Outcome
 
 PIPELINE_CREATE_LIBRARY = 0x800
 PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS = 0x2  # VK_EXT_graphics_pipeline_library
@@ -58,7 +61,7 @@ def create_shader_module(device: int, create_info: int, allocator: int, module_o
     if words is not None:
         _validate_shader_module(record, device, words)
     state = _enabled(record)
-    prepared: tuple[list[int], int, list[int] | None] | None = None
+    prepared: tuple[list[int], int, Outcome | None] | None = None
     if state is not None and words is not None:
         try:
             shader_id, instrumented = shader_modules.pre_call_record_create_shader_module(
