@@ -4,9 +4,10 @@
 vkCmdDraw, another execute (the third action, which the planted push constants reach). Each
 sequence is one draw token (DRAW, DRAW_INDEXED, DRAW_COUNT or DRAW_INDEXED_COUNT) of a triangle
 covering the area, its instance the sequence's number; the fragment shader adds a palette
-word to its pixel. With an indirect execution set, sequence k runs pipeline k of the set, whose
-fragment shader is another (``other.frag``), so a record must be decoded with the set's
-member's shader, not the bound pipeline's. The planted bugs (a palette index past the array,
+word to its pixel. With an indirect execution set, sequence 1 runs the set's second pipeline
+(or, in a set of shader objects, its third shader object), whose fragment shader is another
+(``other.frag``), so a record must be decoded with the set's member's shader, not the bound
+one's. The planted bugs (a palette index past the array,
 a word past the palette) fire in one invocation of the second execute: the message names it
 (``Draw Index 2 (vkCmdExecuteGeneratedCommandsEXT)``), the fragment and the source line of the
 shader that ran, and the access is skipped; the correct twins are silent and identical to no
@@ -14,9 +15,9 @@ layer.
 
 Where the Khronos layer 1.4.309 stands: without an execution set it finds both bugs
 (VUID-vkCmdExecuteGeneratedCommandsEXT-None-10068 for the index, …-storageBuffers-06936);
-with an execution set of pipelines it crashes (a segmentation fault, the correct twin too),
-while its core checks alone find the app valid. Beneath gpuav it finds nothing in gpuav's work
-for the executes of either kind.
+with an execution set, of pipelines or of shader objects, it crashes (a segmentation fault,
+the correct twins too), while its core checks alone find the app valid. Beneath gpuav it
+finds nothing in gpuav's work for the executes of any kind.
 """
 
 from __future__ import annotations
@@ -75,10 +76,20 @@ INVOCATION = (
     f"Draw Index 2 \\({EXECUTE}\\)",
     "Stage = Fragment\\. Fragment coord \\(x,y\\) = \\(2\\.5, 1\\.5\\)\\.",
 )
-LINE = {"none": "At paint\\.frag line 12\\.", "pipelines": "At other\\.frag line 13\\."}
+SETS = ("none", "pipelines", "shaders")
+LINE = {
+    "none": "At paint\\.frag line 12\\.",
+    "pipelines": "At other\\.frag line 13\\.",
+    "shaders": "At other\\.frag line 13\\.",
+}
+SHADER = {
+    "none": "Shader Module \\(",
+    "pipelines": "Shader Module \\(",
+    "shaders": "Shader Object \\(",
+}
 # The chosen pixel (6): the second execute's chosen access adds palette 0's word 0 times 3.
 CHOSEN = 6
-CHOSEN_RESULT = {"none": 24, "pipelines": 2024}
+CHOSEN_RESULT = {"none": 24, "pipelines": 2024, "shaders": 2024}
 SKIPPED = 3
 BUGS = {
     "correct": (("0", "0"), None, ()),
@@ -89,10 +100,11 @@ BUGS = {
     ),
     "word_past_the_palette": (
         ("1", "4"),
-        f"VUID-{EXECUTE}-storageBuffers-06936",
+        f"VUID-{EXECUTE}-storageBuffers-06936",  # None-08613 from shader objects
         ("storage buffer .*: 4 bytes at offset 16 .* past the end of the 16 bytes bound",),
     ),
 }
+SHADER_OBJECT_OVERRUN = f"VUID-{EXECUTE}-None-08613"
 KHRONOS_IDS = {
     "correct": None,
     "palette_past_the_array": f"VUID-{EXECUTE}-None-10068",
@@ -101,7 +113,7 @@ KHRONOS_IDS = {
 CASES = [
     (token, execution_set, bug)
     for token in TOKENS
-    for execution_set in ("none", "pipelines")
+    for execution_set in SETS
     for bug in BUGS
     if bug != "word_past_the_palette" or token in ("draw", "draw_indexed_count")
 ]
@@ -169,7 +181,7 @@ def test_generated_draw_checked_and_khronos_stands_where_the_docstring_says(
     assert done.returncode == 0, done.stderr[-3000:]
     ours = parse_c_output(done.stdout)
     theirs = _run(newer_khronos.command(argv), _khronos_environment(newer_khronos), tmp_path)
-    if execution_set == "pipelines":
+    if execution_set != "none":
         assert theirs.returncode != 0  # the Khronos layer's GPU-AV crashes on the set
     else:
         assert theirs.returncode == 0, theirs.stderr[-3000:]
@@ -187,14 +199,16 @@ def test_generated_draw_checked_and_khronos_stands_where_the_docstring_says(
         return
     # One message, folding every invocation of the instruction: the planted one alone.
     (error,) = errors
+    if execution_set == "shaders" and bug == "word_past_the_palette":
+        gpuav_id = SHADER_OBJECT_OVERRUN
     assert error["id"] == gpuav_id
-    for pattern in (*expected, *INVOCATION, LINE[execution_set]):
+    for pattern in (*expected, *INVOCATION, LINE[execution_set], SHADER[execution_set]):
         assert re.search(pattern, error["text"]), (pattern, error["text"])
     assert "more invocations" not in error["text"]
     assert pixels[CHOSEN] == CHOSEN_RESULT[execution_set] - SKIPPED  # skipped, nothing else
 
 
-@pytest.mark.parametrize("execution_set", ["none", "pipelines"])
+@pytest.mark.parametrize("execution_set", SETS)
 def test_khronos_layer_below_sees_nothing_from_gpuav(
     execution_set: str,
     run_stacked: Runner,  # noqa: F811  (the fixture imported above)

@@ -7,9 +7,12 @@
  * usage: dgc_draw_app VERT FRAG OTHER_FRAG TOKEN SET PALETTE WORD
  * TOKEN: the sequences' draw token: draw, draw_indexed, draw_count or draw_indexed_count
  * (the count tokens each name one draw of a second buffer). SET: "none" (the bound pipeline
- * runs every sequence) or "pipelines" (an execution set: sequence k runs pipeline k, created
+ * runs every sequence), "pipelines" (an execution set: sequence k runs pipeline k, created
  * with VK_PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT; pipeline 0 draws with FRAG, pipeline 1,
- * written by vkUpdateIndirectExecutionSetPipelineEXT, with OTHER_FRAG). Set 0: binding 0 two
+ * written by vkUpdateIndirectExecutionSetPipelineEXT, with OTHER_FRAG) or "shaders" (an
+ * execution set of shader objects (VK_EXT_shader_object): VERT and FRAG at 0 and 1, OTHER_FRAG
+ * written at 2 by vkUpdateIndirectExecutionSetShaderEXT; sequence k draws with VERT and
+ * fragment shader 1 + k). Set 0: binding 0 two
  * palettes (storage buffers of 4 words, k * 100 + word + 1), binding 1 the image (16 words).
  * The push constants (uint palette, int word, uint action) are (0, 0, 0), (0, 0, 1) and
  * (PALETTE, WORD, 2) for the three actions: the fragment shaders' chosen invocation (pixel 6
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
+#include "shader_object_ext.h"
 #include "vk_app_common.h"
 
 /* VK_EXT_device_generated_commands and VK_KHR_maintenance5 are newer than Debian bookworm's
@@ -40,7 +44,11 @@ VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectExecutionSetEXT)
 #define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_EXT ((VkStructureType)1000572006)
 #define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT ((VkStructureType)1000572007)
 #define VK_STRUCTURE_TYPE_WRITE_INDIRECT_EXECUTION_SET_PIPELINE_EXT ((VkStructureType)1000572008)
+#define VK_STRUCTURE_TYPE_WRITE_INDIRECT_EXECUTION_SET_SHADER_EXT ((VkStructureType)1000572009)
 #define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_PIPELINE_INFO_EXT ((VkStructureType)1000572010)
+#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_SHADER_INFO_EXT ((VkStructureType)1000572011)
+#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_SHADER_LAYOUT_INFO_EXT \
+    ((VkStructureType)1000572012)
 #define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_PIPELINE_INFO_EXT ((VkStructureType)1000572013)
 enum {
     TOKEN_EXECUTION_SET = 0,
@@ -122,6 +130,28 @@ typedef struct {
     VkPipeline pipeline;
 } VkWriteIndirectExecutionSetPipelineEXT;
 typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint32_t setLayoutCount;
+    const VkDescriptorSetLayout *pSetLayouts;
+} VkIndirectExecutionSetShaderLayoutInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint32_t shaderCount;
+    const VkShaderEXT *pInitialShaders;
+    const VkIndirectExecutionSetShaderLayoutInfoEXT *pSetLayoutInfos;
+    uint32_t maxShaderCount;
+    uint32_t pushConstantRangeCount;
+    const VkPushConstantRange *pPushConstantRanges;
+} VkIndirectExecutionSetShaderInfoEXT;
+typedef struct {
+    VkStructureType sType;
+    const void *pNext;
+    uint32_t index;
+    VkShaderEXT shader;
+} VkWriteIndirectExecutionSetShaderEXT;
+typedef struct {
     VkDeviceAddress bufferAddress;
     uint32_t stride;
     uint32_t commandCount;
@@ -141,6 +171,8 @@ typedef VkResult(VKAPI_PTR *PFN_vkCreateIndirectExecutionSetEXT)(
     VkIndirectExecutionSetEXT *);
 typedef void(VKAPI_PTR *PFN_vkUpdateIndirectExecutionSetPipelineEXT)(
     VkDevice, VkIndirectExecutionSetEXT, uint32_t, const VkWriteIndirectExecutionSetPipelineEXT *);
+typedef void(VKAPI_PTR *PFN_vkUpdateIndirectExecutionSetShaderEXT)(
+    VkDevice, VkIndirectExecutionSetEXT, uint32_t, const VkWriteIndirectExecutionSetShaderEXT *);
 typedef void(VKAPI_PTR *PFN_vkDestroyIndirectExecutionSetEXT)(VkDevice,
                                                              VkIndirectExecutionSetEXT,
                                                              const VkAllocationCallbacks *);
@@ -168,6 +200,8 @@ typedef struct {
 #endif
 #define BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT 0x80000000ULL
 #define PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT 0x4000000000ULL
+#define SHADER_CREATE_INDIRECT_BINDABLE_BIT_EXT 0x80
+#define INFO_TYPE_SHADER_OBJECTS 1 /* VkIndirectExecutionSetInfoTypeEXT */
 
 enum { SIDE = 4, PIXELS = SIDE * SIDE, PALETTES = 2, WORDS = 4, SEQUENCES = 2 };
 
@@ -217,9 +251,13 @@ static PFN_vkVoidFunction load(const char *name) {
     return function;
 }
 
-static VkQueue create_generated_commands_device(VkPhysicalDevice physical) {
+static VkQueue create_generated_commands_device(VkPhysicalDevice physical, int shader_objects) {
+    VkPhysicalDeviceShaderObjectFeaturesEXT object_features = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT};
+    object_features.shaderObject = VK_TRUE;
     VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT generated = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT};
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT,
+        shader_objects ? &object_features : NULL};
     generated.deviceGeneratedCommands = VK_TRUE;
     VkPhysicalDeviceMaintenance5FeaturesKHR maintenance = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR, &generated};
@@ -234,9 +272,10 @@ static VkQueue create_generated_commands_device(VkPhysicalDevice physical) {
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
     features.features.fragmentStoresAndAtomics = VK_TRUE;
     features.features.drawIndirectFirstInstance = VK_TRUE;
-    const char *extensions[] = {"VK_EXT_device_generated_commands", "VK_KHR_maintenance5"};
+    const char *extensions[] = {"VK_EXT_device_generated_commands", "VK_KHR_maintenance5",
+                                VK_EXT_SHADER_OBJECT_EXTENSION_NAME};
     VkQueue queue;
-    device = create_device(physical, &features, 2, extensions, &queue);
+    device = create_device(physical, &features, shader_objects ? 3 : 2, extensions, &queue);
     return queue;
 }
 
@@ -306,7 +345,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     int token = token_type(argv[4]);
-    int with_set = !strcmp(argv[5], "pipelines");
+    int shader_objects = !strcmp(argv[5], "shaders");
+    int with_set = shader_objects || !strcmp(argv[5], "pipelines");
     if (!with_set && strcmp(argv[5], "none")) return 2;
     int indexed = token == TOKEN_DRAW_INDEXED || token == TOKEN_DRAW_INDEXED_COUNT;
     int counted = token == TOKEN_DRAW_COUNT || token == TOKEN_DRAW_INDEXED_COUNT;
@@ -325,7 +365,7 @@ int main(int argc, char **argv) {
         print_message);
     VkPhysicalDevice physical = first_physical_device(instance);
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
-    VkQueue queue = create_generated_commands_device(physical);
+    VkQueue queue = create_generated_commands_device(physical, shader_objects);
     PFN_vkGetGeneratedCommandsMemoryRequirementsEXT memory_requirements =
         (PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)load(
             "vkGetGeneratedCommandsMemoryRequirementsEXT");
@@ -342,6 +382,8 @@ int main(int argc, char **argv) {
             "vkUpdateIndirectExecutionSetPipelineEXT");
     PFN_vkDestroyIndirectExecutionSetEXT destroy_execution_set =
         (PFN_vkDestroyIndirectExecutionSetEXT)load("vkDestroyIndirectExecutionSetEXT");
+    PFN_vkUpdateIndirectExecutionSetShaderEXT update_execution_set_shaders =
+        (PFN_vkUpdateIndirectExecutionSetShaderEXT)load("vkUpdateIndirectExecutionSetShaderEXT");
 
     /* set 0: binding 0 the palettes, binding 1 the image */
     Buffer palettes[PALETTES];
@@ -394,14 +436,67 @@ int main(int argc, char **argv) {
     };
     vkUpdateDescriptorSets(device, 2, writes, 0, NULL);
 
-    VkShaderModule modules[3];
-    for (int k = 0; k < 3; ++k) modules[k] = load_shader_module(device, argv[1 + k]);
-    VkPipeline pipelines[2];
-    pipelines[0] = create_pipeline(layout, modules[0], modules[1], with_set);
-    pipelines[1] = with_set ? create_pipeline(layout, modules[0], modules[2], 1) : VK_NULL_HANDLE;
+    VkShaderModule modules[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};
+    VkPipeline pipelines[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+    VkShaderEXT shaders[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};
+    PFN_vkCmdBindShadersEXT bind_shaders = NULL;
+    PFN_vkDestroyShaderEXT destroy_shader = NULL;
+    if (shader_objects) {
+        bind_shaders = (PFN_vkCmdBindShadersEXT)load("vkCmdBindShadersEXT");
+        destroy_shader = (PFN_vkDestroyShaderEXT)load("vkDestroyShaderEXT");
+        PFN_vkCreateShadersEXT create_shaders = (PFN_vkCreateShadersEXT)load("vkCreateShadersEXT");
+        for (int k = 0; k < 3; ++k) {
+            FILE *file = fopen(argv[1 + k], "rb");
+            if (!file) return 2;
+            static uint32_t code[3][4096];
+            size_t size = fread(code[k], 1, sizeof code[k], file);
+            fclose(file);
+            VkShaderCreateInfoEXT info = {VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT};
+            info.flags = SHADER_CREATE_INDIRECT_BINDABLE_BIT_EXT;
+            info.stage = k ? VK_SHADER_STAGE_FRAGMENT_BIT : VK_SHADER_STAGE_VERTEX_BIT;
+            info.nextStage = k ? 0 : VK_SHADER_STAGE_FRAGMENT_BIT;
+            info.codeType = VK_SHADER_CODE_TYPE_SPIRV_EXT;
+            info.codeSize = size;
+            info.pCode = code[k];
+            info.pName = "main";
+            info.setLayoutCount = 1;
+            info.pSetLayouts = &set_layout;
+            info.pushConstantRangeCount = 1;
+            info.pPushConstantRanges = &push_range;
+            CHECK(create_shaders(device, 1, &info, NULL, &shaders[k]));
+        }
+    } else {
+        for (int k = 0; k < 3; ++k) modules[k] = load_shader_module(device, argv[1 + k]);
+        pipelines[0] = create_pipeline(layout, modules[0], modules[1], with_set);
+        if (with_set) pipelines[1] = create_pipeline(layout, modules[0], modules[2], 1);
+    }
 
     VkIndirectExecutionSetEXT execution_set = VK_NULL_HANDLE;
-    if (with_set) {
+    if (shader_objects) {
+        VkIndirectExecutionSetShaderLayoutInfoEXT set_layouts[2];
+        for (int k = 0; k < 2; ++k)
+            set_layouts[k] = (VkIndirectExecutionSetShaderLayoutInfoEXT){
+                VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_SHADER_LAYOUT_INFO_EXT, NULL, 1,
+                &set_layout};
+        VkIndirectExecutionSetShaderInfoEXT shader_info = {
+            VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_SHADER_INFO_EXT};
+        shader_info.shaderCount = 2;
+        shader_info.pInitialShaders = shaders;
+        shader_info.pSetLayoutInfos = set_layouts;
+        shader_info.maxShaderCount = 3;
+        shader_info.pushConstantRangeCount = 1;
+        shader_info.pPushConstantRanges = &push_range;
+        VkIndirectExecutionSetCreateInfoEXT set_create = {
+            VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_CREATE_INFO_EXT};
+        set_create.type = INFO_TYPE_SHADER_OBJECTS;
+        set_create.info = &shader_info;
+        CHECK(create_execution_set(device, &set_create, NULL, &execution_set));
+        VkWriteIndirectExecutionSetShaderEXT write = {
+            VK_STRUCTURE_TYPE_WRITE_INDIRECT_EXECUTION_SET_SHADER_EXT};
+        write.index = 2;
+        write.shader = shaders[2];
+        update_execution_set_shaders(device, execution_set, 1, &write);
+    } else if (with_set) {
         VkIndirectExecutionSetPipelineInfoEXT pipeline_info = {
             VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_PIPELINE_INFO_EXT};
         pipeline_info.initialPipeline = pipelines[0];
@@ -419,7 +514,8 @@ int main(int argc, char **argv) {
     }
 
     /* indirect commands: [execution set index,] the draw token's data */
-    VkIndirectCommandsExecutionSetTokenEXT set_token_data = {0, stages};
+    VkIndirectCommandsExecutionSetTokenEXT set_token_data = {
+        shader_objects ? INFO_TYPE_SHADER_OBJECTS : 0, stages};
     VkIndirectCommandsLayoutTokenEXT tokens[2] = {
         {VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT, NULL, TOKEN_EXECUTION_SET,
          &set_token_data, 0},
@@ -446,7 +542,12 @@ int main(int argc, char **argv) {
     Buffer draws = make_buffer(SEQUENCES * 32, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, 0, NULL);
     for (uint32_t k = 0; k < SEQUENCES; ++k) {
         uint8_t *sequence = (uint8_t *)indirect.mapped + k * stride;
-        if (with_set) *(uint32_t *)sequence = k;
+        if (shader_objects) { /* one index per stage: the vertex shader, fragment shader 1 + k */
+            ((uint32_t *)sequence)[0] = 0;
+            ((uint32_t *)sequence)[1] = 1 + k;
+        } else if (with_set) {
+            *(uint32_t *)sequence = k;
+        }
         uint8_t *draw = counted ? (uint8_t *)draws.mapped + k * 32 : sequence + draw_offset;
         if (indexed)
             *(VkDrawIndexedIndirectCommand *)draw = (VkDrawIndexedIndirectCommand){3, 1, 0, 0, k};
@@ -495,14 +596,30 @@ int main(int argc, char **argv) {
     rendering.renderArea = (VkRect2D){{0, 0}, {SIDE, SIDE}};
     rendering.layerCount = 1;
     vkCmdBeginRendering(command_buffer, &rendering);
-    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines[0]);
+    VkShaderStageFlagBits stage_bits[2] = {VK_SHADER_STAGE_VERTEX_BIT,
+                                           VK_SHADER_STAGE_FRAGMENT_BIT};
+    if (shader_objects) {
+        bind_shaders(command_buffer, 2, stage_bits, shaders);
+        VkViewport viewport = {0.0f, 0.0f, SIDE, SIDE, 0.0f, 1.0f};
+        set_shader_object_draw_state(device, command_buffer, &viewport, &rendering.renderArea);
+        vkCmdSetPrimitiveTopology(command_buffer, VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST);
+        vkCmdSetPrimitiveRestartEnable(command_buffer, VK_FALSE);
+        ((PFN_vkCmdSetVertexInputEXT)load("vkCmdSetVertexInputEXT"))(command_buffer, 0, NULL, 0,
+                                                                    NULL);
+    } else {
+        vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines[0]);
+    }
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &set, 0,
                             NULL);
     if (indexed) vkCmdBindIndexBuffer(command_buffer, index_buffer.buffer, 0, VK_INDEX_TYPE_UINT32);
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[0], pushes[0]);
     execute_generated(command_buffer, VK_FALSE, &generated);
-    /* an execution set leaves the pipeline binding undefined: bind the initial one again */
-    if (with_set) vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines[0]);
+    /* an execution set leaves the pipeline (or shader) bindings undefined: bind the initial
+     * ones again */
+    if (shader_objects)
+        bind_shaders(command_buffer, 2, stage_bits, shaders);
+    else if (with_set)
+        vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines[0]);
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[1], pushes[1]);
     vkCmdDraw(command_buffer, 3, 2, 0, 0);
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[2], pushes[2]);
@@ -530,7 +647,10 @@ int main(int argc, char **argv) {
     if (execution_set) destroy_execution_set(device, execution_set, NULL);
     for (int k = 0; k < 2; ++k)
         if (pipelines[k]) vkDestroyPipeline(device, pipelines[k], NULL);
-    for (int k = 0; k < 3; ++k) vkDestroyShaderModule(device, modules[k], NULL);
+    for (int k = 0; k < 3; ++k) {
+        if (modules[k]) vkDestroyShaderModule(device, modules[k], NULL);
+        if (shaders[k]) destroy_shader(device, shaders[k], NULL);
+    }
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
