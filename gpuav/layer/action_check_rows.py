@@ -149,17 +149,22 @@ def _past(first: int, count: int, capacity: int) -> bool:
 
 
 def draw_rows(
-    fetch: Fetch, vertex_count: int, instance_count: int, first_vertex: int, first_instance: int
+    fetch: Fetch,
+    vertex_count: int,
+    instance_count: int,
+    first_vertex: int,
+    first_instance: int,
+    draw: int = 0,
 ) -> ActionRows:
     """vkCmdDraw's vertices and instances against the vertex buffers, checked here: a row
-    for each that reaches past them."""
+    for each that reaches past them (``draw``: which of a multi-draw's draws)."""
     rows: list[tuple[tuple[int, ...], Window | None]] = []
     vertex, instance = fetch.facts.vertex, fetch.facts.instance
     if vertex is not None and _past(first_vertex, vertex_count, vertex.capacity):
-        rows.append((report_row(ErrorCode.VERTEX_RANGE, 0, first_vertex, vertex_count,
+        rows.append((report_row(ErrorCode.VERTEX_RANGE, draw, first_vertex, vertex_count,
                                 vertex.capacity, 0), None))  # fmt: skip
     if instance is not None and _past(first_instance, instance_count, instance.capacity):
-        rows.append((report_row(ErrorCode.VERTEX_RANGE, 0, first_instance, instance_count,
+        rows.append((report_row(ErrorCode.VERTEX_RANGE, draw, first_instance, instance_count,
                                 instance.capacity, 1), None))  # fmt: skip
     return tuple(rows)
 
@@ -171,18 +176,20 @@ def draw_indexed_rows(
     first_index: int,
     vertex_offset: int,
     first_instance: int,
+    draw: int = 0,
 ) -> ActionRows:
     """vkCmdDrawIndexed's index range and instances, checked here (a row for each that
-    fails), and a row that scans its index values on the GPU."""
+    fails), and a row that scans its index values on the GPU (``draw``: which of a
+    multi-draw's draws)."""
     facts = fetch.facts
     rows: list[tuple[tuple[int, ...], Window | None]] = []
     capacity = facts.index_capacity
     if capacity is not None and _past(first_index, index_count, capacity):
-        rows.append((report_row(ErrorCode.INDEX_RANGE, 0, first_index, index_count, capacity),
-                     None))  # fmt: skip
+        rows.append((report_row(ErrorCode.INDEX_RANGE, draw, first_index, index_count,
+                                capacity), None))  # fmt: skip
     instance = facts.instance
     if instance is not None and _past(first_instance, instance_count, instance.capacity):
-        rows.append((report_row(ErrorCode.VERTEX_RANGE, 0, first_instance, instance_count,
+        rows.append((report_row(ErrorCode.VERTEX_RANGE, draw, first_instance, instance_count,
                                 instance.capacity, 1), None))  # fmt: skip
     readable = max(min(index_count, (capacity or 0) - first_index), 0)
     groups = min(P.SCAN_WORKGROUPS, -(-readable // P.WORKGROUP_SIZE))

@@ -322,9 +322,11 @@ def record_draw(
     instance_count: int,
     first_vertex: int,
     first_instance: int,
+    draw: int = 0,
 ) -> None:
-    """vkCmdDraw: its vertices and instances against the vertex buffers (host-side); only a
-    draw that fails gets an output block and a row that writes its records."""
+    """vkCmdDraw (or ``draw`` of a vkCmdDrawMultiEXT): its vertices and instances against the
+    vertex buffers (host-side); only a draw that fails gets an output block and a row that
+    writes its records."""
     checks = state.checks
     engine = state.device.action_checks
     if checks is None or engine is None or not checks.vertex_buffers:
@@ -332,9 +334,9 @@ def record_draw(
     if not vertex_count or not instance_count:
         return
     fetch = _fetch(engine, state.device, checks, indexed=False)
-    parameters = (0, vertex_count, instance_count, first_vertex, first_instance)
+    parameters = (0, vertex_count, instance_count, first_vertex, first_instance, draw)
     rows = engine.rows.direct_rows(fetch, parameters, lambda: draw_rows(
-        fetch, vertex_count, instance_count, first_vertex, first_instance))  # fmt: skip
+        fetch, vertex_count, instance_count, first_vertex, first_instance, draw))  # fmt: skip
     action = action_of() if rows else None
     if action is not None:
         _add_rows(checks, action, rows, fetch.facts)
@@ -348,18 +350,21 @@ def record_draw_indexed(
     first_index: int,
     vertex_offset: int,
     first_instance: int,
+    draw: int = 0,
 ) -> None:
-    """vkCmdDrawIndexed: its index range and instances (host-side), its index values (GPU);
-    a draw with nothing to check gets no output block."""
+    """vkCmdDrawIndexed (or ``draw`` of a vkCmdDrawMultiIndexedEXT): its index range and
+    instances (host-side), its index values (GPU); a draw with nothing to check gets no
+    output block."""
     checks = state.checks
     engine = state.device.action_checks
     if checks is None or engine is None or not index_count or not instance_count:
         return
     fetch = _fetch(engine, state.device, checks, indexed=True)
-    parameters = (1, index_count, instance_count, first_index, vertex_offset, first_instance)
+    parameters = (1, index_count, instance_count, first_index, vertex_offset, first_instance,
+                  draw)  # fmt: skip
     rows = engine.rows.direct_rows(fetch, parameters, lambda: draw_indexed_rows(
         fetch, index_count, instance_count, first_index, vertex_offset,
-        first_instance))  # fmt: skip
+        first_instance, draw))  # fmt: skip
     action = action_of() if rows else None
     if action is not None:
         _add_rows(checks, action, rows, fetch.facts)

@@ -90,6 +90,16 @@ def _structure(command: str) -> str:
     return "VkDrawIndexedIndirectCommand" if "Indexed" in command else "VkDrawIndirectCommand"
 
 
+def _draw_of(command: str, structure: str, draw: int) -> str:
+    """Which draw: an indirect command's structure, a multi-draw's element, or the command."""
+    if "Indirect" in command:
+        return f"{structure}[{draw}]"
+    if "Multi" in command:
+        infos = "pIndexInfo" if "Indexed" in command else "pVertexInfo"
+        return f"{command} draw {draw} ({infos}[{draw}])"
+    return command
+
+
 def _fetch_line(fetch: VertexFetch | None, what: str) -> list[str]:
     if fetch is None:
         return []
@@ -179,7 +189,7 @@ def check_message(
         )  # fmt: skip
     if code is ErrorCode.INDEX_RANGE:
         first, count, held = words[0], words[1], words[2]
-        where = f"{structure}[{draw}] has" if "Indirect" in command else f"{command} has"
+        where = f"{_draw_of(command, structure, draw)} has"
         vuid = (
             f"VUID-{structure}-robustBufferAccess2-08798"
             if "Indirect" in command
@@ -197,7 +207,7 @@ def check_message(
         first, count, held, instances = words[0], words[1], words[2], words[3]
         noun = "instances" if instances else "vertices"
         names = ("firstInstance", "instanceCount") if instances else ("firstVertex", "vertexCount")
-        where = f"{structure}[{draw}]" if "Indirect" in command else command
+        where = _draw_of(command, structure, draw)
         fetch = facts.instance if instances else facts.vertex
         return CheckMessage(
             f"VUID-{command}-None-02721", robust,
@@ -210,7 +220,12 @@ def check_message(
         )  # fmt: skip
     position, value, offset, held, bad = words
     signed = offset - (1 << 32) if offset >= 1 << 31 else offset
-    where = f"{structure}[{draw}]" if "Indirect" in command else command
+    # A multi-draw's index scans do not say which of its draws they scanned.
+    where = (
+        f"{command} (one of its draws)"
+        if "Multi" in command
+        else _draw_of(command, structure, draw)
+    )
     plural = "indices" if bad != 1 else "index"
     return CheckMessage(
         f"VUID-{command}-None-02721", robust,

@@ -151,6 +151,21 @@ SCENARIOS = {
         r"buffers hold 2 instances",
     ),
     "instances_inside": Scenario(("instances", "0", "2"), None),
+    # Multi-draws: each draw checked as its single twin is (the Khronos layer checks none).
+    "multi_past_buffer": Scenario(
+        ("multi", "2", "3"),
+        "VUID-vkCmdDrawMultiEXT-None-02721",
+        r"vkCmdDrawMultiEXT draw 1 \(pVertexInfo\[1\]\): firstVertex 2 and vertexCount 3 fetch "
+        r"vertices \[2, 5\), but the bound vertex buffers hold 3 vertices",
+    ),
+    "multi_inside": Scenario(("multi", "0", "3"), None),
+    "multi_indexed_past_vertices": Scenario(
+        ("multi_indexed", "2", "2"),
+        "VUID-vkCmdDrawMultiIndexedEXT-None-02721",
+        r"vkCmdDrawMultiIndexedEXT \(one of its draws\): index buffer element 1 is 1, and with "
+        r"vertexOffset 2 it fetches vertex 3, past the 3 vertices .*\(2 indices of this draw",
+    ),
+    "multi_indexed_inside": Scenario(("multi_indexed", "2", "0"), None),
 }
 
 

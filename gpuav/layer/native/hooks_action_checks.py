@@ -470,6 +470,53 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
     record.next.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
 
 
+def cmd_draw_multi(
+    command_buffer: int, count: int, infos: int, instances: int, first: int, stride: int
+) -> None:
+    """vkCmdDrawMultiEXT: one action, each of its draws checked as vkCmdDraw is."""
+    command = "vkCmdDrawMultiEXT"
+    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
+    if record is None:
+        return
+    if state is not None and state.checks is not None and state.checks.vertex_buffers:
+        try:
+            for draw in range(count):
+                info = vkffi.cast("VkMultiDrawInfoEXT *", infos + draw * stride)[0]
+                checks.record_draw(state, lambda: engine.current_action(
+                    state, PIPELINE_BIND_POINT_GRAPHICS, command, appended),
+                    info.vertexCount, instances, info.firstVertex, first, draw)  # fmt: skip
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    record.next.vkCmdDrawMultiEXT(command_buffer, count, infos, instances, first, stride)
+
+
+def cmd_draw_multi_indexed(
+    command_buffer: int, count: int, infos: int, instances: int, first: int, stride: int,
+    vertex_offset: int,
+) -> None:  # fmt: skip
+    """vkCmdDrawMultiIndexedEXT: one action, each of its draws checked as vkCmdDrawIndexed
+    is (``vertex_offset``, where not NULL, gives every draw's vertexOffset)."""
+    command = "vkCmdDrawMultiIndexedEXT"
+    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
+    if record is None:
+        return
+    if state is not None and state.checks is not None and state.checks.index_buffer is not None:
+        try:
+            shared = None if not vertex_offset else vkffi.cast("int32_t *", vertex_offset)[0]
+            for draw in range(count):
+                info = vkffi.cast("VkMultiDrawIndexedInfoEXT *", infos + draw * stride)[0]
+                offset = info.vertexOffset if shared is None else shared
+                checks.record_draw_indexed(state, lambda: engine.current_action(
+                    state, PIPELINE_BIND_POINT_GRAPHICS, command, appended),
+                    info.indexCount, instances, info.firstIndex, offset, first,
+                    draw)  # fmt: skip
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    record.next.vkCmdDrawMultiIndexedEXT(
+        command_buffer, count, infos, instances, first, stride, vertex_offset
+    )
+
+
 def cmd_draw_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:

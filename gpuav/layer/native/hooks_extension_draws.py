@@ -1,4 +1,5 @@
-"""Draws of extensions (multi draw, transform feedback, mesh shaders): actions like vkCmdDraw.
+"""Draws of extensions (transform feedback, mesh shaders): actions like vkCmdDraw (multi
+draws are hooks_action_checks', which checks their fetches too).
 
 Unhooked, they ran an instrumented graphics pipeline with no output block of their own: an
 error went to whatever block an earlier draw had bound, or to no descriptor at all when they
@@ -10,25 +11,6 @@ from __future__ import annotations
 
 from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.native.hooks_commands import _action
-
-
-def cmd_draw_multi(
-    command_buffer: int, count: int, infos: int, instances: int, first: int, stride: int
-) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawMultiEXT")
-    if table is not None:
-        table.vkCmdDrawMultiEXT(command_buffer, count, infos, instances, first, stride)
-
-
-def cmd_draw_multi_indexed(
-    command_buffer: int, count: int, infos: int, instances: int, first: int, stride: int,
-    vertex_offset: int,
-) -> None:  # fmt: skip
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawMultiIndexedEXT")
-    if table is not None:
-        table.vkCmdDrawMultiIndexedEXT(
-            command_buffer, count, infos, instances, first, stride, vertex_offset
-        )
 
 
 def cmd_draw_indirect_byte_count(

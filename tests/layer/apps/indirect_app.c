@@ -18,6 +18,9 @@
  *   indexed16 INDEX OFFSET the same with 16-bit indices, bound at byte 2 of their buffer
  *   vertices FIRST COUNT   vkCmdDraw(COUNT, 1, FIRST, 0) with 3 vertices bound
  *   instances FIRST COUNT  vkCmdDraw(3, COUNT, 0, FIRST) with 2 per-instance offsets bound
+ *   multi FIRST COUNT      vkCmdDrawMultiEXT of two draws, {0, 3} and {FIRST, COUNT}
+ *   multi_indexed INDEX OFFSET  vkCmdDrawMultiIndexedEXT of two draws of indices {0, 1, INDEX},
+ *                          the first with vertexOffset 0, the second with OFFSET
  *
  * Draws render triangles into an 8x8 image (vertex.vert, fragment.frag, or instanced.vert with
  * a per-instance attribute) in a render pass. Prints "message" lines (vk_app_common.h), then
@@ -38,6 +41,8 @@
 enum { SIZE = 8, MEMORY_BYTES = 4096 };
 
 static PFN_vkCmdSetVertexInputEXT set_vertex_input; /* non-NULL: dynamic vertex input */
+static PFN_vkCmdDrawMultiEXT draw_multi;
+static PFN_vkCmdDrawMultiIndexedEXT draw_multi_indexed;
 
 typedef struct {
     VkDevice device;
@@ -292,7 +297,7 @@ static void prepare(Context *ctx, Draw *draw) {
         uint16_t indices[4] = {0xAAAA, 0, 1, (uint16_t)draw->a};
         draw->indices =
             make_buffer(ctx, sizeof indices, VK_BUFFER_USAGE_INDEX_BUFFER_BIT, indices, 8);
-    } else if (!strncmp(mode, "indexed", 7)) {
+    } else if (!strncmp(mode, "indexed", 7) || !strcmp(mode, "multi_indexed")) {
         uint32_t indices[3] = {0, 1, draw->a};
         draw->indices =
             make_buffer(ctx, sizeof indices, VK_BUFFER_USAGE_INDEX_BUFFER_BIT, indices, 12);
@@ -325,6 +330,13 @@ static void record_draw(VkCommandBuffer command_buffer, const Draw *draw, VkPipe
         vkCmdDrawIndexed(command_buffer, 3, 1, 0, (int32_t)draw->b, 0);
     } else if (!strcmp(mode, "vertices")) {
         vkCmdDraw(command_buffer, draw->b, 1, draw->a, 0);
+    } else if (!strcmp(mode, "multi")) {
+        VkMultiDrawInfoEXT infos[2] = {{0, 3}, {draw->a, draw->b}};
+        draw_multi(command_buffer, 2, infos, 1, 0, sizeof infos[0]);
+    } else if (!strcmp(mode, "multi_indexed")) {
+        VkMultiDrawIndexedInfoEXT infos[2] = {{0, 3, 0}, {0, 3, (int32_t)draw->b}};
+        vkCmdBindIndexBuffer(command_buffer, draw->indices.buffer, 0, VK_INDEX_TYPE_UINT32);
+        draw_multi_indexed(command_buffer, 2, infos, 1, 0, sizeof infos[0], NULL);
     } else if (!strcmp(mode, "instances")) {
         vkCmdBindVertexBuffers(command_buffer, 1, 1, &draw->instances.buffer, &zero);
         vkCmdDraw(command_buffer, 3, draw->b, 0, draw->a);
@@ -477,13 +489,31 @@ int main(int argc, char **argv) {
     VkPhysicalDeviceVertexInputDynamicStateFeaturesEXT dynamic_features = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VERTEX_INPUT_DYNAMIC_STATE_FEATURES_EXT};
     dynamic_features.vertexInputDynamicState = VK_TRUE;
-    const char *dynamic_extension = VK_EXT_VERTEX_INPUT_DYNAMIC_STATE_EXTENSION_NAME;
-    if (dynamic_input) features12.pNext = &dynamic_features;
-    ctx.device = create_device(physical, &features, dynamic_input ? 1 : 0,
-                               dynamic_input ? &dynamic_extension : NULL, &ctx.queue);
+    VkPhysicalDeviceMultiDrawFeaturesEXT multi_features = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT};
+    multi_features.multiDraw = VK_TRUE;
+    int multi = !strncmp(mode, "multi", 5);
+    const char *extensions[2];
+    uint32_t extension_count = 0;
+    if (dynamic_input) {
+        extensions[extension_count++] = VK_EXT_VERTEX_INPUT_DYNAMIC_STATE_EXTENSION_NAME;
+        dynamic_features.pNext = features12.pNext;
+        features12.pNext = &dynamic_features;
+    }
+    if (multi) {
+        extensions[extension_count++] = VK_EXT_MULTI_DRAW_EXTENSION_NAME;
+        multi_features.pNext = features12.pNext;
+        features12.pNext = &multi_features;
+    }
+    ctx.device = create_device(physical, &features, extension_count, extensions, &ctx.queue);
     if (dynamic_input)
         set_vertex_input = (PFN_vkCmdSetVertexInputEXT)vkGetDeviceProcAddr(
             ctx.device, "vkCmdSetVertexInputEXT");
+    if (multi) {
+        draw_multi = (PFN_vkCmdDrawMultiEXT)vkGetDeviceProcAddr(ctx.device, "vkCmdDrawMultiEXT");
+        draw_multi_indexed = (PFN_vkCmdDrawMultiIndexedEXT)vkGetDeviceProcAddr(
+            ctx.device, "vkCmdDrawMultiIndexedEXT");
+    }
     VkCommandPool pool = create_command_pool(ctx.device);
 
     uint32_t result;
