@@ -9,7 +9,9 @@
  * (the count tokens each name one draw of a second buffer). SET: "none" (the bound pipeline
  * runs every sequence), "pipelines" (an execution set: sequence k runs pipeline k, created
  * with VK_PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT; pipeline 0 draws with FRAG, pipeline 1,
- * written by vkUpdateIndirectExecutionSetPipelineEXT, with OTHER_FRAG) or "shaders" (an
+ * written by vkUpdateIndirectExecutionSetPipelineEXT, with OTHER_FRAG), "wide" (the same,
+ * pipeline 1's layout compatible but naming maxBoundDescriptorSets sets, set 0's and empty
+ * ones) or "shaders" (an
  * execution set of shader objects (VK_EXT_shader_object): VERT and FRAG at 0 and 1, OTHER_FRAG
  * written at 2 by vkUpdateIndirectExecutionSetShaderEXT; sequence k draws with VERT and
  * fragment shader 1 + k). Set 0: binding 0 two
@@ -346,7 +348,8 @@ int main(int argc, char **argv) {
     }
     int token = token_type(argv[4]);
     int shader_objects = !strcmp(argv[5], "shaders");
-    int with_set = shader_objects || !strcmp(argv[5], "pipelines");
+    int wide = !strcmp(argv[5], "wide");
+    int with_set = shader_objects || wide || !strcmp(argv[5], "pipelines");
     if (!with_set && strcmp(argv[5], "none")) return 2;
     int indexed = token == TOKEN_DRAW_INDEXED || token == TOKEN_DRAW_INDEXED_COUNT;
     int counted = token == TOKEN_DRAW_COUNT || token == TOKEN_DRAW_INDEXED_COUNT;
@@ -436,6 +439,23 @@ int main(int argc, char **argv) {
     };
     vkUpdateDescriptorSets(device, 2, writes, 0, NULL);
 
+    /* "wide": set 0's layout, then empty ones up to the device's limit */
+    VkPhysicalDeviceProperties properties;
+    vkGetPhysicalDeviceProperties(physical, &properties);
+    uint32_t set_count = properties.limits.maxBoundDescriptorSets;
+    VkDescriptorSetLayoutCreateInfo empty_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    VkDescriptorSetLayout empty_layout;
+    CHECK(vkCreateDescriptorSetLayout(device, &empty_info, NULL, &empty_layout));
+    VkDescriptorSetLayout *wide_sets = calloc(set_count, sizeof *wide_sets);
+    for (uint32_t k = 0; k < set_count; ++k) wide_sets[k] = k ? empty_layout : set_layout;
+    VkPipelineLayoutCreateInfo wide_info = layout_info;
+    wide_info.setLayoutCount = set_count;
+    wide_info.pSetLayouts = wide_sets;
+    VkPipelineLayout wide_layout;
+    CHECK(vkCreatePipelineLayout(device, &wide_info, NULL, &wide_layout));
+    free(wide_sets);
+
     VkShaderModule modules[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};
     VkPipeline pipelines[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
     VkShaderEXT shaders[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};
@@ -468,7 +488,8 @@ int main(int argc, char **argv) {
     } else {
         for (int k = 0; k < 3; ++k) modules[k] = load_shader_module(device, argv[1 + k]);
         pipelines[0] = create_pipeline(layout, modules[0], modules[1], with_set);
-        if (with_set) pipelines[1] = create_pipeline(layout, modules[0], modules[2], 1);
+        if (with_set)
+            pipelines[1] = create_pipeline(wide ? wide_layout : layout, modules[0], modules[2], 1);
     }
 
     VkIndirectExecutionSetEXT execution_set = VK_NULL_HANDLE;
@@ -653,7 +674,9 @@ int main(int argc, char **argv) {
     }
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
+    vkDestroyPipelineLayout(device, wide_layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
+    vkDestroyDescriptorSetLayout(device, empty_layout, NULL);
     free_buffer(&image);
     for (uint32_t k = 0; k < PALETTES; ++k) free_buffer(&palettes[k]);
     vkDestroyDevice(device, NULL);
