@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from gpuav.instrument import image_facts
 from gpuav.instrument.descriptor_state import ACCESSIBLE
 from gpuav.layer.buffer_views import format_name
-from gpuav.layer.resource_lifetimes import IMAGE_VIEW, SAMPLER
+from gpuav.layer.resource_lifetimes import IMAGE, IMAGE_VIEW, SAMPLER
 
 ASPECT_STENCIL = 0x4
 REMAINING = 0xFFFF_FFFF  # VK_REMAINING_MIP_LEVELS, VK_REMAINING_ARRAY_LAYERS
@@ -67,21 +67,21 @@ class ImageTable:
     def create_image(self, handle: int, image: ImageInfo) -> None:
         self.images[handle] = image
 
-    def destroy_image(self, handle: int) -> None:
-        self.images.pop(handle, None)
-
     def create_view(self, handle: int, view: ViewInfo) -> None:
         self.views[handle] = view
-
-    def destroy_view(self, handle: int) -> None:
-        self.views.pop(handle, None)
 
     def create_sampler(self, handle: int, unnormalized: bool) -> None:
         if unnormalized:
             self.unnormalized.add(handle)
 
-    def destroy_sampler(self, handle: int) -> None:
-        self.unnormalized.discard(handle)
+    def forget(self, kind: str, handle: int) -> None:
+        """``handle`` (of a resource_lifetimes kind) was destroyed."""
+        if kind == IMAGE:
+            self.images.pop(handle, None)
+        elif kind == IMAGE_VIEW:
+            self.views.pop(handle, None)
+        elif kind == SAMPLER:
+            self.unnormalized.discard(handle)
 
     def word(self, named: tuple[tuple[str, int], ...]) -> int:
         """The state word of an image, sampler or combined descriptor naming ``named``."""

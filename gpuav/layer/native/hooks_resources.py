@@ -6,6 +6,9 @@ for the checks that a descriptor fits its access."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer.descriptor_sets import DescriptorTracker
@@ -31,102 +34,94 @@ def _retire(record: DeviceRecord, command: str, handle: int, kind: str) -> None:
         return
     try:
         tracker.retire(handle, kind)
+        tracker.images.forget(kind, handle)
     except BaseException as error:
         report_error(command, error, record.instance.state)
 
 
-def create_image(device: int, create_info: int, allocator: int, image_out: int) -> int:
+def _destroy(device: int, handle: int, allocator: int, command: str, kind: str) -> None:
+    """The tracker notes ``handle`` going, then the destroy (or free) goes down."""
+    record = REGISTRY.device_of(device)
+    if record is None:
+        return
+    _retire(record, command, handle, kind)
+    getattr(record.next, command)(device, handle, allocator)
+
+
+def _create(
+    device: int,
+    create_info: int,
+    allocator: int,
+    created_out: int,
+    command: str,
+    note: Callable[[DescriptorTracker, Any, int], None],
+) -> int:
+    """The create goes down; where it succeeded, ``note`` tells the tracker (create info,
+    handle)."""
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
-    result = int(record.next.vkCreateImage(device, create_info, allocator, image_out))
+    result = int(getattr(record.next, command)(device, create_info, allocator, created_out))
     tracker = _tracker(record)
     if result == 0 and tracker is not None:
         try:
-            info = at(create_info, "VkImageCreateInfo")
-            image = ImageInfo(info.format, info.samples, info.mipLevels, info.arrayLayers)
-            tracker.images.create_image(handles_at(image_out, 1)[0], image)
+            note(tracker, create_info, handles_at(created_out, 1)[0])
         except BaseException as error:
-            report_error("vkCreateImage", error, record.instance.state)
+            report_error(command, error, record.instance.state)
     return result
+
+
+def _note_image(tracker: DescriptorTracker, create_info: int, handle: int) -> None:
+    info = at(create_info, "VkImageCreateInfo")
+    tracker.images.create_image(
+        handle, ImageInfo(info.format, info.samples, info.mipLevels, info.arrayLayers)
+    )
+
+
+def _note_view(tracker: DescriptorTracker, create_info: int, handle: int) -> None:
+    info = at(create_info, "VkImageViewCreateInfo")
+    image = address(info.image)
+    tracker.lifetimes.created(handle, IMAGE_VIEW, image)
+    span = info.subresourceRange
+    tracker.images.create_view(
+        handle,
+        ViewInfo(
+            image, info.viewType, info.format, span.aspectMask, span.levelCount, span.layerCount
+        ),
+    )
+
+
+def _note_sampler(tracker: DescriptorTracker, create_info: int, handle: int) -> None:
+    unnormalized = bool(at(create_info, "VkSamplerCreateInfo").unnormalizedCoordinates)
+    tracker.images.create_sampler(handle, unnormalized)
+
+
+def create_image(device: int, create_info: int, allocator: int, image_out: int) -> int:
+    return _create(device, create_info, allocator, image_out, "vkCreateImage", _note_image)
 
 
 def create_image_view(device: int, create_info: int, allocator: int, view_out: int) -> int:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return ERROR_INITIALIZATION_FAILED
-    result = int(record.next.vkCreateImageView(device, create_info, allocator, view_out))
-    tracker = _tracker(record)
-    if result == 0 and tracker is not None:
-        try:
-            info = at(create_info, "VkImageViewCreateInfo")
-            image = address(info.image)
-            handle = handles_at(view_out, 1)[0]
-            tracker.lifetimes.created(handle, IMAGE_VIEW, image)
-            span = info.subresourceRange
-            view = ViewInfo(
-                image, info.viewType, info.format, span.aspectMask, span.levelCount, span.layerCount
-            )
-            tracker.images.create_view(handle, view)
-        except BaseException as error:
-            report_error("vkCreateImageView", error, record.instance.state)
-    return result
+    return _create(device, create_info, allocator, view_out, "vkCreateImageView", _note_view)
 
 
 def create_sampler(device: int, create_info: int, allocator: int, sampler_out: int) -> int:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return ERROR_INITIALIZATION_FAILED
-    result = int(record.next.vkCreateSampler(device, create_info, allocator, sampler_out))
-    tracker = _tracker(record)
-    if result == 0 and tracker is not None:
-        try:
-            unnormalized = bool(at(create_info, "VkSamplerCreateInfo").unnormalizedCoordinates)
-            tracker.images.create_sampler(handles_at(sampler_out, 1)[0], unnormalized)
-        except BaseException as error:
-            report_error("vkCreateSampler", error, record.instance.state)
-    return result
+    return _create(device, create_info, allocator, sampler_out, "vkCreateSampler", _note_sampler)
 
 
 def destroy_image_view(device: int, view: int, allocator: int) -> None:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return
-    _retire(record, "vkDestroyImageView", view, IMAGE_VIEW)
-    tracker = _tracker(record)
-    if tracker is not None:
-        tracker.images.destroy_view(view)
-    record.next.vkDestroyImageView(device, view, allocator)
+    _destroy(device, view, allocator, "vkDestroyImageView", IMAGE_VIEW)
 
 
 def destroy_sampler(device: int, sampler: int, allocator: int) -> None:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return
-    _retire(record, "vkDestroySampler", sampler, SAMPLER)
-    tracker = _tracker(record)
-    if tracker is not None:
-        tracker.images.destroy_sampler(sampler)
-    record.next.vkDestroySampler(device, sampler, allocator)
+    _destroy(device, sampler, allocator, "vkDestroySampler", SAMPLER)
 
 
 def destroy_image(device: int, image: int, allocator: int) -> None:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return
-    _retire(record, "vkDestroyImage", image, IMAGE)
-    tracker = _tracker(record)
-    if tracker is not None:
-        tracker.images.destroy_image(image)
-    record.next.vkDestroyImage(device, image, allocator)
+    _destroy(device, image, allocator, "vkDestroyImage", IMAGE)
 
 
 def free_memory(device: int, memory: int, allocator: int) -> None:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return
-    _retire(record, "vkFreeMemory", memory, MEMORY)
-    record.next.vkFreeMemory(device, memory, allocator)
+    _destroy(device, memory, allocator, "vkFreeMemory", MEMORY)
 
 
 def bind_image_memory(device: int, image: int, memory: int, offset: int) -> int:
