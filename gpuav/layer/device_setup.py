@@ -15,13 +15,10 @@ from gpuav.layer.calls import (
     FeatureRequest,
     PhysicalDeviceFacts,
 )
-from gpuav.layer.descriptor_sets import DescriptorTracker
-from gpuav.layer.output_buffers import OutputBuffers
 from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
 from gpuav.layer.shader_modules import instrumenter_accepts
 from gpuav.layer.state import DeviceState, InstanceState
-from gpuav.layer.state_buffer import StateBuffer
 
 # For devices with a very high (or no) limit, seed 000 picks "an index that isn't too high,
 # but above most other device maxima such as 32".
@@ -122,6 +119,11 @@ def post_call_record_create_device(
     )
     if not device.graphics_stages:
         instance.reporter.emit_once("graphics-stores", notices.graphics_stores_unsupported())
+    # Imported with the first device, not at instance creation (issue 17 target 3).
+    from gpuav.layer.descriptor_sets import DescriptorTracker
+    from gpuav.layer.output_buffers import OutputBuffers
+    from gpuav.layer.state_buffer import StateBuffer
+
     try:
         device.stages = SHADER_STAGES_CORE | facts.extension_stages
         device.set_layout = calls.create_descriptor_set_layout(device.stages)
