@@ -67,7 +67,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         recorded_at=None if spilled else recording_site.site_of(action.recorded_at),
         labels=() if spilled else debug_labels.labels_at(state, action.labels),
         address_buffer=_address_lookup(device),
-        retired_descriptor=_retired_lookup(device, action.bound_sets),
+        retired_descriptor=_retired_lookup(device, action),
         image_descriptor=_image_lookup(device, action.bound_sets),
         bind_point=pipeline.bind_point,
         descriptor_buffer_sets=_descriptor_buffer_sets(device, action),
@@ -102,15 +102,19 @@ def _image_lookup(
 
 
 def _retired_lookup(
-    device: DeviceState, bound_sets: Sequence[int]
+    device: DeviceState, action: Action
 ) -> Callable[[int, int, int], RetiredResource | None]:
     """Which destroyed object made a descriptor of the action's sets unusable, named."""
+    bound_sets = action.bound_sets
 
     def lookup(descriptor_set: int, binding: int, index: int) -> RetiredResource | None:
         tracker = device.descriptors
         found = (
             None if tracker is None else tracker.retired(bound_sets, descriptor_set, binding, index)
         )
+        if found is None and device.descriptor_buffers is not None:
+            regions = _action_regions(action)
+            found = device.descriptor_buffers.retired(regions, descriptor_set, binding, index)
         if found is None:
             return None
         return RetiredResource(

@@ -22,7 +22,6 @@ pipeline (VUID-vkCmdDispatch-None-08115).
 
 from __future__ import annotations
 
-import ctypes
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,15 +36,15 @@ from gpuav.instrument.descriptor_state import (
 from gpuav.layer import notices
 from gpuav.layer.buffer_views import BoundTexels, texel_bytes
 from gpuav.layer.buffers import BoundBuffer
+from gpuav.layer.descriptor_buffer_memory import DescriptorBufferMemory
 from gpuav.layer.descriptor_sets import Bound, DescriptorTracker, SetLayoutState
+from gpuav.layer.resource_lifetimes import Retired
 from gpuav.layer.state import CommandBufferState, DeviceState
 from gpuav.layer.state_buffer import Region
 
 # VkDescriptorSetLayoutCreateFlagBits
 SET_LAYOUT_PUSH_DESCRIPTOR = 0x1
 SET_LAYOUT_DESCRIPTOR_BUFFER = 0x10
-# VkBufferUsageFlagBits that make a buffer a descriptor buffer.
-DESCRIPTOR_BUFFER_USAGE = 0x0020_0000 | 0x0040_0000 | 0x0400_0000
 WHOLE_SIZE = 0xFFFF_FFFF_FFFF_FFFF
 
 DESCRIPTOR_TYPE_SAMPLER = 0
@@ -99,23 +98,6 @@ class DescribedBuffer:
     texel: int = 0  # bytes per texel of a texel buffer's format
 
 
-@dataclass(frozen=True)
-class Mapping:
-    """A vkMapMemory the app made: ``size`` bytes of the memory from ``offset`` at ``pointer``."""
-
-    pointer: int
-    offset: int
-    size: int
-
-
-@dataclass(frozen=True)
-class BufferMemory:
-    """A descriptor buffer's memory binding."""
-
-    memory: int
-    offset: int
-
-
 @dataclass(slots=True, eq=False)
 class SetPlace:
     """A descriptor-buffer set as bound: its layout, its address, its region, and the bytes
@@ -127,6 +109,8 @@ class SetPlace:
     region: Region
     contents: bytes | None = None
     generation: int = -1  # the tracker's, when the words were built
+    # (binding, element) -> why a descriptor names something gone, as at the last refresh
+    retired: dict[tuple[int, int], Retired] = field(default_factory=dict)
 
 
 @dataclass
@@ -149,13 +133,19 @@ class DescriptorBufferTracker:
     # descriptor bytes -> the word they stand for; descriptor type -> its size in bytes
     described: dict[bytes, int] = field(default_factory=dict)
     described_buffers: dict[bytes, DescribedBuffer] = field(default_factory=dict)
+    # descriptor bytes -> the buffer or image view they name; named handle -> why it is gone
+    described_named: dict[bytes, tuple[int, ...]] = field(default_factory=dict)
+    named_handles: set[int] = field(default_factory=set)
+    retired_objects: dict[int, Retired] = field(default_factory=dict)
     descriptor_sizes: dict[int, int] = field(default_factory=dict)
     saturated: bool = False
     generation: int = 0  # grows whenever what some bytes stand for may have changed
-    mappings: dict[int, Mapping] = field(default_factory=dict)  # memory -> app's mapping
-    buffer_memory: dict[int, BufferMemory] = field(default_factory=dict)  # descriptor buffers
+    memory: DescriptorBufferMemory = field(init=False)
     places: dict[tuple[int, int], SetPlace] = field(default_factory=dict)
     places_by_region: dict[int, SetPlace] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.memory = DescriptorBufferMemory(self.descriptors.buffers)
 
     # -- set layouts ------------------------------------------------------------------------
 
@@ -187,12 +177,18 @@ class DescriptorBufferTracker:
         contents: bytes,
         word: int,
         buffer: DescribedBuffer | None = None,
+        named: tuple[int, ...] = (),
     ) -> None:
         """vkGetDescriptorEXT returned ``contents`` for a descriptor the shaders see as
         ``word``. Bytes that stand for two words keep the one that reports less: the larger
         range (a driver may not encode a buffer's range), or no facts of an image."""
         if buffer is not None and len(self.described_buffers) < MAX_DESCRIBED:
             self.described_buffers[contents] = buffer
+            found = self._buffer_at(buffer.address)
+            named = named if found is None else (found[0], *named)
+        if named and len(self.described_named) < MAX_DESCRIBED:
+            self.described_named[contents] = named
+            self.named_handles.update(named)
         known = self.described.get(contents)
         if known == word and self.descriptor_sizes.get(descriptor_type) == len(contents):
             return
@@ -206,47 +202,29 @@ class DescriptorBufferTracker:
         else:
             self.saturated = True
 
-    # -- memory -----------------------------------------------------------------------------
+    # -- what descriptors name --------------------------------------------------------------
 
-    def map_memory(self, memory: int, mapping: Mapping) -> None:
-        self.mappings[memory] = mapping
+    def object_gone(self, handle: int, kind: str) -> None:
+        """``handle`` is about to be destroyed or freed: the named objects that go with it
+        (itself, a buffer on freed memory, a view of a destroyed image) make the descriptors
+        naming them unusable from the next submit (VUID-vkCmd*-None-08116)."""
+        lifetimes = self.descriptors.lifetimes
+        pending, affected = [handle], []
+        while pending:
+            current = pending.pop()
+            affected.append(current)
+            pending.extend(lifetimes.children.get(current, ()))
+        for gone in affected:
+            if gone in self.named_handles:
+                named = (lifetimes.kind_of(gone), gone) if gone != handle else ("", 0)
+                self.retired_objects[gone] = Retired(kind, handle, *named)
+                self.generation += 1
 
-    def unmap_memory(self, memory: int) -> None:
-        self.mappings.pop(memory, None)
-
-    def free_memory(self, memory: int) -> None:
-        self.mappings.pop(memory, None)
-        for buffer in [b for b, bound in self.buffer_memory.items() if bound.memory == memory]:
-            del self.buffer_memory[buffer]
-
-    def bind_buffer_memory(self, buffer: int, memory: int, offset: int) -> None:
-        """Remember where a descriptor buffer's bytes are (only descriptor buffers count)."""
-        facts = self.descriptors.buffers.live.get(buffer)
-        if facts is not None and facts.usage & DESCRIPTOR_BUFFER_USAGE:
-            self.buffer_memory[buffer] = BufferMemory(memory, offset)
-
-    def destroy_buffer(self, buffer: int) -> None:
-        self.buffer_memory.pop(buffer, None)
-
-    def read(self, address: int, size: int) -> bytes | None:
-        """The ``size`` bytes at device ``address`` of a descriptor buffer, None when they do
-        not lie in memory the app has mapped."""
-        live = self.descriptors.buffers.live
-        for buffer, bound in self.buffer_memory.items():
-            facts = live.get(buffer)
-            if facts is None or not facts.address:
-                continue
-            start = address - facts.address
-            if start < 0 or start + size > facts.size:
-                continue
-            mapping = self.mappings.get(bound.memory)
-            if mapping is None:
-                return None
-            at = bound.offset + start - mapping.offset
-            if at < 0 or at + size > mapping.size:
-                return None
-            return ctypes.string_at(mapping.pointer + at, size)
-        return None
+    def object_made(self, handle: int) -> None:
+        """A buffer bound to memory, or an image view made: a handle of a gone object that
+        now names a live one."""
+        if self.retired_objects.pop(handle, None) is not None:
+            self.generation += 1
 
     # -- binding ----------------------------------------------------------------------------
 
@@ -309,7 +287,7 @@ class DescriptorBufferTracker:
     def refresh(self, place: SetPlace) -> bool:
         """Rebuild the set's descriptor words from the bytes its memory holds now; False when
         they cannot be read (the words then stay as they are)."""
-        contents = self.read(place.address, place.layout_bytes.size)
+        contents = self.memory.read(place.address, place.layout_bytes.size)
         if contents is None:
             return False
         if contents == place.contents and place.generation == self.generation:
@@ -319,16 +297,44 @@ class DescriptorBufferTracker:
         layout = place.layout
         words = place.region.words
         fresh = array("I", words)
+        place.retired.clear()
         for binding in layout.tracked:
             table = words[binding_table_word(binding)]
             count = words[binding_size_word(binding)]
+            offset = place.layout_bytes.offsets.get(binding)
             fresh[table : table + count] = self._binding_words(
-                contents, layout.types[binding], place.layout_bytes.offsets.get(binding), count
+                contents, layout.types[binding], offset, count
             )
+            if self.retired_objects and offset is not None:
+                fresh[table : table + count] = self._retire_words(
+                    place, contents, binding, offset, fresh[table : table + count]
+                )
         if fresh != words:
             words[:] = fresh
             self.descriptors.state.mark(place.region, 0, len(words))
         return True
+
+    def _retire_words(
+        self, place: SetPlace, contents: bytes, binding: int, offset: int, words: array[int]
+    ) -> array[int]:
+        """``words`` with 0 where a descriptor names a gone object, noted in the place."""
+        size = self.descriptor_sizes.get(place.layout.types[binding], 0)
+        for element in range(len(words) if size else 0):
+            start = offset + element * size
+            for handle in self.described_named.get(contents[start : start + size], ()):
+                reason = self.retired_objects.get(handle)
+                if reason is not None:
+                    words[element] = 0
+                    place.retired[(binding, element)] = reason
+        return words
+
+    def retired(
+        self, regions: Sequence[int], set_index: int, binding: int, element: int
+    ) -> Retired | None:
+        """Why a descriptor of an action's descriptor-buffer set named something gone, as
+        at the submit (None: it did not, or not such a set)."""
+        place = self.places_by_region.get(regions[set_index]) if set_index < len(regions) else None
+        return None if place is None else place.retired.get((binding, element))
 
     def _binding_words(
         self, contents: bytes, descriptor_type: int, offset: int | None, count: int

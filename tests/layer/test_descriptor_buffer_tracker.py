@@ -13,21 +13,22 @@ from gpuav.instrument.descriptor_state import (
     binding_table_word,
     range_word,
 )
+from gpuav.layer import resource_lifetimes
 from gpuav.layer.buffers import BUFFER_USAGE_SHADER_DEVICE_ADDRESS, BoundBuffer
 from gpuav.layer.calls import StateBufferHandles
+from gpuav.layer.descriptor_buffer_memory import DESCRIPTOR_BUFFER_USAGE, Mapping
 from gpuav.layer.descriptor_buffers import (
-    DESCRIPTOR_BUFFER_USAGE,
     DESCRIPTOR_TYPE_STORAGE_BUFFER,
     DESCRIPTOR_TYPE_STORAGE_IMAGE,
     DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
     MAX_DESCRIBED,
     DescribedBuffer,
     DescriptorBufferTracker,
-    Mapping,
     SetLayoutBytes,
     descriptor_word,
 )
 from gpuav.layer.descriptor_sets import DescriptorTracker, LayoutBinding
+from gpuav.layer.resource_lifetimes import Retired
 from gpuav.layer.state_buffer import StateBuffer
 
 DESCRIPTOR_SIZE = 16
@@ -58,8 +59,8 @@ def tracker(memory: ctypes.Array[ctypes.c_char]) -> DescriptorBufferTracker:
     descriptors.buffers.note_address(BUFFER, ADDRESS)
     buffers = DescriptorBufferTracker(descriptors)
     buffers.create_layout(LAYOUT, SetLayoutBytes(4 * DESCRIPTOR_SIZE, {0: 0, 1: 48}))
-    buffers.bind_buffer_memory(BUFFER, MEMORY, 16)
-    buffers.map_memory(MEMORY, Mapping(ctypes.addressof(memory), 0, len(memory)))
+    buffers.memory.bind_buffer_memory(BUFFER, MEMORY, 16)
+    buffers.memory.map_memory(MEMORY, Mapping(ctypes.addressof(memory), 0, len(memory)))
     return buffers
 
 
@@ -148,19 +149,19 @@ def test_bytes_never_seen_read_accessible_once_the_tracker_forgets() -> None:
 def test_bytes_are_read_only_where_the_app_mapped_them() -> None:
     memory = ctypes.create_string_buffer(16 + 8 * DESCRIPTOR_SIZE)
     buffers = tracker(memory)
-    assert buffers.read(ADDRESS, 8 * DESCRIPTOR_SIZE) is not None
-    assert buffers.read(ADDRESS + 1, 8 * DESCRIPTOR_SIZE) is None  # past the buffer
-    assert buffers.read(ADDRESS - 1, 4) is None  # before it
-    buffers.map_memory(MEMORY, Mapping(ctypes.addressof(memory) + 32, 32, 64))
-    assert buffers.read(ADDRESS + 16, 64) is not None
-    assert buffers.read(ADDRESS, 16) is None  # before the mapping
-    assert buffers.read(ADDRESS + 16, 65) is None  # past it
-    buffers.unmap_memory(MEMORY)
+    assert buffers.memory.read(ADDRESS, 8 * DESCRIPTOR_SIZE) is not None
+    assert buffers.memory.read(ADDRESS + 1, 8 * DESCRIPTOR_SIZE) is None  # past the buffer
+    assert buffers.memory.read(ADDRESS - 1, 4) is None  # before it
+    buffers.memory.map_memory(MEMORY, Mapping(ctypes.addressof(memory) + 32, 32, 64))
+    assert buffers.memory.read(ADDRESS + 16, 64) is not None
+    assert buffers.memory.read(ADDRESS, 16) is None  # before the mapping
+    assert buffers.memory.read(ADDRESS + 16, 65) is None  # past it
+    buffers.memory.unmap_memory(MEMORY)
     place = buffers.place(LAYOUT, ADDRESS)
     assert place is not None and not buffers.refresh(place)
     assert _words(buffers, ADDRESS, 0) == [ACCESSIBLE] * 3  # indices only
-    buffers.free_memory(MEMORY)
-    assert buffers.buffer_memory == {}
+    buffers.memory.free_memory(MEMORY)
+    assert buffers.memory.buffer_memory == {}
 
 
 def test_a_buffer_descriptor_names_the_buffer_at_its_address_as_at_the_submit() -> None:
@@ -183,3 +184,34 @@ def test_a_buffer_descriptor_names_the_buffer_at_its_address_as_at_the_submit() 
     assert buffers.bound_buffer(regions, 0, 0, 0) == (DESCRIPTOR_TYPE_STORAGE_BUFFER, None)
     assert buffers.bound_buffer(regions, 1, 0, 0) is None  # not a descriptor-buffer set
     assert buffers.bound_buffer([0xFFFF_FFFF], 0, 0, 0) is None
+
+
+def test_descriptors_naming_a_gone_buffer_read_unusable_with_the_reason() -> None:
+    memory = ctypes.create_string_buffer(16 + 8 * DESCRIPTOR_SIZE)
+    buffers = tracker(memory)
+    lifetimes = buffers.descriptors.lifetimes
+    data, data_memory, data_address = 70, 80, 0x20_0000
+    buffers.descriptors.buffers.create(data, 256, BUFFER_USAGE_SHADER_DEVICE_ADDRESS)
+    buffers.descriptors.buffers.bind(data)
+    buffers.descriptors.buffers.note_address(data, data_address)
+    lifetimes.created(data, resource_lifetimes.BUFFER, data_memory)
+    described = DescribedBuffer(data_address, 64)
+    buffers.got_descriptor(
+        DESCRIPTOR_TYPE_STORAGE_BUFFER, _descriptor(1), range_word(64), described
+    )
+    _put(memory, 16, _descriptor(1))
+    place = buffers.place(LAYOUT, ADDRESS)
+    assert place is not None and buffers.refresh(place)
+    regions = [place.region.offset]
+    assert _words(buffers, ADDRESS, 0)[0] == range_word(64)
+    buffers.object_gone(data_memory, resource_lifetimes.MEMORY)  # the buffer's memory is freed
+    assert buffers.refresh(place)
+    assert _words(buffers, ADDRESS, 0)[0] == 0
+    assert buffers.retired(regions, 0, 0, 0) == Retired(
+        resource_lifetimes.MEMORY, data_memory, resource_lifetimes.BUFFER, data
+    )
+    assert buffers.retired(regions, 0, 0, 1) is None
+    buffers.object_made(data)  # the handle names a live buffer again
+    assert buffers.refresh(place)
+    assert _words(buffers, ADDRESS, 0)[0] == range_word(64)
+    assert buffers.retired(regions, 0, 0, 0) is None

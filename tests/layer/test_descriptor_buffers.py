@@ -317,6 +317,34 @@ def test_no_crash_where_lavapipe_crashes_without_the_layer(
     assert [error["id"] for error in _errors(output)] == [PLANTED[planted][0]]
 
 
+# (program, option) -> what the message says the descriptor names, and what went
+GONE = {
+    ("read", "destroyed"): "names VkBuffer 'particles' (0x",
+    ("texel", "destroyed"): "names VkBuffer 'particles' (0x",
+    ("image", "destroyed"): "names VkImageView (0x",
+    ("sampled", "destroyed"): "names VkImageView (0x",
+    ("read", "freed"): "names VkBuffer 'particles' (0x",
+    ("texel", "freed"): "names VkBuffer 'particles' (0x",
+}
+
+
+@pytest.mark.parametrize(("program", "option"), list(GONE))
+def test_descriptor_naming_a_destroyed_or_freed_object_is_reported(
+    run: Run, program: str, option: str
+) -> None:
+    """The descriptor was written before its buffer or view was destroyed (or the buffer's
+    memory freed); lavapipe alone reads what is left (freed memory: garbage)."""
+    status, output = run(program, "written", 1, 0, option)
+    assert status == 0
+    (error,) = _errors(output)
+    assert error["id"] == "VUID-vkCmdDispatch-None-08116"
+    assert GONE[(program, option)] in error["text"]
+    gone = "which was destroyed" if option == "destroyed" else "whose VkDeviceMemory (0x"
+    assert gone in error["text"]
+    assert DESCRIPTORS[program] in error["text"]
+    assert output["result"].split()[:2] == ["0", "7"]
+
+
 def test_pushed_descriptors_beside_a_descriptor_buffer_are_checked(run: Run) -> None:
     _, output = run("push", "written", 1, 3, "push_short")
     (error,) = _errors(output)

@@ -29,6 +29,7 @@ hooks_buffer_views = LazyHooks("gpuav.layer.native.hooks_buffer_views")
 hooks_buffers = LazyHooks("gpuav.layer.native.hooks_buffers")
 hooks_commands = LazyHooks("gpuav.layer.native.hooks_commands")
 hooks_debug = LazyHooks("gpuav.layer.native.hooks_debug")
+hooks_descriptor_buffer_memory = LazyHooks("gpuav.layer.native.hooks_descriptor_buffer_memory")
 hooks_descriptor_buffers = LazyHooks("gpuav.layer.native.hooks_descriptor_buffers")
 hooks_descriptors = LazyHooks("gpuav.layer.native.hooks_descriptors")
 hooks_extension_draws = LazyHooks("gpuav.layer.native.hooks_extension_draws")
@@ -102,10 +103,10 @@ IMPLEMENTATIONS: dict[str, LazyHook] = {
     "vkCmdSetDescriptorBufferOffsets2EXT": (
         hooks_descriptor_buffers.cmd_set_descriptor_buffer_offsets2
     ),
-    "vkMapMemory": hooks_descriptor_buffers.map_memory,
-    "vkUnmapMemory": hooks_descriptor_buffers.unmap_memory,
-    "vkMapMemory2KHR": hooks_descriptor_buffers.map_memory2,
-    "vkUnmapMemory2KHR": hooks_descriptor_buffers.unmap_memory2,
+    "vkMapMemory": hooks_descriptor_buffer_memory.map_memory,
+    "vkUnmapMemory": hooks_descriptor_buffer_memory.unmap_memory,
+    "vkMapMemory2KHR": hooks_descriptor_buffer_memory.map_memory2,
+    "vkUnmapMemory2KHR": hooks_descriptor_buffer_memory.unmap_memory2,
     "vkCmdDraw": hooks_commands.cmd_draw,
     "vkCmdDrawIndexed": hooks_commands.cmd_draw_indexed,
     "vkCmdDrawIndirect": hooks_commands.cmd_draw_indirect,
@@ -191,16 +192,19 @@ IMPLEMENTATIONS |= {
     "vkQueueSubmit": hooks_action_checks.queue_submit,
     "vkQueueSubmit2": hooks_action_checks.queue_submit2,
 }
-# Descriptor buffers wrap the hooks that follow set layouts, buffers and memory
-# (hooks_descriptor_buffers).
+# Descriptor buffers wrap the hooks that follow set layouts, buffers, images and memory
+# (hooks_descriptor_buffers, hooks_descriptor_buffer_memory).
 IMPLEMENTATIONS |= {
     "vkCreateDevice": hooks_descriptor_buffers.create_device,
     "vkCreateDescriptorSetLayout": hooks_descriptor_buffers.create_descriptor_set_layout,
     "vkDestroyDescriptorSetLayout": hooks_descriptor_buffers.destroy_descriptor_set_layout,
-    "vkDestroyBuffer": hooks_descriptor_buffers.destroy_buffer,
-    "vkBindBufferMemory": hooks_descriptor_buffers.bind_buffer_memory,
-    "vkBindBufferMemory2": hooks_descriptor_buffers.bind_buffer_memory2,
-    "vkFreeMemory": hooks_descriptor_buffers.free_memory,
+    "vkDestroyBuffer": hooks_descriptor_buffer_memory.destroy_buffer,
+    "vkBindBufferMemory": hooks_descriptor_buffer_memory.bind_buffer_memory,
+    "vkBindBufferMemory2": hooks_descriptor_buffer_memory.bind_buffer_memory2,
+    "vkFreeMemory": hooks_descriptor_buffer_memory.free_memory,
+    "vkDestroyImage": hooks_descriptor_buffer_memory.destroy_image,
+    "vkDestroyImageView": hooks_descriptor_buffer_memory.destroy_image_view,
+    "vkCreateImageView": hooks_descriptor_buffer_memory.create_image_view,
 }
 
 

@@ -1,8 +1,8 @@
 """VK_EXT_descriptor_buffer entry points (issue 16): translate the app's structures for
-``gpuav.layer.descriptor_buffers`` and call down. Set layouts, memory mappings and buffer
-bindings are wrapped around the hooks that already follow them (``hooks_descriptors``,
-``hooks_buffers``, ``hooks_resources``); the layer learns where a descriptor-buffer set's
-bytes are and what ``vkGetDescriptorEXT`` bytes stand for."""
+``gpuav.layer.descriptor_buffers`` and call down. Set layouts are wrapped around the hooks
+that already follow them (``hooks_descriptors``); the layer learns where a descriptor-buffer
+set's bytes are and what ``vkGetDescriptorEXT`` bytes stand for. Memory and object lifetimes:
+``hooks_descriptor_buffer_memory``."""
 
 from __future__ import annotations
 
@@ -25,16 +25,13 @@ from gpuav.layer.descriptor_buffers import (
     SET_LAYOUT_DESCRIPTOR_BUFFER,
     SET_LAYOUT_PUSH_DESCRIPTOR,
     DescriptorBufferTracker,
-    Mapping,
     SetLayoutBytes,
 )
 from gpuav.layer.descriptor_sets import Named
 from gpuav.layer.native import (
     enabled_features,
     hooks_action_checks,
-    hooks_buffers,
     hooks_descriptors,
-    hooks_resources,
 )
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
@@ -191,7 +188,8 @@ def get_descriptor(device: int, info: int, data_size: int, descriptor: int) -> N
         if named:
             word = tracker.descriptors.images.word(named)
         contents = ctypes.string_at(descriptor, data_size)
-        tracker.got_descriptor(descriptor_type, contents, word, buffer)
+        views = tuple(handle for kind, handle in named if kind == IMAGE_VIEW)
+        tracker.got_descriptor(descriptor_type, contents, word, buffer, views)
     except BaseException as error:
         _report(record, "vkGetDescriptorEXT", error)
 
@@ -289,111 +287,3 @@ def cmd_bind_descriptor_buffer_embedded_samplers(
             )
         except BaseException as error:
             _report(record, "vkCmdBindDescriptorBufferEmbeddedSamplersEXT", error)
-
-
-# -- memory: where a descriptor buffer's bytes can be read ------------------------------------
-
-
-def map_memory(device: int, memory: int, offset: int, size: int, flags: int, data_out: int) -> int:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return ERROR_INITIALIZATION_FAILED
-    result = int(record.next.vkMapMemory(device, memory, offset, size, flags, data_out))
-    if result == 0:
-        _mapped(record, "vkMapMemory", memory, offset, size, data_out)
-    return result
-
-
-def map_memory2(device: int, info: int, data_out: int) -> int:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return ERROR_INITIALIZATION_FAILED
-    result = int(record.next.vkMapMemory2KHR(device, info, data_out))
-    if result == 0:
-        given = at(info, "VkMemoryMapInfoKHR")
-        memory, offset, size = address(given.memory), int(given.offset), int(given.size)
-        _mapped(record, "vkMapMemory2KHR", memory, offset, size, data_out)
-    return result
-
-
-def _mapped(
-    record: DeviceRecord, command: str, memory: int, offset: int, size: int, data_out: int
-) -> None:
-    tracker = _tracker(record)
-    if tracker is None or not data_out:
-        return
-    try:
-        pointer = int(vkffi.cast("uintptr_t *", data_out)[0])
-        tracker.map_memory(memory, Mapping(pointer, offset, size))
-    except BaseException as error:
-        _report(record, command, error)
-
-
-def unmap_memory(device: int, memory: int) -> None:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return
-    _unmapped(record, "vkUnmapMemory", memory)
-    record.next.vkUnmapMemory(device, memory)
-
-
-def unmap_memory2(device: int, info: int) -> int:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return ERROR_INITIALIZATION_FAILED
-    if info:
-        _unmapped(record, "vkUnmapMemory2KHR", address(at(info, "VkMemoryUnmapInfoKHR").memory))
-    return int(record.next.vkUnmapMemory2KHR(device, info))
-
-
-def _unmapped(record: DeviceRecord, command: str, memory: int) -> None:
-    tracker = _tracker(record)
-    if tracker is not None:
-        try:
-            tracker.unmap_memory(memory)
-        except BaseException as error:
-            _report(record, command, error)
-
-
-def free_memory(device: int, memory: int, allocator: int) -> None:
-    tracker = _tracker(REGISTRY.device_of(device))
-    if tracker is not None and memory:
-        tracker.free_memory(memory)
-    hooks_resources.free_memory(device, memory, allocator)
-
-
-def destroy_buffer(device: int, buffer: int, allocator: int) -> None:
-    tracker = _tracker(REGISTRY.device_of(device))
-    if tracker is not None and buffer:
-        tracker.destroy_buffer(buffer)
-    hooks_buffers.destroy_buffer(device, buffer, allocator)
-
-
-def bind_buffer_memory(device: int, buffer: int, memory: int, offset: int) -> int:
-    result = hooks_buffers.bind_buffer_memory(device, buffer, memory, offset)
-    record = REGISTRY.device_of(device)
-    tracker = _tracker(record)
-    if result == 0 and record is not None and tracker is not None:
-        try:
-            tracker.bind_buffer_memory(buffer, memory, offset)
-        except BaseException as error:
-            _report(record, "vkBindBufferMemory", error)
-    return result
-
-
-def bind_buffer_memory2(device: int, count: int, infos: int) -> int:
-    result = hooks_buffers.bind_buffer_memory2(device, count, infos)
-    record = REGISTRY.device_of(device)
-    tracker = _tracker(record)
-    if result == 0 and record is not None and tracker is not None:
-        try:
-            bound = vkffi.cast("VkBindBufferMemoryInfo *", infos)
-            for index in range(count):
-                tracker.bind_buffer_memory(
-                    address(bound[index].buffer),
-                    address(bound[index].memory),
-                    int(bound[index].memoryOffset),
-                )
-        except BaseException as error:
-            _report(record, "vkBindBufferMemory2", error)
-    return result

@@ -26,7 +26,8 @@
  * vkMapMemory2KHR after writing it (VK_KHR_map_memory2) and sets the offsets with
  * vkCmdSetDescriptorBufferOffsets2EXT (VK_KHR_maintenance6); "push" adds set 1, a pushed
  * storage buffer descriptor (descriptorBufferPushDescriptors) of the results buffer, and
- * "push_short" pushes it with a range of 4 bytes. Prints "message" lines (vk_app_common.h), then
+ * "push_short" pushes it with a range of 4 bytes; "destroyed" destroys the data buffer and the
+ * image view, "freed" frees the data buffer's memory, once the descriptors are written. Prints "message" lines (vk_app_common.h), then
  * "result" and the result words. */
 #include <string.h>
 
@@ -325,6 +326,12 @@ int main(int argc, char **argv) {
         get_descriptor(device, &sampled_get, sampled_size,
                        descriptor_bytes + set_offset + sampled_offset + k * sampled_size);
     }
+    int destroyed = has_option(options, "destroyed"), freed = has_option(options, "freed");
+    if (destroyed) {
+        vkDestroyBuffer(device, data, NULL);
+        vkDestroyImageView(device, image_view, NULL);
+    }
+    if (freed) vkFreeMemory(device, data_memory, NULL);
     /* Descriptors 3 as "late" writes them, after recording. */
     VkDescriptorAddressInfoEXT late = {VK_STRUCTURE_TYPE_DESCRIPTOR_ADDRESS_INFO_EXT};
     late.address = data_address + 3 * DATA_BYTES;
@@ -435,14 +442,14 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorSetLayout(device, set_layouts[0], NULL);
     vkDestroyDescriptorSetLayout(device, set_layouts[1], NULL);
     vkDestroySampler(device, sampler, NULL);
-    vkDestroyImageView(device, image_view, NULL);
+    if (!destroyed) vkDestroyImageView(device, image_view, NULL);
     vkDestroyImage(device, image, NULL);
     vkFreeMemory(device, image_memory, NULL);
     vkDestroyBuffer(device, descriptors, NULL);
-    vkDestroyBuffer(device, data, NULL);
+    if (!destroyed) vkDestroyBuffer(device, data, NULL);
     vkDestroyBuffer(device, results, NULL);
     vkFreeMemory(device, descriptor_memory, NULL);
-    vkFreeMemory(device, data_memory, NULL);
+    if (!freed) vkFreeMemory(device, data_memory, NULL);
     vkFreeMemory(device, result_memory, NULL);
     vkDestroyDevice(device, NULL);
     destroy_messenger(instance, messenger);
