@@ -36,6 +36,7 @@ from gpuav.instrument.accesses import (
     MergedLookup,
 )
 from gpuav.instrument.descriptor_expectations import forbidden_bits
+from gpuav.instrument.empty_queries import emit_empty_start, empty_start_of
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, NO_SET_BINDING, pack_set_binding
 from gpuav.instrument.safe_indices import SafeIndexer, SafeIndices
@@ -167,6 +168,7 @@ class Guarder:
         indexer = SafeIndexer(self)
         safe = indexer.for_access(access, ok)
         renamed_result = 0
+        empty_start = empty_start_of(consumer)  # a ray query's start: skipped, start it empty
 
         def emit_access() -> None:
             nonlocal renamed_result
@@ -179,12 +181,15 @@ class Guarder:
                 self._copy_decorations(result or 0, renamed_result)
             builder.emit(consumer)
 
-        if hoisted:
+        if hoisted or empty_start is not None:
             with builder.if_else(ok) as (valid, invalid):
                 with valid:
                     emit_access()
                 with invalid:
-                    self._note_unusable(index, checked, usable)
+                    if hoisted:
+                        self._note_unusable(index, checked, usable)
+                    if empty_start is not None:
+                        emit_empty_start(builder, self.types, empty_start)
             skipped = invalid.exit_label
         else:
             with builder.if_then(ok) as valid:

@@ -7,8 +7,9 @@ shader starts a ray query (VK_KHR_ray_query, outside any ray-tracing stage) on
 origin from a storage buffer. One invocation (2, 1) takes its scene and ray from push
 constants, for the planted bugs: a scene index past the array, a scene never written, a ray
 origin read past the buffer. Each is reported once, with the stage words and the source line,
-and the access is skipped (a skipped trace leaves the payload as it was); the correct twins
-are silent and compute what they compute without a layer.
+and the access is skipped: a skipped trace leaves the payload as it was, a skipped query start
+starts the query on no acceleration structure, so that it finds nothing (an unstarted query is
+undefined). The correct twins are silent and compute what they compute without a layer.
 
 Where the Khronos layer 1.4.309 stands (``khronos_id``): it finds the unwritten scene
 (VUID-…-None-08114) and the ray origin overruns (storageBuffers-06936), and misses the scene
@@ -28,6 +29,7 @@ from gpuav.instrument.api import instrument_module
 from gpuav.instrument.descriptor_state import PushConstantAddress
 from gpuav.spirv import read, write
 from gpuav.spirv.disassembler import disassemble
+from gpuav.spirv.grammar import Op
 from tests.apps_common.build import compile_c_program
 from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
 from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
@@ -103,6 +105,7 @@ class Scenario:
     expected: tuple[str, ...] = ()  # patterns gpuav's message must hold
     khronos_id: str | None = None  # what the Khronos layer 1.4.309 reports; None: nothing
     chosen_result: str | None = None  # the chosen pixel once gpuav skipped the access
+    # (a skipped trace: the payload stayed 0, 10 * scene; a skipped query: no hit, 1)
 
 
 QUERY = (
@@ -130,6 +133,7 @@ SCENARIOS = {
         ("2", "2", "0", "7"),
         "GPUAV-descriptor-index-out-of-bounds",
         (PAST_THE_ARRAY, SCENES, QUERY_START, *QUERY),
+        chosen_result="1",
     ),
     "trace_scene_past_the_array": Scenario(
         "trace",
@@ -144,6 +148,7 @@ SCENARIOS = {
         "VUID-vkCmdDispatch-None-08114",
         (UNWRITTEN, SCENES, QUERY_START, *QUERY),
         "VUID-vkCmdDispatch-None-08114",
+        chosen_result="1",
     ),
     "trace_scene_unwritten": Scenario(
         "trace",
@@ -242,7 +247,7 @@ def test_structure_index_checked_and_khronos_stands_where_the_docstring_says(
     for pattern in scenario.expected:
         assert re.search(pattern, error["text"]), (pattern, error["text"])
     assert "more invocations" not in error["text"]
-    if scenario.chosen_result is not None:  # the trace was skipped: the payload stayed 0
+    if scenario.chosen_result is not None:
         result = ours["result"]
         assert isinstance(result, str)
         assert result.split()[CHOSEN] == scenario.chosen_result, result
@@ -252,9 +257,9 @@ def test_structure_index_checked_and_khronos_stands_where_the_docstring_says(
 def test_structure_arrays_instrumented_are_valid(
     reach: str, program: tuple[Path, dict[str, Path]]
 ) -> None:
-    """The ray query and the trace on ``scenes[scene]`` get their index checked, and the
-    instrumented modules (gpuav's set or the pushed address) pass spirv-val and spirv-val
-    2025.1."""
+    """The ray query and the trace on ``scenes[scene]`` get their index checked (a skipped
+    query start starts on the null acceleration structure), and the instrumented modules
+    (gpuav's set or the pushed address) pass spirv-val and spirv-val 2025.1."""
     _, shaders = program
     options = {} if reach == "set" else {"context_address": PushConstantAddress(248)}
     for name in ("query.comp", "gen.rgen"):
@@ -268,6 +273,14 @@ def test_structure_arrays_instrumented_are_valid(
             (access,) = result.findings.accesses
             assert access.kind == "acceleration structure", name
             assert result.findings.unchecked == [], name
+            empty_starts = [
+                instruction
+                for function in result.module.functions
+                for block in function.blocks
+                for instruction in block.instructions
+                if instruction.opcode == Op.ConvertUToAccelerationStructureKHR
+            ]
+            assert len(empty_starts) == (name == "query.comp"), name
             instrumented = write(result.module)
             for validate in (spirv_val, newer_spirv_val):
                 accepted, output = validate(instrumented, "vulkan1.2")
