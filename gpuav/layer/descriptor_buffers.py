@@ -37,6 +37,7 @@ from gpuav.layer import notices
 from gpuav.layer.buffer_views import BoundTexels, texel_bytes
 from gpuav.layer.buffers import BoundBuffer
 from gpuav.layer.descriptor_buffer_memory import DescriptorBufferMemory
+from gpuav.layer.descriptor_buffer_objects import DescribedObjects
 from gpuav.layer.descriptor_sets import Bound, DescriptorTracker, SetLayoutState
 from gpuav.layer.resource_lifetimes import Retired
 from gpuav.layer.state import CommandBufferState, DeviceState
@@ -133,19 +134,17 @@ class DescriptorBufferTracker:
     # descriptor bytes -> the word they stand for; descriptor type -> its size in bytes
     described: dict[bytes, int] = field(default_factory=dict)
     described_buffers: dict[bytes, DescribedBuffer] = field(default_factory=dict)
-    # descriptor bytes -> the buffer or image view they name; named handle -> why it is gone
-    described_named: dict[bytes, tuple[int, ...]] = field(default_factory=dict)
-    named_handles: set[int] = field(default_factory=set)
-    retired_objects: dict[int, Retired] = field(default_factory=dict)
     descriptor_sizes: dict[int, int] = field(default_factory=dict)
     saturated: bool = False
     generation: int = 0  # grows whenever what some bytes stand for may have changed
     memory: DescriptorBufferMemory = field(init=False)
+    objects: DescribedObjects = field(init=False)  # what descriptors name, and what is gone
     places: dict[tuple[int, int], SetPlace] = field(default_factory=dict)
     places_by_region: dict[int, SetPlace] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.memory = DescriptorBufferMemory(self.descriptors.buffers)
+        self.objects = DescribedObjects(self.descriptors.buffers, self.descriptors.lifetimes)
 
     # -- set layouts ------------------------------------------------------------------------
 
@@ -177,18 +176,17 @@ class DescriptorBufferTracker:
         contents: bytes,
         word: int,
         buffer: DescribedBuffer | None = None,
-        named: tuple[int, ...] = (),
+        views: tuple[int, ...] = (),
     ) -> None:
         """vkGetDescriptorEXT returned ``contents`` for a descriptor the shaders see as
         ``word``. Bytes that stand for two words keep the one that reports less: the larger
         range (a driver may not encode a buffer's range), or no facts of an image."""
-        if buffer is not None and len(self.described_buffers) < MAX_DESCRIBED:
+        if buffer is not None and (
+            contents in self.described_buffers or len(self.described_buffers) < MAX_DESCRIBED
+        ):
             self.described_buffers[contents] = buffer
-            found = self._buffer_at(buffer.address)
-            named = named if found is None else (found[0], *named)
-        if named and len(self.described_named) < MAX_DESCRIBED:
-            self.described_named[contents] = named
-            self.named_handles.update(named)
+        if self.objects.note(contents, 0 if buffer is None else buffer.address, views):
+            self.generation += 1
         known = self.described.get(contents)
         if known == word and self.descriptor_sizes.get(descriptor_type) == len(contents):
             return
@@ -205,25 +203,14 @@ class DescriptorBufferTracker:
     # -- what descriptors name --------------------------------------------------------------
 
     def object_gone(self, handle: int, kind: str) -> None:
-        """``handle`` is about to be destroyed or freed: the named objects that go with it
-        (itself, a buffer on freed memory, a view of a destroyed image) make the descriptors
-        naming them unusable from the next submit (VUID-vkCmd*-None-08116)."""
-        lifetimes = self.descriptors.lifetimes
-        pending, affected = [handle], []
-        while pending:
-            current = pending.pop()
-            affected.append(current)
-            pending.extend(lifetimes.children.get(current, ()))
-        for gone in affected:
-            if gone in self.named_handles:
-                named = (lifetimes.kind_of(gone), gone) if gone != handle else ("", 0)
-                self.retired_objects[gone] = Retired(kind, handle, *named)
-                self.generation += 1
+        """``handle`` is about to be destroyed or freed: descriptors naming it, or what goes
+        with it, are unusable from the next submit (VUID-vkCmd*-None-08116)."""
+        if self.objects.gone(handle, kind):
+            self.generation += 1
 
     def object_made(self, handle: int) -> None:
-        """A buffer bound to memory, or an image view made: a handle of a gone object that
-        now names a live one."""
-        if self.retired_objects.pop(handle, None) is not None:
+        """A buffer bound to memory, or an image view made, where a gone one was."""
+        if self.objects.made(handle):
             self.generation += 1
 
     # -- binding ----------------------------------------------------------------------------
@@ -305,7 +292,7 @@ class DescriptorBufferTracker:
             fresh[table : table + count] = self._binding_words(
                 contents, layout.types[binding], offset, count
             )
-            if self.retired_objects and offset is not None:
+            if self.objects.any_gone and offset is not None:
                 fresh[table : table + count] = self._retire_words(
                     place, contents, binding, offset, fresh[table : table + count]
                 )
@@ -321,11 +308,10 @@ class DescriptorBufferTracker:
         size = self.descriptor_sizes.get(place.layout.types[binding], 0)
         for element in range(len(words) if size else 0):
             start = offset + element * size
-            for handle in self.described_named.get(contents[start : start + size], ()):
-                reason = self.retired_objects.get(handle)
-                if reason is not None:
-                    words[element] = 0
-                    place.retired[(binding, element)] = reason
+            reason = self.objects.reason(contents[start : start + size])
+            if reason is not None:
+                words[element] = 0
+                place.retired[(binding, element)] = reason
         return words
 
     def retired(

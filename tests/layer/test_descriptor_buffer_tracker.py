@@ -215,3 +215,17 @@ def test_descriptors_naming_a_gone_buffer_read_unusable_with_the_reason() -> Non
     assert buffers.refresh(place)
     assert _words(buffers, ADDRESS, 0)[0] == range_word(64)
     assert buffers.retired(regions, 0, 0, 0) is None
+
+
+def test_descriptors_naming_a_view_of_a_destroyed_image_read_unusable() -> None:
+    memory = ctypes.create_string_buffer(16 + 8 * DESCRIPTOR_SIZE)
+    buffers = tracker(memory)
+    image, view = 90, 91
+    buffers.descriptors.lifetimes.created(view, resource_lifetimes.IMAGE_VIEW, image)
+    buffers.got_descriptor(DESCRIPTOR_TYPE_STORAGE_IMAGE, _descriptor(5), ACCESSIBLE, None, (view,))
+    buffers.object_gone(image, resource_lifetimes.IMAGE)
+    assert buffers.objects.reason(_descriptor(5)) == Retired(
+        resource_lifetimes.IMAGE, image, resource_lifetimes.IMAGE_VIEW, view
+    )
+    buffers.object_made(view)  # a new view with the old handle
+    assert buffers.objects.reason(_descriptor(5)) is None
