@@ -5,14 +5,16 @@ A descriptor-buffer set has no VkDescriptorSet and no update to follow: its desc
 bytes the app wrote with vkGetDescriptorEXT into a buffer of its own, bound with
 vkCmdBindDescriptorBuffersEXT and placed per set index with vkCmdSetDescriptorBufferOffsetsEXT.
 The bytes are the driver's; the layer learns what they mean by remembering, for every
-vkGetDescriptorEXT, the bytes it returned and the descriptor word they stand for (accessible,
-or a buffer's range). Each (set layout, set address) bound for an action gets a region of the
-state buffer (``gpuav.instrument.descriptor_state``) with the layout's array sizes; at submit
-its descriptor words are rebuilt from the bytes the app's mapped memory holds then: bytes no
-vkGetDescriptorEXT returned (zeros: never written) read 0, so the shader reports the
-descriptor as unusable (VUID-vkCmd*-None-08116), and buffer descriptors read their range.
-Where the bytes cannot be read (the memory is not mapped by the app), every descriptor reads
-accessible and only array indices are checked (said once).
+vkGetDescriptorEXT, the bytes it returned and the descriptor word they stand for (a buffer's
+range, an image's facts, or accessible) and what they name (``descriptor_buffer_objects``).
+Each (set layout, set address) bound for an action gets a region of the state buffer
+(``gpuav.instrument.descriptor_state``) with the layout's array sizes; at submit its
+descriptor words are rebuilt from the bytes the app's mapped memory holds then
+(``descriptor_buffer_memory``): bytes no vkGetDescriptorEXT returned (zeros: never written),
+or naming a destroyed object, read 0, so the shader reports the descriptor as unusable
+(VUID-vkCmd*-None-08116), and buffer descriptors read their range. Where the bytes cannot be
+read (the memory is not mapped by the app), every descriptor reads accessible and only array
+indices are checked (said once).
 
 The pipelines reach gpuav's own buffers through the pushed context address (issue 8):
 a pipeline layout of descriptor-buffer set layouts may not take gpuav's classic set
