@@ -77,6 +77,20 @@ void main() {{
     image.pixels[at + (chosen ? uint(push.pixel) : 0u)] = payload + 10u * uint(scene);
 }}
 """,
+    # One acceleration structure, not an array: with descriptor state, checked for being written
+    # (its word read once per function).
+    "single.comp": """#version 460
+#extension GL_EXT_ray_query : require
+layout(local_size_x = 4) in;
+layout(set = 0, binding = 0) uniform accelerationStructureEXT scene;
+layout(set = 0, binding = 1) buffer Image { uint pixels[]; } image;
+void main() {
+    rayQueryEXT query;
+    rayQueryInitializeEXT(query, scene, 0u, 0xFF, vec3(0.0), 0.0, vec3(0.0, 0.0, 1.0), 9.0);
+    while (rayQueryProceedEXT(query)) {}
+    image.pixels[gl_LocalInvocationIndex] = rayQueryGetIntersectionTypeEXT(query, true);
+}
+""",
     "miss.rmiss": """#version 460
 #extension GL_EXT_ray_tracing : require
 layout(location = 0) rayPayloadInEXT uint payload;
@@ -257,31 +271,33 @@ def test_structure_index_checked_and_khronos_stands_where_the_docstring_says(
 def test_structure_arrays_instrumented_are_valid(
     reach: str, program: tuple[Path, dict[str, Path]]
 ) -> None:
-    """The ray query and the trace on ``scenes[scene]`` get their index checked (a skipped
-    query start starts on the null acceleration structure), and the instrumented modules
-    (gpuav's set or the pushed address) pass spirv-val and spirv-val 2025.1."""
+    """The ray query and the trace on ``scenes[scene]`` get their index checked, a single
+    acceleration structure its being written (with descriptor state), a skipped query start
+    starts on the null acceleration structure, and the instrumented modules (gpuav's set or the
+    pushed address) pass spirv-val and spirv-val 2025.1."""
     _, shaders = program
     options = {} if reach == "set" else {"context_address": PushConstantAddress(248)}
-    for name in ("query.comp", "gen.rgen"):
+    cases = [("query.comp", False), ("gen.rgen", False)]
+    cases += [(name, True) for name in ("query.comp", "gen.rgen", "single.comp")]
+    for name, descriptor_state in cases:
         data = shaders[name].read_bytes()
         words = [int.from_bytes(data[at : at + 4], "little") for at in range(0, len(data), 4)]
-        for descriptor_state in (False, True):
-            result = instrument_module(
-                read(words), shader_id=3, descriptor_set=7, descriptor_state=descriptor_state,
-                **options,  # type: ignore[arg-type]
-            )  # fmt: skip
-            (access,) = result.findings.accesses
-            assert access.kind == "acceleration structure", name
-            assert result.findings.unchecked == [], name
-            empty_starts = [
-                instruction
-                for function in result.module.functions
-                for block in function.blocks
-                for instruction in block.instructions
-                if instruction.opcode == Op.ConvertUToAccelerationStructureKHR
-            ]
-            assert len(empty_starts) == (name == "query.comp"), name
-            instrumented = write(result.module)
-            for validate in (spirv_val, newer_spirv_val):
-                accepted, output = validate(instrumented, "vulkan1.2")
-                assert accepted, name + output + disassemble(instrumented)
+        result = instrument_module(
+            read(words), shader_id=3, descriptor_set=7, descriptor_state=descriptor_state,
+            **options,  # type: ignore[arg-type]
+        )  # fmt: skip
+        (access,) = result.findings.accesses
+        assert access.kind == "acceleration structure", name
+        assert result.findings.unchecked == [], name
+        empty_starts = [
+            instruction
+            for function in result.module.functions
+            for block in function.blocks
+            for instruction in block.instructions
+            if instruction.opcode == Op.ConvertUToAccelerationStructureKHR
+        ]
+        assert len(empty_starts) == (name != "gen.rgen"), name
+        instrumented = write(result.module)
+        for validate in (spirv_val, newer_spirv_val):
+            accepted, output = validate(instrumented, "vulkan1.2")
+            assert accepted, name + output + disassemble(instrumented)
