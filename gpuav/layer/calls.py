@@ -167,12 +167,17 @@ class DeviceCalls(Protocol):
         """Make shader writes available to host reads (recorded at the end of a primary)."""
 
     def queue_signal_fence(self, queue: int) -> int:
-        """Submit nothing but a new fence on ``queue``; returns the fence."""
+        """Submit nothing but a fence of ours (a spare one, or new) on ``queue``; returns it."""
 
     def fence_signaled(self, fence: int, timeout_ns: int = 0) -> bool:
         """Whether the fence signaled, waiting at most ``timeout_ns``."""
 
     def destroy_fence(self, fence: int) -> None: ...
+
+    def recycle_fence(self, fence: int) -> None:
+        """Reset a signalled fence and keep it for a later ``queue_signal_fence``."""
+
+    def destroy_spare_fences(self) -> None: ...
 
 
 @dataclass(frozen=True)

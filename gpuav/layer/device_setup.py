@@ -177,6 +177,7 @@ def pre_call_record_destroy_device(device: DeviceState) -> None:
         from gpuav.layer.queue_submit import read_back_finished
 
         read_back_finished(device, settle_all=True)
+    calls.destroy_spare_fences()
     for module in device.shader_modules.values():
         for shadow in (module.shadow, module.context_shadow):
             if shadow:

@@ -111,7 +111,8 @@ def read_back_finished(
     submissions of the command buffers in ``settle`` (about to be reset or submitted again),
     those submitted with one of ``app_fences``, those of ``queue``, or every one
     (``settle_every``). ``settle_all``: the device or the process is going away; every
-    submission is waited for, and dropped if it does not finish.
+    submission is waited for, and dropped if it does not finish. Our fences are reset and
+    kept for later submissions once signalled (``recycle_fence``).
     """
     with _PENDING_LOCK:
         still_pending: list[PendingSubmission] = []
@@ -125,7 +126,7 @@ def read_back_finished(
             )
             timeout = SETTLE_TIMEOUT_NS if shown_done else 0
             if device.calls.fence_signaled(pending.fence, timeout):
-                device.calls.destroy_fence(pending.fence)
+                device.calls.recycle_fence(pending.fence)
                 read_back(device, pending.command_buffers)
             elif settle_all:
                 device.calls.destroy_fence(pending.fence)
