@@ -4,8 +4,10 @@
 # TREE: the tree to measure (a `git archive` snapshot carried in .vkdebs/snap, so that other
 # engineers' uncommitted edits are not measured). Sets the machine up (device_setup.sh), writes
 # its facts, probes the Khronos layer 1.4.309 under Debian 13's dynamic loader (natively where
-# that fails), then runs the benchmark one size at a time (SIZES, default "256x256 1920x1080"),
-# so that a call stopped at its limit still brings back the sizes done. Output lands in $OUT.
+# that fails), then runs the benchmark one size at a time (SIZES: WIDTHxHEIGHT[:FRAMES] each,
+# default "256x256:1000 1920x1080:60"; a frame of 1920x1080 takes the GPU about 20 ms without a
+# layer), so that a call stopped at its limit still brings back the sizes done. Output lands in
+# $OUT.
 set -o pipefail
 tree=$1
 shift
@@ -30,7 +32,11 @@ if ! probe 2>&1 | tee "$OUT/probe.txt"; then
     mode=(--khronos-native)
     probe "${mode[@]}" 2>&1 | tee -a "$OUT/probe.txt" || exit 1
 fi
-for size in ${SIZES:-256x256 1920x1080}; do
+for entry in ${SIZES:-256x256:1000 1920x1080:60}; do
+    size=${entry%%:*}
+    frames=()
+    [ "$entry" != "$size" ] && frames=(--frames "${entry#*:}" --warmup 10)
     PYTHONUNBUFFERED=1 python3 -m benchmarks.bench_frame_loop --khronos-root "$NK_ROOT" \
-        "${mode[@]}" --size "$size" --json "$OUT/frames-$size.json" "$@" 2>&1 | tee -a "$OUT/bench.txt"
+        "${mode[@]}" --size "$size" --json "$OUT/frames-$size.json" "$@" "${frames[@]}" 2>&1 |
+        tee -a "$OUT/bench.txt"
 done
