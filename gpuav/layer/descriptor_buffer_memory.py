@@ -1,7 +1,9 @@
 """Where the app's descriptor buffers' bytes can be read on the host (VK_EXT_descriptor_buffer,
 issue 16): each descriptor buffer's memory binding and the app's mappings of that memory
 (vkMapMemory, vkMapMemory2), so that a set's bytes at a device address are read as the app
-left them at the submit, only where they lie inside the buffer and a live mapping.
+left them at the submit, only where they lie inside the buffer and a live mapping. A
+descriptor buffer that commands write (a copy from a staging buffer, an update, a fill) is
+never read: at submit its bytes may not be there yet.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class DescriptorBufferMemory:
     buffers: BufferTable
     mappings: dict[int, Mapping] = field(default_factory=dict)  # memory -> app's mapping
     buffer_memory: dict[int, BufferMemory] = field(default_factory=dict)  # descriptor buffers
+    device_written: set[int] = field(default_factory=set)  # descriptor buffers commands write
 
     def map_memory(self, memory: int, mapping: Mapping) -> None:
         self.mappings[memory] = mapping
@@ -57,6 +60,13 @@ class DescriptorBufferMemory:
 
     def destroy_buffer(self, buffer: int) -> None:
         self.buffer_memory.pop(buffer, None)
+        self.device_written.discard(buffer)
+
+    def written_by_command(self, buffer: int) -> None:
+        """A transfer command writes ``buffer``: if a descriptor buffer, its bytes are not
+        read from now on."""
+        if buffer in self.buffer_memory:
+            self.device_written.add(buffer)
 
     def read(self, address: int, size: int) -> bytes | None:
         """The ``size`` bytes at device ``address`` of a descriptor buffer, None when they do
@@ -70,7 +80,7 @@ class DescriptorBufferMemory:
             if start < 0 or start + size > facts.size:
                 continue
             mapping = self.mappings.get(bound.memory)
-            if mapping is None:
+            if mapping is None or buffer in self.device_written:
                 return None
             at = bound.offset + start - mapping.offset
             if at < 0 or at + size > mapping.size:

@@ -193,7 +193,8 @@ def descriptor_buffer_unread(address: int) -> LayerMessage:
         "descriptor-buffer-unread",
         "warning",
         f"The descriptor buffer bytes of a set at device address {address:#x} lie in memory "
-        f"the application has not mapped (VK_EXT_descriptor_buffer): GPU-assisted validation "
-        f"cannot read its descriptors, so their array indices are checked but not whether they "
+        f"the application has not mapped, or that commands write (vkCmdCopyBuffer and the "
+        f"like) (VK_EXT_descriptor_buffer): GPU-assisted validation cannot read its descriptors "
+        f"as they will be when used, so their array indices are checked but not whether they "
         f"were written or the ranges of their buffers. Said once per device.",
     )

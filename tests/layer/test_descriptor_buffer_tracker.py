@@ -156,6 +156,10 @@ def test_bytes_are_read_only_where_the_app_mapped_them() -> None:
     assert buffers.memory.read(ADDRESS + 16, 64) is not None
     assert buffers.memory.read(ADDRESS, 16) is None  # before the mapping
     assert buffers.memory.read(ADDRESS + 16, 65) is None  # past it
+    buffers.memory.written_by_command(BUFFER + 1)  # not a descriptor buffer
+    assert buffers.memory.read(ADDRESS + 16, 64) is not None
+    buffers.memory.written_by_command(BUFFER)  # a copy into it: its bytes come later
+    assert buffers.memory.read(ADDRESS + 16, 64) is None
     buffers.memory.unmap_memory(MEMORY)
     place = buffers.place(LAYOUT, ADDRESS)
     assert place is not None and not buffers.refresh(place)

@@ -384,6 +384,18 @@ def test_unmapped_descriptor_buffer_checks_indices_only_and_says_so(run: Run) ->
     assert [error["id"] for error in _errors(output)] == ["GPUAV-descriptor-index-out-of-bounds"]
 
 
+def test_descriptor_buffer_written_by_a_copy_is_not_read_and_says_so(run: Run) -> None:
+    """At submit the copy into the descriptor buffer has not run: its bytes there are zeros,
+    which would read as never written (and skip every access)."""
+    _, output = run("read", "written", 1, 3, "copied")
+    _, plain = run("read", "written", 1, 3, "copied", layer=False)
+    assert output["result"] == plain["result"] and output["result"].split()[0] == "103"
+    assert [m["id"] for m in output["messages"]] == ["GPUAV-descriptor-buffer-unread"]
+    assert "commands write" in output["messages"][0]["text"]
+    _, output = run("read", "written", 4, 1, "copied")
+    assert [error["id"] for error in _errors(output)] == ["GPUAV-descriptor-index-out-of-bounds"]
+
+
 def _khronos_run(
     newer_khronos: NewerKhronos,  # noqa: F811
     argv: list[str],

@@ -11,7 +11,7 @@ from gpuav.layer import descriptor_buffers
 from gpuav.layer.descriptor_buffer_memory import Mapping
 from gpuav.layer.descriptor_buffers import DescriptorBufferTracker
 from gpuav.layer.native import hooks_buffers, hooks_resources
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, handles_at
 from gpuav.layer.resource_lifetimes import BUFFER, IMAGE, IMAGE_VIEW, MEMORY
@@ -169,3 +169,83 @@ def bind_buffer_memory2(device: int, count: int, infos: int) -> int:
         except BaseException as error:
             _report(record, "vkBindBufferMemory2", error)
     return result
+
+
+# -- transfers: descriptor buffers whose bytes commands write -----------------------------------
+
+
+def _written(command_buffer: int, command: str, buffer: int) -> None:
+    """A transfer command writes ``buffer``; one look at a dict when no descriptor buffer is."""
+    record = _next(command_buffer)
+    tracker = _tracker(record)
+    if record is None or tracker is None or not tracker.memory.buffer_memory:
+        return
+    try:
+        tracker.memory.written_by_command(buffer)
+    except BaseException as error:
+        _report(record, command, error)
+
+
+def _next(command_buffer: int) -> DeviceRecord | None:
+    """The device record of a command buffer (whose next layer gets the call)."""
+    return REGISTRY.devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+
+
+def cmd_copy_buffer(
+    command_buffer: int, source: int, destination: int, count: int, regions: int
+) -> None:
+    record = _next(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdCopyBuffer(command_buffer, source, destination, count, regions)
+    _written(command_buffer, "vkCmdCopyBuffer", destination)
+
+
+def cmd_copy_buffer2(command_buffer: int, info: int) -> None:
+    record = _next(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdCopyBuffer2(command_buffer, info)
+    if info:
+        destination = address(at(info, "VkCopyBufferInfo2").dstBuffer)
+        _written(command_buffer, "vkCmdCopyBuffer2", destination)
+
+
+def cmd_copy_image_to_buffer(
+    command_buffer: int, image: int, layout: int, destination: int, count: int, regions: int
+) -> None:
+    record = _next(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdCopyImageToBuffer(command_buffer, image, layout, destination, count, regions)
+    _written(command_buffer, "vkCmdCopyImageToBuffer", destination)
+
+
+def cmd_copy_image_to_buffer2(command_buffer: int, info: int) -> None:
+    record = _next(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdCopyImageToBuffer2(command_buffer, info)
+    if info:
+        destination = address(at(info, "VkCopyImageToBufferInfo2").dstBuffer)
+        _written(command_buffer, "vkCmdCopyImageToBuffer2", destination)
+
+
+def cmd_update_buffer(
+    command_buffer: int, destination: int, offset: int, size: int, data: int
+) -> None:
+    record = _next(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdUpdateBuffer(command_buffer, destination, offset, size, data)
+    _written(command_buffer, "vkCmdUpdateBuffer", destination)
+
+
+def cmd_fill_buffer(
+    command_buffer: int, destination: int, offset: int, size: int, data: int
+) -> None:
+    record = _next(command_buffer)
+    if record is None:
+        return
+    record.next.vkCmdFillBuffer(command_buffer, destination, offset, size, data)
+    _written(command_buffer, "vkCmdFillBuffer", destination)

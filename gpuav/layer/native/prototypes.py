@@ -70,6 +70,12 @@ HOOKED: tuple[str, ...] = (
     "vkUnmapMemory",
     "vkMapMemory2KHR",
     "vkUnmapMemory2KHR",
+    "vkCmdCopyBuffer",
+    "vkCmdCopyBuffer2",
+    "vkCmdCopyImageToBuffer",
+    "vkCmdCopyImageToBuffer2",
+    "vkCmdUpdateBuffer",
+    "vkCmdFillBuffer",
     "vkCmdDraw",
     "vkCmdDrawIndexed",
     "vkCmdDrawIndirect",
@@ -196,6 +202,8 @@ ALIASES: dict[str, str] = {
     "vkGetBufferDeviceAddressEXT": "vkGetBufferDeviceAddress",
     "vkMapMemory2": "vkMapMemory2KHR",
     "vkUnmapMemory2": "vkUnmapMemory2KHR",
+    "vkCmdCopyBuffer2KHR": "vkCmdCopyBuffer2",
+    "vkCmdCopyImageToBuffer2KHR": "vkCmdCopyImageToBuffer2",
 }
 
 # Commands the layer calls down the chain without hooking them.

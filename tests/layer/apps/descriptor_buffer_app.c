@@ -27,7 +27,9 @@
  * vkCmdSetDescriptorBufferOffsets2EXT (VK_KHR_maintenance6); "push" adds set 1, a pushed
  * storage buffer descriptor (descriptorBufferPushDescriptors) of the results buffer, and
  * "push_short" pushes it with a range of 4 bytes; "destroyed" destroys the data buffer and the
- * image view, "freed" frees the data buffer's memory, once the descriptors are written. Prints "message" lines (vk_app_common.h), then
+ * image view, "freed" frees the data buffer's memory, once the descriptors are written;
+ * "copied" writes the descriptors into a staging buffer, which the command buffer copies into
+ * the descriptor buffer before the dispatch. Prints "message" lines (vk_app_common.h), then
  * "result" and the result words. */
 #include <string.h>
 
@@ -226,8 +228,16 @@ int main(int argc, char **argv) {
     VkDeviceAddress descriptor_address, data_address, result_address;
     uint8_t *descriptor_bytes = create_addressed_buffer(
         device, &memory_properties, set_offset + set_size,
-        VK_BUFFER_USAGE_RESOURCE_DESCRIPTOR_BUFFER_BIT_EXT, &descriptors, &descriptor_memory,
-        &descriptor_address);
+        VK_BUFFER_USAGE_RESOURCE_DESCRIPTOR_BUFFER_BIT_EXT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        &descriptors, &descriptor_memory, &descriptor_address);
+    int copied = has_option(options, "copied");
+    VkBuffer staging;
+    VkDeviceMemory staging_memory;
+    VkDeviceAddress staging_address;
+    uint8_t *staging_bytes = create_addressed_buffer(
+        device, &memory_properties, set_offset + set_size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+        &staging, &staging_memory, &staging_address);
+    uint8_t *written_bytes = copied ? staging_bytes : descriptor_bytes;
     uint32_t *data_words = create_addressed_buffer(
         device, &memory_properties, DATA_DESCRIPTORS * DATA_BYTES,
         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT, &data,
@@ -269,7 +279,7 @@ int main(int argc, char **argv) {
                                         : is_texel ? texel_offset + element * texel_size
                                                    : data_offset + element * descriptor_size);
         get_descriptor(device, &get_info, is_texel ? texel_size : descriptor_size,
-                       descriptor_bytes + at);
+                       written_bytes + at);
     }
     VkImage image;
     VkDeviceMemory image_memory;
@@ -307,7 +317,7 @@ int main(int argc, char **argv) {
     for (uint32_t k = 0; k < DATA_DESCRIPTORS; ++k) {
         if (k == 3 && !strcmp(mode, "unwritten")) continue;
         get_descriptor(device, &image_get, image_size,
-                       descriptor_bytes + set_offset + image_offset + k * image_size);
+                       written_bytes + set_offset + image_offset + k * image_size);
     }
     VkSamplerCreateInfo sampler_info = {VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
     VkSampler sampler;
@@ -324,7 +334,7 @@ int main(int argc, char **argv) {
     for (uint32_t k = 0; k < DATA_DESCRIPTORS; ++k) {
         if (k == 3 && !strcmp(mode, "unwritten")) continue;
         get_descriptor(device, &sampled_get, sampled_size,
-                       descriptor_bytes + set_offset + sampled_offset + k * sampled_size);
+                       written_bytes + set_offset + sampled_offset + k * sampled_size);
     }
     int destroyed = has_option(options, "destroyed"), freed = has_option(options, "freed");
     if (destroyed) {
@@ -385,6 +395,16 @@ int main(int argc, char **argv) {
     cleared.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
     vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, 0, NULL, 1, &cleared);
+    if (copied) {
+        VkBufferCopy whole = {0, 0, set_offset + set_size};
+        vkCmdCopyBuffer(command_buffer, staging, descriptors, 1, &whole);
+        VkMemoryBarrier copied_barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        copied_barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        copied_barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+        vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &copied_barrier, 0, NULL,
+                             0, NULL);
+    }
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     VkDescriptorBufferBindingInfoEXT binding_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_BUFFER_BINDING_INFO_EXT};
@@ -448,6 +468,8 @@ int main(int argc, char **argv) {
     vkDestroyBuffer(device, descriptors, NULL);
     if (!destroyed) vkDestroyBuffer(device, data, NULL);
     vkDestroyBuffer(device, results, NULL);
+    vkDestroyBuffer(device, staging, NULL);
+    vkFreeMemory(device, staging_memory, NULL);
     vkFreeMemory(device, descriptor_memory, NULL);
     if (!freed) vkFreeMemory(device, data_memory, NULL);
     vkFreeMemory(device, result_memory, NULL);
