@@ -15,7 +15,8 @@ instrumentation with that id would give.
 
 Files are written to a temporary name and renamed, so concurrent processes never see half an
 entry; each file holds a checksum and its full key, and one that does not match (truncated,
-corrupt, another key) is read as a miss and written anew. Nothing here raises ``OSError``: a
+corrupt, another key) is read as a miss and written anew. Once a day the least recently used
+files go until the folder fits in 256 MiB (every change to gpuav's sources makes new keys). Nothing here raises ``OSError``: a
 cache that cannot be read or written only makes the layer do the work itself.
 """
 
@@ -25,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -45,6 +47,9 @@ FORMAT = b"GPUAVMC1"  # changes with the layout of an entry
 CHECKSUM_BYTES = 32
 KEY_BYTES = 32
 MEMORY_WORD_BUDGET = 16 << 20  # words kept in memory across all entries (64 MiB)
+DISK_BUDGET_BYTES = 256 << 20  # what pruning leaves on disk
+PRUNE_INTERVAL_SECONDS = 24 * 3600
+PRUNE_MARK = ".pruned"  # its modification time: the last pruning
 
 
 class Kind(Enum):
@@ -175,10 +180,15 @@ def _environment_text(environment: ShaderEnvironment | None) -> str:
 
 class DiskCache:
     """Entries in files under ``folder``: ``<key hex[:2]>/<key hex>``, each file the format
-    tag, a checksum of the rest, the key, then the payload."""
+    tag, a checksum of the rest, the key, then the payload.
+
+    A file's modification time is when it was last written or read. Every change to gpuav's
+    sources makes new keys, so once a day (the first write of a process after a day) the
+    least recently used entries go until the rest fit in ``DISK_BUDGET_BYTES``."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._prune_checked = False
 
     def path_for(self, key: bytes) -> Path:
         name = key.hex()
@@ -186,11 +196,16 @@ class DiskCache:
 
     def load(self, key: bytes) -> bytes | None:
         """The payload kept under ``key``, or None (absent, unreadable, not whole)."""
+        path = self.path_for(key)
         try:
-            data = self.path_for(key).read_bytes()
+            data = path.read_bytes()
         except OSError:
             return None
-        return payload_of(data, key)
+        payload = payload_of(data, key)
+        if payload is not None:
+            with contextlib.suppress(OSError):
+                os.utime(path)  # used now: pruned last
+        return payload
 
     def store(self, key: bytes, payload: bytes) -> None:
         body = key + payload
@@ -210,6 +225,49 @@ class DiskCache:
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+        if not self._prune_checked:
+            self._prune_checked = True
+            self.prune_if_due()
+
+    def prune_if_due(self, now: float | None = None) -> None:
+        """Prune when the folder's mark says the last pruning is a day old or more."""
+        mark = self.folder / PRUNE_MARK
+        now = time.time() if now is None else now
+        try:
+            if now - mark.stat().st_mtime < PRUNE_INTERVAL_SECONDS:
+                return
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+        with contextlib.suppress(OSError):
+            mark.touch()
+        self.prune(DISK_BUDGET_BYTES)
+
+    def prune(self, budget: int) -> None:
+        """Remove the least recently used files (temporaries a killed writer left too) until
+        the rest fit in ``budget`` bytes. Entries another process removes meanwhile are
+        skipped; one removed under a reader is a miss."""
+        files: list[tuple[float, int, str]] = []
+        try:
+            with os.scandir(self.folder) as folders:
+                for folder in folders:
+                    if not folder.is_dir(follow_symlinks=False):
+                        continue
+                    with os.scandir(folder.path) as entries:
+                        for entry in entries:
+                            with contextlib.suppress(OSError):
+                                status = entry.stat(follow_symlinks=False)
+                                files.append((status.st_mtime, status.st_size, entry.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in files)
+        for _, size, path in sorted(files):
+            if total <= budget:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            total -= size
 
 
 def payload_of(data: bytes, key: bytes) -> bytes | None:

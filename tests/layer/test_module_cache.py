@@ -166,6 +166,26 @@ def test_a_corrupt_or_truncated_entry_is_a_miss_and_is_written_anew(tmp_path: Pa
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left behind
 
 
+def test_pruning_removes_the_least_recently_used_entries_once_a_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = DiskCache(tmp_path)
+    keys = [bytes([n]) * 32 for n in range(4)]
+    for age, key in enumerate(keys):
+        disk.store(key, bytes(1000))
+        os.utime(disk.path_for(key), (1000 + age, 1000 + age))  # keys[3] used last...
+    assert disk.load(keys[0]) is not None  # ...until a hit makes keys[0] the last used
+    disk.prune(2 * disk.path_for(keys[0]).stat().st_size)
+    assert [key for key in keys if disk.path_for(key).exists()] == [keys[0], keys[3]]
+    # Due a day after the last pruning (the first write of this cache marked it).
+    monkeypatch.setattr(module_cache, "DISK_BUDGET_BYTES", 0)
+    marked = (tmp_path / module_cache.PRUNE_MARK).stat().st_mtime
+    disk.prune_if_due(now=marked + 60)
+    assert disk.load(keys[3]) is not None
+    disk.prune_if_due(now=marked + module_cache.PRUNE_INTERVAL_SECONDS + 1)
+    assert not any(disk.path_for(key).exists() for key in keys)
+
+
 def test_concurrent_processes_see_whole_entries(tmp_path: Path) -> None:
     # Four processes write entries of different lengths under one key and read it back
     # between writes: each read is nothing yet, or one whole entry, never a mix.
@@ -244,13 +264,13 @@ def _reports(argv: list[str], layer_folder: Path, cwd: Path, **extra: str) -> li
     return [m["text"].split(" Command buffer")[0] for m in messages if "local array" in m["text"]]
 
 
-def _entries(folder: Path) -> dict[str, tuple[int, int]]:
-    """Each entry file and its (inode, modification time): a rewrite changes both."""
-    return {
-        path.name: (path.stat().st_ino, path.stat().st_mtime_ns)
-        for path in folder.rglob("*")
-        if path.is_file()
-    }
+def _entry_files(folder: Path) -> list[Path]:
+    return [path for path in folder.rglob("*") if path.is_file() and path.parent != folder]
+
+
+def _entries(folder: Path) -> dict[str, int]:
+    """Each entry file and its inode: a rewrite (by rename) changes it, a read does not."""
+    return {path.name: path.stat().st_ino for path in _entry_files(folder)}
 
 
 @pytest.mark.vulkan
@@ -267,13 +287,11 @@ def test_a_second_process_reports_the_same_bug_from_the_disk_cache(
     assert _reports(program, layer_folder, tmp_path, **cache) == first
     assert _entries(folder) == written
     # Corrupt entries are misses: the same report, and the entries are whole again.
-    for path in folder.rglob("*"):
-        if path.is_file():
-            path.write_bytes(path.read_bytes()[:-7])
+    for path in _entry_files(folder):
+        path.write_bytes(path.read_bytes()[:-7])
     assert _reports(program, layer_folder, tmp_path, **cache) == first
-    for path in folder.rglob("*"):
-        if path.is_file():
-            assert module_cache.payload_of(path.read_bytes(), bytes.fromhex(path.name))
+    for path in _entry_files(folder):
+        assert module_cache.payload_of(path.read_bytes(), bytes.fromhex(path.name))
     # Off: nothing written, the same report.
     off = tmp_path / "off"
     unkept = _reports(
