@@ -20,7 +20,8 @@ laid out as ``/work/shared/tools/newer-khronos.sh`` lays out ``$NK_ROOT``; witho
 script is sourced (it downloads the layer once).
 
     python -m benchmarks.bench_frame_loop [--runs 5] [--frames 300] [--size 64x64]
-        [--khronos-root $NK_ROOT] [--no-khronos] [--gpuav-tree LABEL=TREE] [--json figures.json]
+        [--khronos-root $NK_ROOT] [--no-khronos] [--plain-shaders] [--gpuav-tree LABEL=TREE]
+        [--json figures.json]
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ def configurations(options: argparse.Namespace) -> dict[str, Configuration]:
         "no layer": Configuration({}),
         "gpuav": Configuration(gpuav_environment(str(layer_dir()))),
     }
+    if options.plain_shaders:
+        # The layer's whole host path and per-draw binding, with the shaders as the app made
+        # them: what is left of the gap is the instrumented shaders' GPU time.
+        chosen["gpuav, shaders left plain"] = Configuration(
+            gpuav_environment(str(layer_dir()), stand_in=True)
+        )
     for named in options.gpuav_tree or []:
         label, tree = named.split("=", 1)
         environment = gpuav_environment(str(layer_dir()))
@@ -158,6 +165,11 @@ def main() -> int:
         "--khronos-native", action="store_true", help="load the Khronos layer with this glibc"
     )
     parser.add_argument("--no-khronos", action="store_true")
+    parser.add_argument(
+        "--plain-shaders",
+        action="store_true",
+        help="also gpuav with the test suite's stand-in pass (shaders left as they are)",
+    )
     parser.add_argument(
         "--gpuav-tree",
         action="append",
