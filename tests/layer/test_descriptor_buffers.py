@@ -108,6 +108,26 @@ void main() {
 }
 """,
 }
+# The read program as a fragment shader, drawn once over a 1x1 target.
+GRAPHICS = {
+    "frag": """#version 450
+layout(set = 0, binding = 0) buffer Data { uint v[]; } data[4];
+layout(set = 0, binding = 1) buffer Result { uint r[16]; } result;
+layout(push_constant) uniform Push { int index; int word; } p;
+layout(location = 0) out vec4 color;
+void main() {
+    result.r[0] = data[p.index].v[p.word];
+    result.r[1] = 7;
+    color = vec4(1.0);
+}
+""",
+    "vert": """#version 450
+void main() {
+    vec2 position = vec2((gl_VertexIndex << 1) & 2, gl_VertexIndex & 2);
+    gl_Position = vec4(position * 2.0 - 1.0, 0.0, 1.0);
+}
+""",
+}
 DESCRIPTORS = {
     "read": "Descriptor: data (block Data), set 0, binding 0.",
     "texel": "Descriptor: texels, set 0, binding 2.",
@@ -219,15 +239,22 @@ def descriptor_buffer_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def shaders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("descriptor_buffer_shaders")
     paths = {}
-    for name, text in SHADERS.items():
-        path = paths[name] = folder / f"{name}.comp.spv"
-        words = compile_glsl(text, "comp", debug="g", source_name=f"{name}.comp")
+    sources = [(name, "comp", text) for name, text in SHADERS.items()]
+    sources += [(stage, stage, text) for stage, text in GRAPHICS.items()]
+    for name, stage, text in sources:
+        path = paths[name] = folder / f"{name}.{stage}.spv"
+        words = compile_glsl(text, stage, debug="g", source_name=f"{name}.{stage}")
         path.write_bytes(b"".join(word.to_bytes(4, "little") for word in words))
     return paths
 
 
-def _argv(app: Path, shader: Path, mode: str, index: int, word: int, options: str) -> list[str]:
-    return [str(app), str(shader), mode, str(index), str(word), options]
+def _argv(
+    app: Path, shaders: dict[str, Path], program: str, mode: str, index: int, word: int,
+    options: str,
+) -> list[str]:  # fmt: skip
+    """The app's command line; the "frag" program is drawn with the "vert" vertex shader."""
+    argv = [str(app), str(shaders[program]), mode, str(index), str(word), options]
+    return [*argv, str(shaders["vert"])] if program == "frag" else argv
 
 
 @pytest.fixture
@@ -239,7 +266,7 @@ def run(
     def run_(
         program: str, mode: str, index: int, word: int, options: str = "", layer: bool = True
     ) -> tuple[int, dict[str, Any]]:
-        argv = _argv(descriptor_buffer_app, shaders[program], mode, index, word, options)
+        argv = _argv(descriptor_buffer_app, shaders, program, mode, index, word, options)
         environment = app_environment(layer_folder if layer else None, instrumenter=None)
         done = subprocess.run(
             argv, env=environment, cwd=tmp_path, capture_output=True, text=True,
@@ -345,6 +372,26 @@ def test_descriptor_naming_a_destroyed_or_freed_object_is_reported(
     assert output["result"].split()[:2] == ["0", "7"]
 
 
+@pytest.mark.parametrize(("mode", "index", "word"), [k[1:] for k in PLANTED if k[0] == "read"])
+def test_fragment_stage_of_a_graphics_pipeline_is_checked(
+    run: Run, mode: str, index: int, word: int
+) -> None:
+    """The read program's planted bugs in a fragment shader of a graphics pipeline made with
+    VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT, drawn once."""
+    status, output = run("frag", mode, index, word)
+    assert status == 0
+    (error,) = _errors(output)
+    message_id, *says = PLANTED[("read", mode, index, word)]
+    assert error["id"] == message_id.replace("vkCmdDispatch", "vkCmdDraw")
+    assert all(part.replace("read.comp", "frag.frag") in error["text"] for part in says)
+    assert "Draw Index 0 (vkCmdDraw)" in error["text"]
+    assert "Stage = Fragment" in error["text"]
+    assert output["result"].split()[:2] == ["0", "7"]
+    _, output = run("frag", "written", 1, 3)
+    _, plain = run("frag", "written", 1, 3, layer=False)
+    assert output["messages"] == [] and output["result"] == plain["result"]
+
+
 def test_pushed_descriptors_beside_a_descriptor_buffer_are_checked(run: Run) -> None:
     _, output = run("push", "written", 1, 3, "push_short")
     (error,) = _errors(output)
@@ -429,7 +476,7 @@ def test_khronos_gpu_av_turns_itself_off_and_finds_nothing(
         VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
         VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
     )
-    argv = _argv(descriptor_buffer_app, shaders[program], mode, index, word, "")
+    argv = _argv(descriptor_buffer_app, shaders, program, mode, index, word, "")
     status, output = _khronos_run(newer_khronos, argv, environment, tmp_path)
     crashes = (program, mode) in CRASHING
     assert (status != 0) == crashes
@@ -443,8 +490,10 @@ def test_khronos_gpu_av_turns_itself_off_and_finds_nothing(
 BENEATH = [(*planted, "") for planted in PLANTED] + [
     ("no_sets", "written", 4, 0, "no_sets"),
     ("push", "written", 1, 3, "push_short"),
+    ("frag", "written", 4, 1, ""),
 ]
 BENEATH_IDS = {
+    "frag": "GPUAV-descriptor-index-out-of-bounds",
     "no_sets": "GPUAV-local-array-index-out-of-bounds",
     "push": "VUID-vkCmdDispatch-storageBuffers-06936",
 }
@@ -466,7 +515,7 @@ def test_khronos_beneath_gpuav_finds_nothing_in_its_bindings(
     """No classic set in a descriptor-buffer layout (08008), none bound for a
     descriptor-buffer pipeline (08115), no other finding; gpuav still reports the bug."""
     environment = newer_khronos.environment(layer_folder, None, {})
-    argv = _argv(descriptor_buffer_app, shaders[program], mode, index, word, options)
+    argv = _argv(descriptor_buffer_app, shaders, program, mode, index, word, options)
     status, output = _khronos_run(newer_khronos, argv, environment, tmp_path)
     assert status == 0
     (error,) = _errors(output)

@@ -1,7 +1,7 @@
 /* One dispatch of one invocation whose descriptors live in a descriptor buffer
  * (VK_EXT_descriptor_buffer): the descriptor-buffer scenarios (knows nothing of gpuav).
  *
- *   descriptor_buffer_app SHADER.spv MODE INDEX WORD [OPTIONS]
+ *   descriptor_buffer_app SHADER.spv MODE INDEX WORD [OPTIONS [VERT.spv]]
  *
  * Set 0, made with VK_DESCRIPTOR_SET_LAYOUT_CREATE_DESCRIPTOR_BUFFER_BIT_EXT, has binding 0, an
  * array of 4 storage buffers, each 64 bytes of one data buffer named "particles" (descriptor
@@ -29,7 +29,8 @@
  * "push_short" pushes it with a range of 4 bytes; "destroyed" destroys the data buffer and the
  * image view, "freed" frees the data buffer's memory, once the descriptors are written;
  * "copied" writes the descriptors into a staging buffer, which the command buffer copies into
- * the descriptor buffer before the dispatch. Prints "message" lines (vk_app_common.h), then
+ * the descriptor buffer before the dispatch. With VERT.spv, SHADER is a fragment shader drawn
+ * once over a 1x1 target (dynamic rendering) instead of dispatched. Prints "message" lines (vk_app_common.h), then
  * "result" and the result words. */
 #include <string.h>
 
@@ -113,6 +114,132 @@ static void *create_addressed_buffer(VkDevice device,
     return mapped;
 }
 
+#define STAGES (VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT)
+#define TARGET_FORMAT VK_FORMAT_R8G8B8A8_UNORM
+
+/* A 1x1 color target drawn with dynamic rendering (VK_KHR_dynamic_rendering). */
+typedef struct {
+    VkImage image;
+    VkDeviceMemory memory;
+    VkImageView view;
+} Target;
+
+static void create_target(VkDevice device, const VkPhysicalDeviceMemoryProperties *properties,
+                          Target *target) {
+    VkImageCreateInfo info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    info.imageType = VK_IMAGE_TYPE_2D;
+    info.format = TARGET_FORMAT;
+    info.extent = (VkExtent3D){1, 1, 1};
+    info.mipLevels = info.arrayLayers = 1;
+    info.samples = VK_SAMPLE_COUNT_1_BIT;
+    info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
+    CHECK(vkCreateImage(device, &info, NULL, &target->image));
+    VkMemoryRequirements requirements;
+    vkGetImageMemoryRequirements(device, target->image, &requirements);
+    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex = memory_type(properties, requirements.memoryTypeBits, 0);
+    CHECK(vkAllocateMemory(device, &allocate, NULL, &target->memory));
+    CHECK(vkBindImageMemory(device, target->image, target->memory, 0));
+    VkImageViewCreateInfo view = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view.image = target->image;
+    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view.format = TARGET_FORMAT;
+    view.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    CHECK(vkCreateImageView(device, &view, NULL, &target->view));
+}
+
+static void destroy_target(VkDevice device, Target *target) {
+    vkDestroyImageView(device, target->view, NULL);
+    vkDestroyImage(device, target->image, NULL);
+    vkFreeMemory(device, target->memory, NULL);
+}
+
+static VkPipeline create_graphics_pipeline(VkDevice device, VkPipelineLayout layout,
+                                           VkShaderModule vertex, VkShaderModule fragment) {
+    VkPipelineShaderStageCreateInfo stages[2] = {
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
+         VK_SHADER_STAGE_VERTEX_BIT, vertex, "main", NULL},
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
+         VK_SHADER_STAGE_FRAGMENT_BIT, fragment, "main", NULL},
+    };
+    VkPipelineVertexInputStateCreateInfo input = {
+        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+    VkPipelineInputAssemblyStateCreateInfo assembly = {
+        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+    VkViewport viewport = {0, 0, 1, 1, 0, 1};
+    VkRect2D scissor = {{0, 0}, {1, 1}};
+    VkPipelineViewportStateCreateInfo viewports = {
+        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+    viewports.viewportCount = viewports.scissorCount = 1;
+    viewports.pViewports = &viewport;
+    viewports.pScissors = &scissor;
+    VkPipelineRasterizationStateCreateInfo raster = {
+        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+    raster.lineWidth = 1;
+    VkPipelineMultisampleStateCreateInfo multisample = {
+        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+    VkPipelineColorBlendAttachmentState attachment = {0};
+    attachment.colorWriteMask = 0xF;
+    VkPipelineColorBlendStateCreateInfo blend = {
+        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+    blend.attachmentCount = 1;
+    blend.pAttachments = &attachment;
+    VkFormat format = TARGET_FORMAT;
+    VkPipelineRenderingCreateInfo rendering = {VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
+    rendering.colorAttachmentCount = 1;
+    rendering.pColorAttachmentFormats = &format;
+    VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
+                                         &rendering};
+    info.flags = VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
+    info.stageCount = 2;
+    info.pStages = stages;
+    info.pVertexInputState = &input;
+    info.pInputAssemblyState = &assembly;
+    info.pViewportState = &viewports;
+    info.pRasterizationState = &raster;
+    info.pMultisampleState = &multisample;
+    info.pColorBlendState = &blend;
+    info.layout = layout;
+    VkPipeline pipeline;
+    CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
+    return pipeline;
+}
+
+/* One triangle over the 1x1 target: one fragment. */
+static void draw_one_fragment(VkDevice device, VkCommandBuffer command_buffer,
+                              const Target *target) {
+    VkImageMemoryBarrier to_attachment = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    to_attachment.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    to_attachment.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    to_attachment.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    to_attachment.srcQueueFamilyIndex = to_attachment.dstQueueFamilyIndex =
+        VK_QUEUE_FAMILY_IGNORED;
+    to_attachment.image = target->image;
+    to_attachment.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1,
+                                                               0, 1};
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                         VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, 0, 0, NULL, 0, NULL, 1,
+                         &to_attachment);
+    VkRenderingAttachmentInfo color = {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    color.imageView = target->view;
+    color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    color.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    VkRenderingInfo rendering = {VK_STRUCTURE_TYPE_RENDERING_INFO};
+    rendering.renderArea = (VkRect2D){{0, 0}, {1, 1}};
+    rendering.layerCount = 1;
+    rendering.colorAttachmentCount = 1;
+    rendering.pColorAttachments = &color;
+    PFN_vkCmdBeginRenderingKHR begin = device_function(device, "vkCmdBeginRenderingKHR");
+    PFN_vkCmdEndRenderingKHR end = device_function(device, "vkCmdEndRenderingKHR");
+    begin(command_buffer, &rendering);
+    vkCmdDraw(command_buffer, 3, 1, 0, 0);
+    end(command_buffer);
+}
+
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: %s SHADER MODE INDEX WORD [OPTIONS]\n", argv[0]);
@@ -124,6 +251,9 @@ int main(int argc, char **argv) {
         VkDeviceAddress results;
     } push_values = {(int32_t)strtol(argv[3], NULL, 0), (int32_t)strtol(argv[4], NULL, 0), 0};
     const char *options = argc > 5 ? argv[5] : "";
+    const char *vertex_path = argc > 6 && argv[6][0] ? argv[6] : NULL;
+    VkPipelineBindPoint bind_point =
+        vertex_path ? VK_PIPELINE_BIND_POINT_GRAPHICS : VK_PIPELINE_BIND_POINT_COMPUTE;
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance =
         create_instance("descriptor_buffer_app", VK_API_VERSION_1_2, NULL, 1, extensions);
@@ -157,7 +287,10 @@ int main(int argc, char **argv) {
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vulkan12};
     features.features.shaderStorageImageArrayDynamicIndexing = VK_TRUE;
     features.features.shaderSampledImageArrayDynamicIndexing = VK_TRUE;
-    const char *device_extensions[4] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
+    features.features.fragmentStoresAndAtomics = VK_TRUE;
+    VkPhysicalDeviceDynamicRenderingFeatures dynamic_rendering = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES, NULL, VK_TRUE};
+    const char *device_extensions[5] = {VK_EXT_DESCRIPTOR_BUFFER_EXTENSION_NAME,
                                         VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME};
     uint32_t extension_count = 2;
     if (v2) {
@@ -165,6 +298,11 @@ int main(int argc, char **argv) {
         device_extensions[extension_count++] = "VK_KHR_maintenance6";
     }
     if (pushing) device_extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    if (vertex_path) {
+        device_extensions[extension_count++] = VK_KHR_DYNAMIC_RENDERING_EXTENSION_NAME;
+        dynamic_rendering.pNext = features.pNext;
+        features.pNext = &dynamic_rendering;
+    }
     VkQueue queue;
     VkDevice device =
         create_device(physical, &features, extension_count, device_extensions, &queue);
@@ -179,15 +317,13 @@ int main(int argc, char **argv) {
         device_function(device, "vkCmdSetDescriptorBufferOffsetsEXT");
 
     VkDescriptorSetLayoutBinding bindings[5] = {
-        {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
-         NULL},
-        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+        {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DATA_DESCRIPTORS, STAGES, NULL},
+        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, STAGES, NULL},
         {2, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DATA_DESCRIPTORS,
-         VK_SHADER_STAGE_COMPUTE_BIT, NULL},
-        {3, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, DATA_DESCRIPTORS, VK_SHADER_STAGE_COMPUTE_BIT,
-         NULL},
+         STAGES, NULL},
+        {3, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, DATA_DESCRIPTORS, STAGES, NULL},
         {4, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, DATA_DESCRIPTORS,
-         VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+         STAGES, NULL},
     };
     VkDescriptorSetLayoutCreateInfo set_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
@@ -198,12 +334,12 @@ int main(int argc, char **argv) {
     CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layouts[0]));
     VkDescriptorSetLayout set_layout = set_layouts[0];
     VkDescriptorSetLayoutBinding pushed_binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                                   VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+                                                   STAGES, NULL};
     set_info.flags |= VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
     set_info.bindingCount = 1;
     set_info.pBindings = &pushed_binding;
     if (pushing) CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layouts[1]));
-    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values};
+    VkPushConstantRange push = {STAGES, 0, sizeof push_values};
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.setLayoutCount = has_option(options, "no_sets") ? 0 : pushing ? 2 : 1;
     layout_info.pSetLayouts = set_layouts;
@@ -365,15 +501,24 @@ int main(int argc, char **argv) {
     }
 
     VkShaderModule module = load_shader_module(device, argv[1]);
-    VkComputePipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    pipeline_info.flags = VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
-    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    pipeline_info.stage.module = module;
-    pipeline_info.stage.pName = "main";
-    pipeline_info.layout = layout;
+    VkShaderModule vertex = vertex_path ? load_shader_module(device, vertex_path) : VK_NULL_HANDLE;
+    Target target = {0};
     VkPipeline pipeline;
-    CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
+    if (vertex_path) {
+        create_target(device, &memory_properties, &target);
+        pipeline = create_graphics_pipeline(device, layout, vertex, module);
+    } else {
+        VkComputePipelineCreateInfo pipeline_info = {
+            VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+        pipeline_info.flags = VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT;
+        pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        pipeline_info.stage.module = module;
+        pipeline_info.stage.pName = "main";
+        pipeline_info.layout = layout;
+        CHECK(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL,
+                                       &pipeline));
+    }
 
     VkCommandPool command_pool = create_command_pool(device);
     VkCommandBuffer command_buffer = begin_command_buffer(device, command_pool, 0);
@@ -405,7 +550,7 @@ int main(int argc, char **argv) {
                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &copied_barrier, 0, NULL,
                              0, NULL);
     }
-    vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindPipeline(command_buffer, bind_point, pipeline);
     VkDescriptorBufferBindingInfoEXT binding_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_BUFFER_BINDING_INFO_EXT};
     binding_info.address = descriptor_address;
@@ -414,14 +559,13 @@ int main(int argc, char **argv) {
     if (!has_option(options, "no_sets")) {
         bind_buffers(command_buffer, 1, &binding_info);
         SetDescriptorBufferOffsetsInfo offsets_info = {
-            (VkStructureType)1000545007, NULL, VK_SHADER_STAGE_COMPUTE_BIT, layout, 0, 1,
+            (VkStructureType)1000545007, NULL, STAGES, layout, 0, 1,
             &buffer_index, &set_offset};
         if (v2) {
             SetOffsets2 set_offsets2 = device_function(device, "vkCmdSetDescriptorBufferOffsets2EXT");
             set_offsets2(command_buffer, &offsets_info);
         } else {
-            set_offsets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1,
-                        &buffer_index, &set_offset);
+            set_offsets(command_buffer, bind_point, layout, 0, 1, &buffer_index, &set_offset);
         }
     }
     if (pushing) {
@@ -433,11 +577,14 @@ int main(int argc, char **argv) {
         write.pBufferInfo = &pushed;
         PFN_vkCmdPushDescriptorSetKHR push_set =
             device_function(device, "vkCmdPushDescriptorSetKHR");
-        push_set(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 1, 1, &write);
+        push_set(command_buffer, bind_point, layout, 1, 1, &write);
     }
-    vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push_values,
-                       &push_values);
-    vkCmdDispatch(command_buffer, 1, 1, 1);
+    vkCmdPushConstants(command_buffer, layout, STAGES, 0, sizeof push_values, &push_values);
+    if (vertex_path) {
+        draw_one_fragment(device, command_buffer, &target);
+    } else {
+        vkCmdDispatch(command_buffer, 1, 1, 1);
+    }
     CHECK(vkEndCommandBuffer(command_buffer));
     if (has_option(options, "late")) {
         get_descriptor(device, &late_info, descriptor_size,
@@ -457,6 +604,10 @@ int main(int argc, char **argv) {
     printf("\n");
     vkDestroyCommandPool(device, command_pool, NULL);
     vkDestroyPipeline(device, pipeline, NULL);
+    if (vertex_path) {
+        destroy_target(device, &target);
+        vkDestroyShaderModule(device, vertex, NULL);
+    }
     vkDestroyShaderModule(device, module, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layouts[0], NULL);
