@@ -162,6 +162,29 @@ static inline VkShaderModule load_shader_module(VkDevice device, const char *pat
     return module;
 }
 
+/* Set 0 of `binding_count` `bindings` (`set_next` extends its create info) and a pipeline
+ * layout of it with push constants of `push_bytes` at offset 0 for `push_stages`. */
+static inline void create_set_and_pipeline_layouts(VkDevice device, const void *set_next,
+                                                   uint32_t binding_count,
+                                                   const VkDescriptorSetLayoutBinding *bindings,
+                                                   VkShaderStageFlags push_stages,
+                                                   uint32_t push_bytes,
+                                                   VkDescriptorSetLayout *set_layout,
+                                                   VkPipelineLayout *layout) {
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, set_next};
+    set_info.bindingCount = binding_count;
+    set_info.pBindings = bindings;
+    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, set_layout));
+    VkPushConstantRange push = {push_stages, 0, push_bytes};
+    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push;
+    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, layout));
+}
+
 /* Set 0 binding 0 is `count` storage buffers of the compute stage; push constants of
  * `push_bytes` at offset 0. */
 static inline void create_compute_layouts(VkDevice device, uint32_t count, uint32_t push_bytes,
@@ -169,18 +192,8 @@ static inline void create_compute_layouts(VkDevice device, uint32_t count, uint3
                                           VkPipelineLayout *layout) {
     VkDescriptorSetLayoutBinding binding = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count,
                                             VK_SHADER_STAGE_COMPUTE_BIT, NULL};
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 1;
-    set_info.pBindings = &binding;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, set_layout));
-    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, layout));
+    create_set_and_pipeline_layouts(device, NULL, 1, &binding, VK_SHADER_STAGE_COMPUTE_BIT,
+                                    push_bytes, set_layout, layout);
 }
 
 /* `specialization` may be NULL. */
@@ -199,23 +212,35 @@ static inline VkPipeline create_compute_pipeline(VkDevice device, VkPipelineLayo
     return pipeline;
 }
 
+/* A new pool of one set of `pool_size_count` `pool_sizes`, returned through `pool`, and that
+ * set of `set_layout` allocated from it (`allocate_next` extends the allocation). */
+static inline VkDescriptorSet allocate_one_set(VkDevice device, uint32_t pool_size_count,
+                                               const VkDescriptorPoolSize *pool_sizes,
+                                               const void *allocate_next,
+                                               VkDescriptorSetLayout set_layout,
+                                               VkDescriptorPool *pool) {
+    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = pool_size_count;
+    pool_info.pPoolSizes = pool_sizes;
+    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, pool));
+    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                            allocate_next};
+    allocate.descriptorPool = *pool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &set_layout;
+    VkDescriptorSet set;
+    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    return set;
+}
+
 /* The one set of a new pool, its binding 0 written with the `count` storage `buffers`. */
 static inline VkDescriptorSet create_storage_set(VkDevice device,
                                                  VkDescriptorSetLayout set_layout, uint32_t count,
                                                  const VkDescriptorBufferInfo *buffers,
                                                  VkDescriptorPool *pool) {
     VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &pool_size;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, pool));
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = *pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorSet set = allocate_one_set(device, 1, &pool_size, NULL, set_layout, pool);
     VkWriteDescriptorSet write = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     write.dstSet = set;
     write.descriptorCount = count;
@@ -223,6 +248,24 @@ static inline VkDescriptorSet create_storage_set(VkDevice device,
     write.pBufferInfo = buffers;
     vkUpdateDescriptorSets(device, 1, &write, 0, NULL);
     return set;
+}
+
+/* Gives `buffer` the debug name `name` (VK_EXT_debug_utils), which messages then quote;
+ * returns what vkSetDebugUtilsObjectNameEXT returned. */
+static inline VkResult name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
+    PFN_vkSetDebugUtilsObjectNameEXT set_name =
+        (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
+                                                              "vkSetDebugUtilsObjectNameEXT");
+    VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+    info.objectType = VK_OBJECT_TYPE_BUFFER;
+    info.objectHandle = (uint64_t)buffer;
+    info.pObjectName = name;
+    return set_name(device, &info);
+}
+
+/* `value` rounded up to a multiple of `alignment`. */
+static inline VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
+    return (value + alignment - 1) / alignment * alignment;
 }
 
 static inline VkCommandPool create_command_pool(VkDevice device) {
@@ -261,5 +304,14 @@ static inline VkFence submit_and_wait(VkDevice device, VkQueue queue,
     CHECK(vkQueueSubmit(queue, 1, &submit, fence));
     CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
     return fence;
+}
+
+/* Ends `command_buffer`, runs it to completion and frees it (with its fence). */
+static inline void submit_once(VkDevice device, VkQueue queue, VkCommandPool pool,
+                               VkCommandBuffer command_buffer) {
+    CHECK(vkEndCommandBuffer(command_buffer));
+    VkFence fence = submit_and_wait(device, queue, command_buffer);
+    vkDestroyFence(device, fence, NULL);
+    vkFreeCommandBuffers(device, pool, 1, &command_buffer);
 }
 #endif

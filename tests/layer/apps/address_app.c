@@ -22,17 +22,6 @@ typedef struct {
     int32_t padding;
 } Push;
 
-static void name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
-    PFN_vkSetDebugUtilsObjectNameEXT set_name =
-        (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
-                                                               "vkSetDebugUtilsObjectNameEXT");
-    VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
-    info.objectType = VK_OBJECT_TYPE_BUFFER;
-    info.objectHandle = (uint64_t)buffer;
-    info.pObjectName = name;
-    CHECK(set_name(device, &info));
-}
-
 static VkDeviceAddress address_of(VkDevice device, VkBuffer buffer) {
     VkBufferDeviceAddressInfo info = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
     info.buffer = buffer;
@@ -84,14 +73,14 @@ int main(int argc, char **argv) {
     CHECK(vkMapMemory(device, results_memory, 0, VK_WHOLE_SIZE, 0, (void **)&result_words));
     for (VkDeviceSize k = 0; k < size / 4; ++k) target_words[k] = 1000 + (uint32_t)k;
     memset(result_words, 0, 4 * RESULT_WORDS);
-    if (argc > 5 && argv[5][0]) name_buffer(device, target, argv[5]);
+    if (argc > 5 && argv[5][0]) CHECK(name_buffer(device, target, argv[5]));
     Push push = {address_of(device, target) + (uint64_t)offset, index, 0};
     if (strstr(options, "destroyed")) {
         VkBuffer freed;
         VkDeviceMemory freed_memory;
         create_host_buffer(device, &memory_properties, size, usage, NULL, ~0u, &address_memory,
                            &freed, &freed_memory);
-        name_buffer(device, freed, "freed");
+        CHECK(name_buffer(device, freed, "freed"));
         push.address = address_of(device, freed) + (uint64_t)offset;
         vkDestroyBuffer(device, freed, NULL);
         vkFreeMemory(device, freed_memory, NULL);

@@ -23,17 +23,6 @@
 #define PALETTE_CAPACITY 8
 #define PALETTE_WORDS 4
 
-static void name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
-    PFN_vkSetDebugUtilsObjectNameEXT set_name =
-        (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
-                                                              "vkSetDebugUtilsObjectNameEXT");
-    VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
-    info.objectType = VK_OBJECT_TYPE_BUFFER;
-    info.objectHandle = (uint64_t)buffer;
-    info.pObjectName = name;
-    set_name(device, &info);
-}
-
 int main(int argc, char **argv) {
     if (argc < 8) {
         fprintf(stderr, "usage: %s TASK MESH FRAG PALETTE INDEX CORNER LANE [MODE]\n", argv[0]);

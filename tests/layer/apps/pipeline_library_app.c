@@ -79,17 +79,6 @@ static void free_buffer(App *app, Buffer *buffer) {
     vkFreeMemory(app->device, buffer->memory, NULL);
 }
 
-static void name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
-    PFN_vkSetDebugUtilsObjectNameEXT set_name =
-        (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
-                                                              "vkSetDebugUtilsObjectNameEXT");
-    VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
-    info.objectType = VK_OBJECT_TYPE_BUFFER;
-    info.objectHandle = (uint64_t)buffer;
-    info.pObjectName = name;
-    set_name(device, &info);
-}
-
 /* The PALETTES buffers of words k * 100 + word, named "<prefix> k". */
 static void make_palettes(App *app, const char *prefix, Buffer *palettes) {
     for (uint32_t k = 0; k < PALETTES; ++k) {
@@ -441,10 +430,6 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
 }
 
 /* -- ray tracing ------------------------------------------------------------------------- */
-
-static VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
-    return (value + alignment - 1) / alignment * alignment;
-}
 
 static VkRayTracingShaderGroupCreateInfoKHR general_group(uint32_t shader) {
     VkRayTracingShaderGroupCreateInfoKHR group = {

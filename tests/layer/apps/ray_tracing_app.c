@@ -15,7 +15,7 @@
  * "message" lines (vk_app_common.h), then "result" and the image's words. */
 #include <string.h>
 
-#include "vk_app_common.h"
+#include "vk_ray_tracing_common.h"
 
 #define WIDTH 4
 #define HEIGHT 4
@@ -23,119 +23,11 @@
 #define MATERIAL_CAPACITY 8
 #define MATERIAL_WORDS 4
 
-typedef struct {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-    void *mapped;
-    VkDeviceAddress address;
-} Buffer;
-
 static PFN_vkGetBufferDeviceAddress get_buffer_address;
 
-static Buffer make_buffer(VkDevice device, const VkPhysicalDeviceMemoryProperties *memory,
-                          VkDeviceSize size, VkBufferUsageFlags usage) {
-    Buffer made = {0};
-    VkMemoryAllocateFlagsInfo flags = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
-    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    create_host_buffer(device, memory, size, usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
-                       NULL, ~0u, &flags, &made.buffer, &made.memory);
-    CHECK(vkMapMemory(device, made.memory, 0, VK_WHOLE_SIZE, 0, &made.mapped));
-    memset(made.mapped, 0, size);
-    VkBufferDeviceAddressInfo info = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-    info.buffer = made.buffer;
-    made.address = get_buffer_address(device, &info);
-    return made;
-}
-
-static void free_buffer(VkDevice device, Buffer *buffer) {
-    vkUnmapMemory(device, buffer->memory);
-    vkDestroyBuffer(device, buffer->buffer, NULL);
-    vkFreeMemory(device, buffer->memory, NULL);
-}
-
-static void run_once(VkDevice device, VkQueue queue, VkCommandPool pool,
-                     VkCommandBuffer command_buffer) {
-    CHECK(vkEndCommandBuffer(command_buffer));
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    vkDestroyFence(device, fence, NULL);
-    vkFreeCommandBuffers(device, pool, 1, &command_buffer);
-}
-
-typedef struct {
-    VkAccelerationStructureKHR structure;
-    Buffer storage;
-} Structure;
-
-/* Build one acceleration structure of `geometry` (one primitive) and wait for it. */
-static Structure build_structure(VkDevice device, const VkPhysicalDeviceMemoryProperties *memory,
-                                 VkQueue queue, VkCommandPool pool,
-                                 VkAccelerationStructureTypeKHR type,
-                                 const VkAccelerationStructureGeometryKHR *geometry) {
-    PFN_vkGetAccelerationStructureBuildSizesKHR build_sizes =
-        (PFN_vkGetAccelerationStructureBuildSizesKHR)vkGetDeviceProcAddr(
-            device, "vkGetAccelerationStructureBuildSizesKHR");
-    PFN_vkCreateAccelerationStructureKHR create_structure =
-        (PFN_vkCreateAccelerationStructureKHR)vkGetDeviceProcAddr(
-            device, "vkCreateAccelerationStructureKHR");
-    PFN_vkCmdBuildAccelerationStructuresKHR build =
-        (PFN_vkCmdBuildAccelerationStructuresKHR)vkGetDeviceProcAddr(
-            device, "vkCmdBuildAccelerationStructuresKHR");
-    VkAccelerationStructureBuildGeometryInfoKHR info = {
-        VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_BUILD_GEOMETRY_INFO_KHR};
-    info.type = type;
-    info.mode = VK_BUILD_ACCELERATION_STRUCTURE_MODE_BUILD_KHR;
-    info.geometryCount = 1;
-    info.pGeometries = geometry;
-    uint32_t primitives = 1;
-    VkAccelerationStructureBuildSizesInfoKHR sizes = {
-        VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_BUILD_SIZES_INFO_KHR};
-    build_sizes(device, VK_ACCELERATION_STRUCTURE_BUILD_TYPE_DEVICE_KHR, &info, &primitives,
-                &sizes);
-    Structure made;
-    made.storage = make_buffer(device, memory, sizes.accelerationStructureSize,
-                               VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_STORAGE_BIT_KHR);
-    VkAccelerationStructureCreateInfoKHR create = {
-        VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_CREATE_INFO_KHR};
-    create.buffer = made.storage.buffer;
-    create.size = sizes.accelerationStructureSize;
-    create.type = type;
-    CHECK(create_structure(device, &create, NULL, &made.structure));
-    Buffer scratch = make_buffer(device, memory, sizes.buildScratchSize + 256,
-                                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-    info.dstAccelerationStructure = made.structure;
-    info.scratchData.deviceAddress = (scratch.address + 255) & ~(VkDeviceAddress)255;
-    VkAccelerationStructureBuildRangeInfoKHR range = {1, 0, 0, 0};
-    const VkAccelerationStructureBuildRangeInfoKHR *ranges = &range;
-    VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
-    build(command_buffer, 1, &info, &ranges);
-    run_once(device, queue, pool, command_buffer);
-    free_buffer(device, &scratch);
-    return made;
-}
-
-static VkDeviceAddress structure_address(VkDevice device, VkAccelerationStructureKHR structure) {
-    PFN_vkGetAccelerationStructureDeviceAddressKHR get =
-        (PFN_vkGetAccelerationStructureDeviceAddressKHR)vkGetDeviceProcAddr(
-            device, "vkGetAccelerationStructureDeviceAddressKHR");
-    VkAccelerationStructureDeviceAddressInfoKHR info = {
-        VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_DEVICE_ADDRESS_INFO_KHR};
-    info.accelerationStructure = structure;
-    return get(device, &info);
-}
-
-static void name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
-    PFN_vkSetDebugUtilsObjectNameEXT set_name =
-        (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
-                                                              "vkSetDebugUtilsObjectNameEXT");
-    VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
-    info.objectType = VK_OBJECT_TYPE_BUFFER;
-    info.objectHandle = (uint64_t)buffer;
-    info.pObjectName = name;
-    set_name(device, &info);
-}
-
-static VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
-    return (value + alignment - 1) / alignment * alignment;
+static AddressedBuffer make_buffer(VkDevice device, const VkPhysicalDeviceMemoryProperties *memory,
+                                   VkDeviceSize size, VkBufferUsageFlags usage) {
+    return create_addressed_buffer(device, memory, get_buffer_address, size, usage);
 }
 
 int main(int argc, char **argv) {
@@ -195,48 +87,30 @@ int main(int argc, char **argv) {
 
     /* The scene: one triangle in front of the camera. */
     const float vertices[9] = {-0.9f, -0.9f, 0.0f, 0.9f, -0.9f, 0.0f, 0.0f, 0.9f, 0.0f};
-    Buffer vertex_buffer =
+    AddressedBuffer vertex_buffer =
         make_buffer(device, &memory, sizeof(vertices),
                     VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
     memcpy(vertex_buffer.mapped, vertices, sizeof(vertices));
-    VkAccelerationStructureGeometryKHR triangle = {
-        VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_GEOMETRY_KHR};
-    triangle.geometryType = VK_GEOMETRY_TYPE_TRIANGLES_KHR;
-    triangle.flags = VK_GEOMETRY_OPAQUE_BIT_KHR;
-    VkAccelerationStructureGeometryTrianglesDataKHR *triangles = &triangle.geometry.triangles;
-    triangles->sType = VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_GEOMETRY_TRIANGLES_DATA_KHR;
-    triangles->vertexFormat = VK_FORMAT_R32G32B32_SFLOAT;
-    triangles->vertexData.deviceAddress = vertex_buffer.address;
-    triangles->vertexStride = 12;
-    triangles->maxVertex = 2;
-    triangles->indexType = VK_INDEX_TYPE_NONE_KHR;
-    Structure bottom = build_structure(device, &memory, queue, pool,
-                                       VK_ACCELERATION_STRUCTURE_TYPE_BOTTOM_LEVEL_KHR, &triangle);
-    VkAccelerationStructureInstanceKHR instance_record = {0};
-    instance_record.transform.matrix[0][0] = 1.0f;
-    instance_record.transform.matrix[1][1] = 1.0f;
-    instance_record.transform.matrix[2][2] = 1.0f;
-    instance_record.mask = 0xFF;
-    instance_record.flags = VK_GEOMETRY_INSTANCE_TRIANGLE_FACING_CULL_DISABLE_BIT_KHR;
-    instance_record.accelerationStructureReference = structure_address(device, bottom.structure);
-    Buffer instance_buffer =
+    VkAccelerationStructureGeometryKHR triangle = triangle_geometry(vertex_buffer.address);
+    AccelerationStructure bottom = build_acceleration_structure(
+        device, &memory, get_buffer_address, queue, pool,
+        VK_ACCELERATION_STRUCTURE_TYPE_BOTTOM_LEVEL_KHR, &triangle);
+    VkAccelerationStructureInstanceKHR instance_record =
+        moved_instance(acceleration_structure_address(device, bottom.structure), 0.0f);
+    AddressedBuffer instance_buffer =
         make_buffer(device, &memory, sizeof(instance_record),
                     VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
     memcpy(instance_buffer.mapped, &instance_record, sizeof(instance_record));
-    VkAccelerationStructureGeometryKHR instances = {
-        VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_GEOMETRY_KHR};
-    instances.geometryType = VK_GEOMETRY_TYPE_INSTANCES_KHR;
-    instances.geometry.instances.sType =
-        VK_STRUCTURE_TYPE_ACCELERATION_STRUCTURE_GEOMETRY_INSTANCES_DATA_KHR;
-    instances.geometry.instances.data.deviceAddress = instance_buffer.address;
-    Structure top = build_structure(device, &memory, queue, pool,
-                                    VK_ACCELERATION_STRUCTURE_TYPE_TOP_LEVEL_KHR, &instances);
+    VkAccelerationStructureGeometryKHR instances = instances_geometry(instance_buffer.address);
+    AccelerationStructure top = build_acceleration_structure(
+        device, &memory, get_buffer_address, queue, pool,
+        VK_ACCELERATION_STRUCTURE_TYPE_TOP_LEVEL_KHR, &instances);
 
     /* The image and the materials. */
-    Buffer image = make_buffer(device, &memory, 4 * WIDTH * HEIGHT,
-                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    AddressedBuffer image =
+        make_buffer(device, &memory, 4 * WIDTH * HEIGHT, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     name_buffer(device, image.buffer, "image");
-    Buffer materials[MATERIALS];
+    AddressedBuffer materials[MATERIALS];
     for (uint32_t k = 0; k < MATERIALS; ++k) {
         materials[k] = make_buffer(device, &memory, 4 * MATERIAL_WORDS,
                                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
@@ -261,43 +135,23 @@ int main(int argc, char **argv) {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO};
     flags_info.bindingCount = 3;
     flags_info.pBindingFlags = binding_flags;
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, &flags_info};
-    set_info.bindingCount = 3;
-    set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
-    VkPushConstantRange push_range = {stages, 0, sizeof(push)};
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push_range;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    create_set_and_pipeline_layouts(device, &flags_info, 3, bindings, stages, sizeof(push),
+                                    &set_layout, &layout);
 
     VkDescriptorPoolSize pool_sizes[2] = {
         {VK_DESCRIPTOR_TYPE_ACCELERATION_STRUCTURE_KHR, 1},
         {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1 + MATERIAL_CAPACITY},
     };
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 2;
-    pool_info.pPoolSizes = pool_sizes;
-    VkDescriptorPool descriptor_pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
     uint32_t variable_count = MATERIALS;
     VkDescriptorSetVariableDescriptorCountAllocateInfo count_info = {
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO};
     count_info.descriptorSetCount = 1;
     count_info.pDescriptorCounts = &variable_count;
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                            &count_info};
-    allocate.descriptorPool = descriptor_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorPool descriptor_pool;
+    VkDescriptorSet set = allocate_one_set(device, 2, pool_sizes, &count_info, set_layout,
+                                           &descriptor_pool);
     VkWriteDescriptorSetAccelerationStructureKHR structure_write = {
         VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_KHR};
     structure_write.accelerationStructureCount = 1;
@@ -319,36 +173,9 @@ int main(int argc, char **argv) {
     /* The pipeline: ray generation, miss, and a triangle hit group. */
     VkShaderModule modules[3];
     VkPipelineShaderStageCreateInfo shader_stages[3];
-    VkShaderStageFlagBits stage_bits[3] = {VK_SHADER_STAGE_RAYGEN_BIT_KHR,
-                                           VK_SHADER_STAGE_MISS_BIT_KHR,
-                                           VK_SHADER_STAGE_CLOSEST_HIT_BIT_KHR};
-    for (int k = 0; k < 3; ++k) {
-        modules[k] = load_shader_module(device, argv[1 + k]);
-        shader_stages[k] = (VkPipelineShaderStageCreateInfo){
-            VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-        shader_stages[k].stage = stage_bits[k];
-        shader_stages[k].module = modules[k];
-        shader_stages[k].pName = "main";
-    }
     VkRayTracingShaderGroupCreateInfoKHR groups[3];
-    for (uint32_t k = 0; k < 3; ++k) {
-        groups[k] = (VkRayTracingShaderGroupCreateInfoKHR){
-            VK_STRUCTURE_TYPE_RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR};
-        groups[k].type = k < 2 ? VK_RAY_TRACING_SHADER_GROUP_TYPE_GENERAL_KHR
-                               : VK_RAY_TRACING_SHADER_GROUP_TYPE_TRIANGLES_HIT_GROUP_KHR;
-        groups[k].generalShader = k < 2 ? k : VK_SHADER_UNUSED_KHR;
-        groups[k].closestHitShader = k < 2 ? VK_SHADER_UNUSED_KHR : k;
-        groups[k].anyHitShader = VK_SHADER_UNUSED_KHR;
-        groups[k].intersectionShader = VK_SHADER_UNUSED_KHR;
-    }
-    VkRayTracingPipelineCreateInfoKHR pipeline_info = {
-        VK_STRUCTURE_TYPE_RAY_TRACING_PIPELINE_CREATE_INFO_KHR};
-    pipeline_info.stageCount = 3;
-    pipeline_info.pStages = shader_stages;
-    pipeline_info.groupCount = 3;
-    pipeline_info.pGroups = groups;
-    pipeline_info.maxPipelineRayRecursionDepth = 1;
-    pipeline_info.layout = layout;
+    VkRayTracingPipelineCreateInfoKHR pipeline_info =
+        ray_tracing_pipeline_info(device, layout, argv + 1, modules, shader_stages, groups);
     PFN_vkCreateDeferredOperationKHR create_deferred =
         (PFN_vkCreateDeferredOperationKHR)vkGetDeviceProcAddr(device,
                                                               "vkCreateDeferredOperationKHR");
@@ -379,30 +206,10 @@ int main(int argc, char **argv) {
     destroy_deferred(device, deferred, NULL);
 
     /* The shader binding table: one record per group, each at the base alignment. */
-    VkPhysicalDeviceRayTracingPipelinePropertiesKHR rt_properties = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_PROPERTIES_KHR};
-    VkPhysicalDeviceProperties2 properties = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                              &rt_properties};
-    vkGetPhysicalDeviceProperties2(physical, &properties);
-    uint32_t handle_size = rt_properties.shaderGroupHandleSize;
-    VkDeviceSize stride = align_up(align_up(handle_size, rt_properties.shaderGroupHandleAlignment),
-                                   rt_properties.shaderGroupBaseAlignment);
-    uint8_t handles[3 * 64];
-    if (handle_size > 64) exit(2);
-    PFN_vkGetRayTracingShaderGroupHandlesKHR get_handles =
-        (PFN_vkGetRayTracingShaderGroupHandlesKHR)vkGetDeviceProcAddr(
-            device, "vkGetRayTracingShaderGroupHandlesKHR");
-    CHECK(get_handles(device, pipeline, 0, 3, 3 * handle_size, handles));
-    Buffer table = make_buffer(device, &memory, 3 * stride + rt_properties.shaderGroupBaseAlignment,
-                               VK_BUFFER_USAGE_SHADER_BINDING_TABLE_BIT_KHR);
-    VkDeviceAddress table_start =
-        align_up(table.address, rt_properties.shaderGroupBaseAlignment);
-    for (int k = 0; k < 3; ++k)
-        memcpy((uint8_t *)table.mapped + (table_start - table.address) + k * stride,
-               handles + k * handle_size, handle_size);
-    VkStridedDeviceAddressRegionKHR raygen = {table_start, stride, stride};
-    VkStridedDeviceAddressRegionKHR miss = {table_start + stride, stride, stride};
-    VkStridedDeviceAddressRegionKHR hit = {table_start + 2 * stride, stride, stride};
+    VkStridedDeviceAddressRegionKHR regions[3];
+    AddressedBuffer table = create_shader_binding_table(device, physical, &memory,
+                                                        get_buffer_address, pipeline, regions);
+    VkStridedDeviceAddressRegionKHR raygen = regions[0], miss = regions[1], hit = regions[2];
     VkStridedDeviceAddressRegionKHR callable = {0, 0, 0};
     VkTraceRaysIndirectCommand2KHR indirect = {0};
     indirect.raygenShaderRecordAddress = raygen.deviceAddress;
@@ -416,8 +223,8 @@ int main(int argc, char **argv) {
     indirect.width = WIDTH;
     indirect.height = HEIGHT;
     indirect.depth = 1;
-    Buffer indirect_buffer = make_buffer(device, &memory, sizeof(indirect),
-                                         VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
+    AddressedBuffer indirect_buffer =
+        make_buffer(device, &memory, sizeof(indirect), VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
     memcpy(indirect_buffer.mapped, &indirect, sizeof(indirect));
     /* vkCmdTraceRaysIndirectKHR reads the VkTraceRaysIndirectCommandKHR at the end of it. */
     VkDeviceAddress dimensions = indirect_buffer.address +
@@ -453,9 +260,6 @@ int main(int argc, char **argv) {
     for (int k = 0; k < WIDTH * HEIGHT; ++k) printf(" %u", ((uint32_t *)image.mapped)[k]);
     printf("\n");
 
-    PFN_vkDestroyAccelerationStructureKHR destroy_structure =
-        (PFN_vkDestroyAccelerationStructureKHR)vkGetDeviceProcAddr(
-            device, "vkDestroyAccelerationStructureKHR");
     vkDestroyFence(device, fence, NULL);
     vkDestroyCommandPool(device, pool, NULL);
     vkDestroyPipeline(device, pipeline, NULL);
@@ -463,16 +267,14 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
-    destroy_structure(device, top.structure, NULL);
-    destroy_structure(device, bottom.structure, NULL);
-    free_buffer(device, &top.storage);
-    free_buffer(device, &bottom.storage);
-    free_buffer(device, &indirect_buffer);
-    free_buffer(device, &table);
-    for (uint32_t k = 0; k < MATERIALS; ++k) free_buffer(device, &materials[k]);
-    free_buffer(device, &image);
-    free_buffer(device, &instance_buffer);
-    free_buffer(device, &vertex_buffer);
+    destroy_acceleration_structure(device, &top);
+    destroy_acceleration_structure(device, &bottom);
+    destroy_addressed_buffer(device, &indirect_buffer);
+    destroy_addressed_buffer(device, &table);
+    for (uint32_t k = 0; k < MATERIALS; ++k) destroy_addressed_buffer(device, &materials[k]);
+    destroy_addressed_buffer(device, &image);
+    destroy_addressed_buffer(device, &instance_buffer);
+    destroy_addressed_buffer(device, &vertex_buffer);
     vkDestroyDevice(device, NULL);
     destroy_messenger(instance, messenger);
     vkDestroyInstance(instance, NULL);
