@@ -33,6 +33,7 @@ hooks_descriptor_buffer_memory = LazyHooks("gpuav.layer.native.hooks_descriptor_
 hooks_descriptor_buffers = LazyHooks("gpuav.layer.native.hooks_descriptor_buffers")
 hooks_descriptors = LazyHooks("gpuav.layer.native.hooks_descriptors")
 hooks_extension_draws = LazyHooks("gpuav.layer.native.hooks_extension_draws")
+hooks_fetch_state = LazyHooks("gpuav.layer.native.hooks_fetch_state")
 hooks_generated_commands = LazyHooks("gpuav.layer.native.hooks_generated_commands")
 hooks_instance = LazyHooks("gpuav.layer.native.hooks_instance")
 hooks_labels = LazyHooks("gpuav.layer.native.hooks_labels")
@@ -177,13 +178,13 @@ IMPLEMENTATIONS |= {
     "vkDestroyDevice": hooks_action_checks.destroy_device,
     "vkCreateBuffer": hooks_action_checks.create_buffer,
     "vkCreateCommandPool": hooks_action_checks.create_command_pool,
-    "vkCreateGraphicsPipelines": hooks_action_checks.create_graphics_pipelines,
-    "vkDestroyPipeline": hooks_action_checks.destroy_pipeline,
-    "vkCmdBindVertexBuffers": hooks_action_checks.cmd_bind_vertex_buffers,
-    "vkCmdBindVertexBuffers2": hooks_action_checks.cmd_bind_vertex_buffers2,
-    "vkCmdBindIndexBuffer": hooks_action_checks.cmd_bind_index_buffer,
-    "vkCmdBindIndexBuffer2KHR": hooks_action_checks.cmd_bind_index_buffer2,
-    "vkCmdSetVertexInputEXT": hooks_action_checks.cmd_set_vertex_input,
+    "vkCreateGraphicsPipelines": hooks_fetch_state.create_graphics_pipelines,
+    "vkDestroyPipeline": hooks_fetch_state.destroy_pipeline,
+    "vkCmdBindVertexBuffers": hooks_fetch_state.cmd_bind_vertex_buffers,
+    "vkCmdBindVertexBuffers2": hooks_fetch_state.cmd_bind_vertex_buffers2,
+    "vkCmdBindIndexBuffer": hooks_fetch_state.cmd_bind_index_buffer,
+    "vkCmdBindIndexBuffer2KHR": hooks_fetch_state.cmd_bind_index_buffer2,
+    "vkCmdSetVertexInputEXT": hooks_fetch_state.cmd_set_vertex_input,
     "vkCmdDraw": hooks_action_checks.cmd_draw,
     "vkCmdDrawIndexed": hooks_action_checks.cmd_draw_indexed,
     "vkCmdDrawMultiEXT": hooks_action_checks.cmd_draw_multi,

@@ -129,7 +129,7 @@ HOOKED: tuple[str, ...] = (
     "vkBindImageMemory",
     "vkBindImageMemory2",
     "vkFreeMemory",
-    # Indirect and vertex-fetch checks (hooks_action_checks).
+    # Indirect and vertex-fetch checks (hooks_action_checks, hooks_fetch_state).
     "vkCreateCommandPool",
     "vkCmdBindVertexBuffers",
     "vkCmdBindVertexBuffers2",
