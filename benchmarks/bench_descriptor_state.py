@@ -34,14 +34,13 @@ from benchmarks.layer_apps import (
     khronos_environment,
 )
 from gpuav.layer.calls import StateBufferHandles
-from gpuav.layer.descriptor_sets import (
+from gpuav.layer.descriptor_sets import NO_STATE_WORDS, DescriptorTracker
+from gpuav.layer.native.build import layer_dir
+from gpuav.layer.set_layouts import (
     BINDING_PARTIALLY_BOUND,
     BINDING_VARIABLE_DESCRIPTOR_COUNT,
-    NO_STATE_WORDS,
-    DescriptorTracker,
     LayoutBinding,
 )
-from gpuav.layer.native.build import layer_dir
 from gpuav.layer.state_buffer import StateBuffer
 
 APP = REPOSITORY / "tests" / "layer" / "apps" / "indexing_app.py"

@@ -40,8 +40,9 @@ from gpuav.layer.buffer_views import BoundTexels, texel_bytes
 from gpuav.layer.buffers import BoundBuffer
 from gpuav.layer.descriptor_buffer_memory import DescriptorBufferMemory
 from gpuav.layer.descriptor_buffer_objects import DescribedObjects
-from gpuav.layer.descriptor_sets import Bound, DescriptorTracker, SetLayoutState
+from gpuav.layer.descriptor_sets import Bound, DescriptorTracker
 from gpuav.layer.resource_lifetimes import Retired
+from gpuav.layer.set_layouts import SetLayoutState
 from gpuav.layer.state import CommandBufferState, DeviceState
 from gpuav.layer.state_buffer import Region
 

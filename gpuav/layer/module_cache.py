@@ -16,8 +16,9 @@ instrumentation with that id would give.
 Files are written to a temporary name and renamed, so concurrent processes never see half an
 entry; each file holds a checksum and its full key, and one that does not match (truncated,
 corrupt, another key) is read as a miss and written anew. Once a day the least recently used
-files go until the folder fits in 256 MiB (every change to gpuav's sources makes new keys). Nothing here raises ``OSError``: a
-cache that cannot be read or written only makes the layer do the work itself.
+files go until the folder fits in 256 MiB (every change to gpuav's sources makes new keys).
+Nothing here raises ``OSError``: a cache that cannot be read or written only makes the layer
+do the work itself.
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ from gpuav.layer.descriptor_buffers import (
     SetLayoutBytes,
     descriptor_word,
 )
-from gpuav.layer.descriptor_sets import DescriptorTracker, LayoutBinding
+from gpuav.layer.descriptor_sets import DescriptorTracker
 from gpuav.layer.resource_lifetimes import Retired
+from gpuav.layer.set_layouts import LayoutBinding
 from gpuav.layer.state_buffer import StateBuffer
 
 DESCRIPTOR_SIZE = 16

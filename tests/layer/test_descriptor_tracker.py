@@ -13,13 +13,7 @@ from hypothesis import strategies as st
 from gpuav.instrument.descriptor_state import NO_STATE, range_from_word, region_words
 from gpuav.layer.buffers import WHOLE_SIZE, BoundBuffer
 from gpuav.layer.calls import StateBufferHandles
-from gpuav.layer.descriptor_sets import (
-    BINDING_PARTIALLY_BOUND,
-    BINDING_VARIABLE_DESCRIPTOR_COUNT,
-    DescriptorTracker,
-    LayoutBinding,
-    TemplateEntry,
-)
+from gpuav.layer.descriptor_sets import DescriptorTracker, TemplateEntry
 from gpuav.layer.resource_lifetimes import (
     BUFFER,
     IMAGE,
@@ -27,6 +21,11 @@ from gpuav.layer.resource_lifetimes import (
     MEMORY,
     SAMPLER,
     Retired,
+)
+from gpuav.layer.set_layouts import (
+    BINDING_PARTIALLY_BOUND,
+    BINDING_VARIABLE_DESCRIPTOR_COUNT,
+    LayoutBinding,
 )
 from gpuav.layer.state_buffer import StateBuffer
 

@@ -23,20 +23,12 @@ from gpuav.layer.calls import (
     SHADER_STAGES_GRAPHICS,
     SHADER_STAGES_RAY_TRACING,
 )
-from gpuav.layer.descriptor_sets import (
-    BUFFER_DESCRIPTOR_TYPES,
-    TEXEL_DESCRIPTOR_TYPES,
-    Bound,
-    DescriptorTracker,
-    LayoutBinding,
-    Named,
-    PushedWrite,
-    TemplateEntry,
-)
+from gpuav.layer.descriptor_sets import Bound, DescriptorTracker, Named, PushedWrite, TemplateEntry
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, find, handles_at
 from gpuav.layer.resource_lifetimes import BUFFER, BUFFER_VIEW, IMAGE_VIEW, SAMPLER
+from gpuav.layer.set_layouts import BUFFER_DESCRIPTOR_TYPES, TEXEL_DESCRIPTOR_TYPES, LayoutBinding
 from gpuav.layer.state import CommandBufferState
 
 ERROR_INITIALIZATION_FAILED = -3
