@@ -1,7 +1,7 @@
 """Descriptor set state for the instrumented shaders (issue 8; layout in seed 002's spirit).
 
-The layer half of ``gpuav.instrument.descriptor_state``: set layouts (sizes and binding
-flags), sets (pool, variable count, region), and which descriptors were written, from
+The layer half of ``gpuav.instrument.descriptor_state``: set layouts (``set_layouts``), sets
+(pool, variable count, region), and which descriptors were written, from
 vkUpdateDescriptorSets writes and copies and from update templates. Every binding tracks
 which descriptors were written (VUID-...-None-08114: a descriptor a shader uses must be
 valid), except those valid from the start (inline uniform blocks, immutable samplers);
