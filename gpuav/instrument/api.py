@@ -16,7 +16,7 @@ from typing import Protocol, TypeVar
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup, Findings, Lookup
 from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
-from gpuav.instrument.descriptor_bounds import Guarder, remove_unused_links
+from gpuav.instrument.descriptor_bounds import Guarder
 from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.device_addresses import (
     UNCHECKABLE,
@@ -36,6 +36,7 @@ from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, check_supported
 from gpuav.instrument.texel_buffers import TexelFindings, find_texel_accesses, guard_texel_access
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
+from gpuav.instrument.unused_links import remove_unused_links
 from gpuav.spirv import read, write
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse

@@ -8,8 +8,8 @@ Each access found by ``find_accesses`` is guarded where its consumer stands:
     %result = OpPhi %type %clone_result %ok_block %null %head_block
 
 The consumer's original result id becomes the phi's, so the rest of the module is untouched;
-the original naming instructions, now unused, are removed so that no descriptor is named with
-an unchecked index. A correct program computes exactly what it did before.
+the original naming instructions, now unused, are removed (``unused_links``) so that no
+descriptor is named with an unchecked index. A correct program computes exactly what it did before.
 
 The clones index descriptors with safe indices (``safe_indices``): the branch alone does not
 keep a bad index away from every driver.
@@ -25,13 +25,11 @@ descriptor may not be used, the skipped access is noted for one record per invoc
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gpuav.instrument.accesses import (
     DescriptorAccess,
     DescriptorLookup,
-    Findings,
     Lookup,
     MergedLookup,
 )
@@ -47,20 +45,6 @@ from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Function, Module
-
-# Instructions that only name a descriptor; unused ones are removed after the rewrite.
-_NAMING = frozenset(
-    {
-        Op.AccessChain,
-        Op.InBoundsAccessChain,
-        Op.PtrAccessChain,
-        Op.CopyObject,
-        Op.Load,
-        Op.SampledImage,
-        Op.Image,
-        Op.ImageTexelPointer,
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -466,57 +450,3 @@ class Guarder:
             wide = builder.op(Op.UConvert, builder.type_int(64, False), length_uint)
             return builder.op(Op.ULessThan, bool_, index, wide)
         return builder.op(Op.ULessThan, bool_, index_uint, length_uint)
-
-
-def remove_unused_links(module: Module, findings: Findings, def_use: DefUse) -> None:
-    """Drop naming instructions the rewrite left without users (and their annotations)."""
-    candidates = {link.operands[1] for access in findings.accesses for link in access.links}
-    functions: list[Function] = []
-    for access in findings.accesses:
-        place = def_use.place(access.consumer)
-        if place is not None and all(place[0] is not f for f in functions):
-            functions.append(place[0])
-    uses: Counter[int] = Counter()
-    where: dict[int, tuple[list[Instruction], Instruction]] = {}
-    used_ids = def_use.id_operands.used_ids
-    for function in functions:
-        for block in function.blocks:
-            for instruction in block.instructions:
-                operands = instruction.operands
-                if candidates.isdisjoint(operands):
-                    continue
-                if instruction.opcode in _NAMING and operands[1] in candidates:
-                    where[operands[1]] = (block.instructions, instruction)
-                for used in used_ids(instruction):
-                    if used in candidates:
-                        uses[used] += 1
-    removed: set[int] = set()
-    pending = [result for result in where if uses[result] == 0]
-    while pending:
-        result = pending.pop()
-        if result in removed:
-            continue
-        instructions, instruction = where[result]
-        instructions.remove(instruction)
-        removed.add(result)
-        for used in used_ids(instruction):
-            uses[used] -= 1
-            if uses[used] == 0 and used in where:
-                pending.append(used)
-    if removed:
-        module.annotations = [i for i in module.annotations if not _targets(i, removed)]
-        module.debug_names = [i for i in module.debug_names if not _targets(i, removed)]
-
-
-def _targets(instruction: Instruction, ids: set[int]) -> bool:
-    return (
-        bool(instruction.operands)
-        and instruction.operands[0] in ids
-        and instruction.opcode
-        in (
-            Op.Decorate,
-            Op.DecorateId,
-            Op.DecorateString,
-            Op.Name,
-        )
-    )
