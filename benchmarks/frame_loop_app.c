@@ -19,7 +19,7 @@
 #include <time.h>
 #include <vulkan/vulkan.h>
 
-#include "vk_app_common.h"
+#include "vk_graphics_common.h"
 
 enum { IN_FLIGHT = 3, TEXTURES = 8, TEXTURE_SIZE = 64, WEIGHTS = 4096 };
 static const VkFormat COLOR_FORMAT = VK_FORMAT_R8G8B8A8_UNORM;
@@ -56,50 +56,6 @@ static double median(double *values, uint32_t count) {
     return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
 }
 
-static void make_image(uint32_t width, uint32_t height, VkImageUsageFlags usage, VkImage *image,
-                       VkDeviceMemory *memory, VkImageView *view) {
-    VkImageCreateInfo info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = COLOR_FORMAT;
-    info.extent = (VkExtent3D){width, height, 1};
-    info.mipLevels = 1;
-    info.arrayLayers = 1;
-    info.samples = VK_SAMPLE_COUNT_1_BIT;
-    info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    info.usage = usage;
-    CHECK(vkCreateImage(device, &info, NULL, image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, *image, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(&memory_properties, requirements.memoryTypeBits,
-                                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    CHECK(vkAllocateMemory(device, &allocate, NULL, memory));
-    CHECK(vkBindImageMemory(device, *image, *memory, 0));
-    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = *image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = COLOR_FORMAT;
-    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    CHECK(vkCreateImageView(device, &view_info, NULL, view));
-}
-
-static void image_barrier(VkCommandBuffer command_buffer, VkImage image, VkImageLayout from,
-                          VkImageLayout to, VkAccessFlags source_access,
-                          VkAccessFlags destination_access, VkPipelineStageFlags source,
-                          VkPipelineStageFlags destination) {
-    VkImageMemoryBarrier barrier = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.srcAccessMask = source_access;
-    barrier.dstAccessMask = destination_access;
-    barrier.oldLayout = from;
-    barrier.newLayout = to;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    vkCmdPipelineBarrier(command_buffer, source, destination, 0, 0, NULL, 0, NULL, 1, &barrier);
-}
-
 /* TEXTURES small textures of distinct patterns, uploaded once and left shader-readable. */
 static void make_textures(VkQueue queue, VkCommandPool pool, VkImage *images,
                           VkDeviceMemory *memories, VkImageView *views) {
@@ -116,22 +72,24 @@ static void make_textures(VkQueue queue, VkCommandPool pool, VkImage *images,
     vkUnmapMemory(device, staging_memory);
     VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
     for (uint32_t t = 0; t < TEXTURES; ++t) {
-        make_image(TEXTURE_SIZE, TEXTURE_SIZE,
-                   VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT, &images[t],
-                   &memories[t], &views[t]);
-        image_barrier(command_buffer, images[t], VK_IMAGE_LAYOUT_UNDEFINED,
-                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
-                      VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+        create_image_and_view(device, &memory_properties, COLOR_FORMAT, TEXTURE_SIZE,
+                              TEXTURE_SIZE,
+                              VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &images[t], &memories[t],
+                              &views[t]);
+        color_image_barrier(command_buffer, images[t], VK_IMAGE_LAYOUT_UNDEFINED,
+                            VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
         VkBufferImageCopy copy = {0};
         copy.bufferOffset = texture_bytes * t;
         copy.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
         copy.imageExtent = (VkExtent3D){TEXTURE_SIZE, TEXTURE_SIZE, 1};
         vkCmdCopyBufferToImage(command_buffer, staging, images[t],
                                VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
-        image_barrier(command_buffer, images[t], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                      VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_ACCESS_TRANSFER_WRITE_BIT,
-                      VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                      VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT);
+        color_image_barrier(command_buffer, images[t], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                            VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT);
     }
     CHECK(vkEndCommandBuffer(command_buffer));
     vkDestroyFence(device, submit_and_wait(device, queue, command_buffer), NULL);
@@ -140,122 +98,26 @@ static void make_textures(VkQueue queue, VkCommandPool pool, VkImage *images,
     vkFreeMemory(device, staging_memory, NULL);
 }
 
-static VkRenderPass make_render_pass(void) {
-    VkAttachmentDescription attachment = {0, COLOR_FORMAT, VK_SAMPLE_COUNT_1_BIT,
-                                          VK_ATTACHMENT_LOAD_OP_CLEAR, VK_ATTACHMENT_STORE_OP_STORE,
-                                          VK_ATTACHMENT_LOAD_OP_DONT_CARE,
-                                          VK_ATTACHMENT_STORE_OP_DONT_CARE,
-                                          VK_IMAGE_LAYOUT_UNDEFINED,
-                                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
-    VkAttachmentReference reference = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-    VkSubpassDescription subpass = {0};
-    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-    subpass.colorAttachmentCount = 1;
-    subpass.pColorAttachments = &reference;
-    /* The copy of the last frame reads the image after the pass. */
-    VkSubpassDependency dependency = {0, VK_SUBPASS_EXTERNAL,
-                                      VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                                      VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                      VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
-                                      VK_ACCESS_TRANSFER_READ_BIT, 0};
-    VkRenderPassCreateInfo info = {VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-    info.attachmentCount = 1;
-    info.pAttachments = &attachment;
-    info.subpassCount = 1;
-    info.pSubpasses = &subpass;
-    info.dependencyCount = 1;
-    info.pDependencies = &dependency;
-    VkRenderPass render_pass;
-    CHECK(vkCreateRenderPass(device, &info, NULL, &render_pass));
-    return render_pass;
-}
-
 static VkPipeline make_pipeline(VkPipelineLayout layout, VkRenderPass render_pass,
                                 VkShaderModule vert, VkShaderModule frag, uint32_t width,
                                 uint32_t height) {
-    VkPipelineShaderStageCreateInfo stages[2] = {
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_VERTEX_BIT,
-         vert, "main", NULL},
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
-         VK_SHADER_STAGE_FRAGMENT_BIT, frag, "main", NULL}};
-    VkPipelineVertexInputStateCreateInfo vertex_input = {
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    VkPipelineInputAssemblyStateCreateInfo assembly = {
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkViewport viewport = {0, 0, (float)width, (float)height, 0, 1};
-    VkRect2D scissor = {{0, 0}, {width, height}};
-    VkPipelineViewportStateCreateInfo viewport_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport_state.viewportCount = 1;
-    viewport_state.pViewports = &viewport;
-    viewport_state.scissorCount = 1;
-    viewport_state.pScissors = &scissor;
-    VkPipelineRasterizationStateCreateInfo raster = {
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.polygonMode = VK_POLYGON_MODE_FILL;
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample = {
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState blend_attachment = {0};
-    blend_attachment.colorWriteMask = 0xF;
-    VkPipelineColorBlendStateCreateInfo blend = {
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend.attachmentCount = 1;
-    blend.pAttachments = &blend_attachment;
-    VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    info.stageCount = 2;
-    info.pStages = stages;
-    info.pVertexInputState = &vertex_input;
-    info.pInputAssemblyState = &assembly;
-    info.pViewportState = &viewport_state;
-    info.pRasterizationState = &raster;
-    info.pMultisampleState = &multisample;
-    info.pColorBlendState = &blend;
-    info.layout = layout;
-    info.renderPass = render_pass;
+    VkPipelineShaderStageCreateInfo stages[2];
+    vertex_fragment_stages(vert, frag, stages);
+    DrawState state;
+    init_draw_state(&state, width, height, 1, 0xF);
+    VkGraphicsPipelineCreateInfo info =
+        draw_pipeline_info(&state, NULL, 2, stages, layout, render_pass);
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
     return pipeline;
 }
 
 /* Set 0: binding 0 the textures, binding 1 the weights buffer, both for the fragment stage. */
-static void make_layouts(VkDescriptorSetLayout *set_layout, VkPipelineLayout *layout) {
-    VkDescriptorSetLayoutBinding bindings[2] = {
-        {0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, TEXTURES, VK_SHADER_STAGE_FRAGMENT_BIT,
-         NULL},
-        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_FRAGMENT_BIT, NULL}};
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 2;
-    set_info.pBindings = bindings;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, set_layout));
-    VkPushConstantRange push = {VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, 8};
-    VkPipelineLayoutCreateInfo info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    info.setLayoutCount = 1;
-    info.pSetLayouts = set_layout;
-    info.pushConstantRangeCount = 1;
-    info.pPushConstantRanges = &push;
-    CHECK(vkCreatePipelineLayout(device, &info, NULL, layout));
-}
-
 static VkDescriptorSet make_set(VkDescriptorSetLayout set_layout, const VkImageView *views,
                                 VkSampler sampler, VkBuffer weights, VkDescriptorPool *pool) {
     VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, TEXTURES},
                                      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1}};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 2;
-    pool_info.pPoolSizes = sizes;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, pool));
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = *pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorSet set = allocate_one_set(device, 2, sizes, NULL, set_layout, pool);
     VkDescriptorImageInfo images[TEXTURES];
     for (uint32_t t = 0; t < TEXTURES; ++t)
         images[t] = (VkDescriptorImageInfo){sampler, views[t],
@@ -321,15 +183,8 @@ static uint32_t hash_image(VkQueue queue, VkCommandPool pool, VkImage image, uin
     create_host_buffer(device, &memory_properties, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, NULL,
                        ~0u, NULL, &readback, &memory);
     VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
-    VkBufferImageCopy copy = {0};
-    copy.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    copy.imageExtent = (VkExtent3D){width, height, 1};
-    vkCmdCopyImageToBuffer(command_buffer, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback,
-                           1, &copy);
-    VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
-                               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+    copy_color_image_to_buffer(command_buffer, image, width, height, readback);
+    transfer_to_host_barrier(command_buffer);
     CHECK(vkEndCommandBuffer(command_buffer));
     vkDestroyFence(device, submit_and_wait(device, queue, command_buffer), NULL);
     uint8_t *pixels;
@@ -400,10 +255,17 @@ int main(int argc, char **argv) {
     for (uint32_t i = 0; i < WEIGHTS * 4; ++i) weight_values[i] = (float)(i % 17) / 16.0f;
     vkUnmapMemory(device, weights_memory);
 
-    Scene scene = {make_render_pass(), VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE,
-                   width, height, draws};
+    Scene scene = {create_color_render_pass(device, COLOR_FORMAT), VK_NULL_HANDLE, VK_NULL_HANDLE,
+                   VK_NULL_HANDLE, width, height, draws};
+    /* Set 0: binding 0 the textures, binding 1 the weights buffer, both for the fragment stage. */
+    VkDescriptorSetLayoutBinding bindings[2] = {
+        {0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, TEXTURES, VK_SHADER_STAGE_FRAGMENT_BIT,
+         NULL},
+        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_FRAGMENT_BIT, NULL}};
     VkDescriptorSetLayout set_layout;
-    make_layouts(&set_layout, &scene.layout);
+    create_set_and_pipeline_layouts(device, NULL, 2, bindings,
+                                    VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 8,
+                                    &set_layout, &scene.layout);
     VkShaderModule vert = load_shader_module(device, argv[1]);
     VkShaderModule frag = load_shader_module(device, argv[2]);
     scene.pipeline = make_pipeline(scene.layout, scene.render_pass, vert, frag, width, height);
@@ -422,17 +284,12 @@ int main(int argc, char **argv) {
     allocate.commandBufferCount = IN_FLIGHT;
     CHECK(vkAllocateCommandBuffers(device, &allocate, command_buffers));
     for (uint32_t s = 0; s < IN_FLIGHT; ++s) {
-        make_image(width, height,
-                   VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-                   &targets[s], &target_memories[s], &target_views[s]);
-        VkFramebufferCreateInfo framebuffer_info = {VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-        framebuffer_info.renderPass = scene.render_pass;
-        framebuffer_info.attachmentCount = 1;
-        framebuffer_info.pAttachments = &target_views[s];
-        framebuffer_info.width = width;
-        framebuffer_info.height = height;
-        framebuffer_info.layers = 1;
-        CHECK(vkCreateFramebuffer(device, &framebuffer_info, NULL, &framebuffers[s]));
+        create_image_and_view(device, &memory_properties, COLOR_FORMAT, width, height,
+                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &targets[s],
+                              &target_memories[s], &target_views[s]);
+        framebuffers[s] =
+            create_framebuffer(device, scene.render_pass, target_views[s], width, height);
         VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         fence_info.flags = VK_FENCE_CREATE_SIGNALED_BIT;
         CHECK(vkCreateFence(device, &fence_info, NULL, &fences[s]));
@@ -475,9 +332,7 @@ int main(int argc, char **argv) {
     for (uint32_t s = 0; s < IN_FLIGHT; ++s) {
         vkDestroyFence(device, fences[s], NULL);
         vkDestroyFramebuffer(device, framebuffers[s], NULL);
-        vkDestroyImageView(device, target_views[s], NULL);
-        vkDestroyImage(device, targets[s], NULL);
-        vkFreeMemory(device, target_memories[s], NULL);
+        destroy_image_and_view(device, targets[s], target_memories[s], target_views[s]);
     }
     vkFreeCommandBuffers(device, pool, IN_FLIGHT, command_buffers);
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
@@ -491,9 +346,7 @@ int main(int argc, char **argv) {
     vkFreeMemory(device, weights_memory, NULL);
     vkDestroySampler(device, sampler, NULL);
     for (uint32_t t = 0; t < TEXTURES; ++t) {
-        vkDestroyImageView(device, texture_views[t], NULL);
-        vkDestroyImage(device, textures[t], NULL);
-        vkFreeMemory(device, texture_memories[t], NULL);
+        destroy_image_and_view(device, textures[t], texture_memories[t], texture_views[t]);
     }
     vkDestroyCommandPool(device, pool, NULL);
     vkDestroyDevice(device, NULL);

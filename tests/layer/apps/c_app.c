@@ -12,7 +12,7 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
-#include "vk_app_common.h"
+#include "vk_graphics_common.h"
 
 enum { SIZE = 16, LOCAL = 64 };
 
@@ -71,67 +71,14 @@ static uint32_t run_compute(VkQueue queue, VkCommandPool pool, const char *path,
 
 static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert_path,
                              const char *frag_path, uint32_t draws, int bad_draw) {
-    VkImageCreateInfo image_info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    image_info.imageType = VK_IMAGE_TYPE_2D;
-    image_info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    image_info.extent = (VkExtent3D){SIZE, SIZE, 1};
-    image_info.mipLevels = 1;
-    image_info.arrayLayers = 1;
-    image_info.samples = VK_SAMPLE_COUNT_1_BIT;
-    image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    image_info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
     VkImage image;
-    CHECK(vkCreateImage(device, &image_info, NULL, &image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, image, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(&memory_properties, requirements.memoryTypeBits, 0);
     VkDeviceMemory image_memory;
-    CHECK(vkAllocateMemory(device, &allocate, NULL, &image_memory));
-    CHECK(vkBindImageMemory(device, image, image_memory, 0));
-    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     VkImageView view;
-    CHECK(vkCreateImageView(device, &view_info, NULL, &view));
-
-    VkAttachmentDescription attachment = {0, VK_FORMAT_R8G8B8A8_UNORM, VK_SAMPLE_COUNT_1_BIT,
-                                          VK_ATTACHMENT_LOAD_OP_CLEAR, VK_ATTACHMENT_STORE_OP_STORE,
-                                          VK_ATTACHMENT_LOAD_OP_DONT_CARE,
-                                          VK_ATTACHMENT_STORE_OP_DONT_CARE,
-                                          VK_IMAGE_LAYOUT_UNDEFINED,
-                                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
-    VkAttachmentReference reference = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-    VkSubpassDescription subpass = {0};
-    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-    subpass.colorAttachmentCount = 1;
-    subpass.pColorAttachments = &reference;
-    VkSubpassDependency dependency = {0, VK_SUBPASS_EXTERNAL,
-                                      VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                                      VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                      VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
-                                      VK_ACCESS_TRANSFER_READ_BIT, 0};
-    VkRenderPassCreateInfo pass_info = {VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-    pass_info.attachmentCount = 1;
-    pass_info.pAttachments = &attachment;
-    pass_info.subpassCount = 1;
-    pass_info.pSubpasses = &subpass;
-    pass_info.dependencyCount = 1;
-    pass_info.pDependencies = &dependency;
-    VkRenderPass render_pass;
-    CHECK(vkCreateRenderPass(device, &pass_info, NULL, &render_pass));
-    VkFramebufferCreateInfo framebuffer_info = {VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-    framebuffer_info.renderPass = render_pass;
-    framebuffer_info.attachmentCount = 1;
-    framebuffer_info.pAttachments = &view;
-    framebuffer_info.width = SIZE;
-    framebuffer_info.height = SIZE;
-    framebuffer_info.layers = 1;
-    VkFramebuffer framebuffer;
-    CHECK(vkCreateFramebuffer(device, &framebuffer_info, NULL, &framebuffer));
+    create_image_and_view(device, &memory_properties, VK_FORMAT_R8G8B8A8_UNORM, SIZE, SIZE,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0,
+                          &image, &image_memory, &view);
+    VkRenderPass render_pass = create_color_render_pass(device, VK_FORMAT_R8G8B8A8_UNORM);
+    VkFramebuffer framebuffer = create_framebuffer(device, render_pass, view, SIZE, SIZE);
 
     VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
     VkPushConstantRange push = {stages, 0, 12};
@@ -142,49 +89,12 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
     VkShaderModule vert = load_shader_module(device, vert_path),
                    frag = load_shader_module(device, frag_path);
-    VkPipelineShaderStageCreateInfo shader_stages[2] = {
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_VERTEX_BIT,
-         vert, "main", NULL},
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
-         VK_SHADER_STAGE_FRAGMENT_BIT, frag, "main", NULL}};
-    VkPipelineVertexInputStateCreateInfo vertex_input = {
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    VkPipelineInputAssemblyStateCreateInfo assembly = {
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkViewport viewport = {0, 0, SIZE, SIZE, 0, 1};
-    VkRect2D scissor = {{0, 0}, {SIZE, SIZE}};
-    VkPipelineViewportStateCreateInfo viewport_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport_state.viewportCount = 1;
-    viewport_state.pViewports = &viewport;
-    viewport_state.scissorCount = 1;
-    viewport_state.pScissors = &scissor;
-    VkPipelineRasterizationStateCreateInfo raster = {
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.polygonMode = VK_POLYGON_MODE_FILL;
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample = {
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState blend_attachment = {0};
-    blend_attachment.colorWriteMask = 0xF;
-    VkPipelineColorBlendStateCreateInfo blend = {
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend.attachmentCount = 1;
-    blend.pAttachments = &blend_attachment;
-    VkGraphicsPipelineCreateInfo pipeline_info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    pipeline_info.stageCount = 2;
-    pipeline_info.pStages = shader_stages;
-    pipeline_info.pVertexInputState = &vertex_input;
-    pipeline_info.pInputAssemblyState = &assembly;
-    pipeline_info.pViewportState = &viewport_state;
-    pipeline_info.pRasterizationState = &raster;
-    pipeline_info.pMultisampleState = &multisample;
-    pipeline_info.pColorBlendState = &blend;
-    pipeline_info.layout = layout;
-    pipeline_info.renderPass = render_pass;
+    VkPipelineShaderStageCreateInfo shader_stages[2];
+    vertex_fragment_stages(vert, frag, shader_stages);
+    DrawState state;
+    init_draw_state(&state, SIZE, SIZE, 1, 0xF);
+    VkGraphicsPipelineCreateInfo pipeline_info =
+        draw_pipeline_info(&state, NULL, 2, shader_stages, layout, render_pass);
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
 
@@ -196,7 +106,7 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     VkRenderPassBeginInfo pass_begin = {VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
     pass_begin.renderPass = render_pass;
     pass_begin.framebuffer = framebuffer;
-    pass_begin.renderArea = scissor;
+    pass_begin.renderArea = state.scissor;
     pass_begin.clearValueCount = 1;
     pass_begin.pClearValues = &clear;
     vkCmdBeginRenderPass(command_buffer, &pass_begin, VK_SUBPASS_CONTENTS_INLINE);
@@ -207,15 +117,8 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
         vkCmdDraw(command_buffer, 6, 1, 0, 0);
     }
     vkCmdEndRenderPass(command_buffer);
-    VkBufferImageCopy copy = {0};
-    copy.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    copy.imageExtent = (VkExtent3D){SIZE, SIZE, 1};
-    vkCmdCopyImageToBuffer(command_buffer, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback,
-                           1, &copy);
-    VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
-                               VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+    copy_color_image_to_buffer(command_buffer, image, SIZE, SIZE, readback);
+    transfer_to_host_barrier(command_buffer);
     CHECK(vkEndCommandBuffer(command_buffer));
     vkDestroyFence(device, submit_and_wait(device, queue, command_buffer), NULL);
     uint8_t *pixels;
@@ -230,9 +133,7 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyFramebuffer(device, framebuffer, NULL);
     vkDestroyRenderPass(device, render_pass, NULL);
-    vkDestroyImageView(device, view, NULL);
-    vkDestroyImage(device, image, NULL);
-    vkFreeMemory(device, image_memory, NULL);
+    destroy_image_and_view(device, image, image_memory, view);
     vkDestroyBuffer(device, readback, NULL);
     vkFreeMemory(device, readback_memory, NULL);
     return hash;
