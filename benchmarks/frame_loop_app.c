@@ -5,12 +5,13 @@
  * the slot's own color image, and submits it with the slot's fence. Every access is in bounds.
  *
  * usage: frame_loop_app VERT.spv FRAG.spv [--frames N] [--warmup N] [--draws N]
- *                       [--width W] [--height H]
+ *                       [--width W] [--height H] [--print-messages 1]
  * Prints one JSON line: frames per second over the N frames after the warm-up (from the first
  * measured frame's wait to the last frame's completion), the median CPU time per frame spent
  * recording and submitting, the median time waiting for a fence, the last frame's pixel hash,
- * the device's name, and how many error messages the debug messenger received (each also on
- * stderr).
+ * the device's name, and how many error messages the debug messenger received (the first few
+ * on stderr; with --print-messages 1, every one as a "message <severity>|<id>|<text>" line on
+ * stdout before the figures, as the layer tests read them).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,15 +28,16 @@ static const VkFormat COLOR_FORMAT = VK_FORMAT_R8G8B8A8_UNORM;
 static VkDevice device;
 static VkPhysicalDeviceMemoryProperties memory_properties;
 static uint32_t error_messages;
+static int print_messages;
 
 static VkBool32 VKAPI_PTR count_errors(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                        VkDebugUtilsMessageTypeFlagsEXT types,
                                        const VkDebugUtilsMessengerCallbackDataEXT *data,
                                        void *user) {
-    (void)types;
-    (void)user;
     if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
-        if (error_messages++ < 5) fprintf(stderr, "error message: %s\n", data->pMessage);
+        if (print_messages) print_message(severity, types, data, user);
+        else if (error_messages < 5) fprintf(stderr, "error message: %s\n", data->pMessage);
+        ++error_messages;
     }
     return VK_FALSE;
 }
@@ -210,6 +212,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--draws")) draws = value;
         else if (!strcmp(argv[i], "--width")) width = value;
         else if (!strcmp(argv[i], "--height")) height = value;
+        else if (!strcmp(argv[i], "--print-messages")) print_messages = (int)value;
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
