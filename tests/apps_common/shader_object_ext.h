@@ -47,6 +47,27 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetShaderBinaryDataEXT)(VkDevice, VkShaderEXT,
                                                           void *);
 #endif
 
+/* The create info of a shader object of SPIR-V `code` (`size` bytes) for `stage`, followed by
+ * `next` stages, entered at "main", with one set layout and one push-constant range. */
+static inline VkShaderCreateInfoEXT spirv_shader_info(VkShaderStageFlagBits stage,
+                                                      VkShaderStageFlags next, const void *code,
+                                                      size_t size,
+                                                      const VkDescriptorSetLayout *set_layout,
+                                                      const VkPushConstantRange *push_range) {
+    VkShaderCreateInfoEXT info = {VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT};
+    info.stage = stage;
+    info.nextStage = next;
+    info.codeType = VK_SHADER_CODE_TYPE_SPIRV_EXT;
+    info.codeSize = size;
+    info.pCode = code;
+    info.pName = "main";
+    info.setLayoutCount = 1;
+    info.pSetLayouts = set_layout;
+    info.pushConstantRangeCount = 1;
+    info.pPushConstantRanges = push_range;
+    return info;
+}
+
 /* Rasterization state of a plain single-sample draw into one color attachment, without depth,
  * stencil or blending, for the shader objects bound in `command_buffer`. */
 static inline void set_shader_object_draw_state(VkDevice device, VkCommandBuffer command_buffer,

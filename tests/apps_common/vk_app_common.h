@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <vulkan/vulkan.h>
 
 #define CHECK(call)                                                                        \
@@ -76,6 +77,19 @@ static inline void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerE
     destroy(instance, messenger, NULL);
 }
 
+/* The message severities most programs print: every one but verbose. */
+#define INFO_AND_ABOVE                                    \
+    (VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |       \
+     VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |    \
+     VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+
+/* A messenger that prints the validation messages of `severities` (print_message). */
+static inline VkDebugUtilsMessengerEXT create_printing_messenger(
+    VkInstance instance, VkDebugUtilsMessageSeverityFlagsEXT severities) {
+    return create_messenger(instance, severities, VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+                            print_message);
+}
+
 /* The first device the loader lists (lavapipe in the tests). */
 static inline VkPhysicalDevice first_physical_device(VkInstance instance) {
     uint32_t count = 1;
@@ -141,18 +155,40 @@ static inline void create_host_buffer(VkDevice device,
     CHECK(vkBindBufferMemory(device, *buffer, *memory, 0));
 }
 
-static inline VkShaderModule load_shader_module(VkDevice device, const char *path) {
+/* A host-visible buffer (create_host_buffer, any memory type) holding a copy of the `size`
+ * bytes at `data`, unmapped again. */
+static inline void create_filled_host_buffer(VkDevice device,
+                                             const VkPhysicalDeviceMemoryProperties *properties,
+                                             VkDeviceSize size, VkBufferUsageFlags usage,
+                                             const void *data, VkBuffer *buffer,
+                                             VkDeviceMemory *memory) {
+    create_host_buffer(device, properties, size, usage, NULL, ~0u, NULL, buffer, memory);
+    void *mapped;
+    CHECK(vkMapMemory(device, *memory, 0, VK_WHOLE_SIZE, 0, &mapped));
+    memcpy(mapped, data, (size_t)size);
+    vkUnmapMemory(device, *memory);
+}
+
+/* The bytes of the file at `path` (malloc'd, the caller's to free), their count in `size`. */
+static inline void *read_whole_file(const char *path, size_t *size) {
     FILE *file = fopen(path, "rb");
     if (!file) {
         perror(path);
         exit(2);
     }
     fseek(file, 0, SEEK_END);
-    size_t size = (size_t)ftell(file);
+    *size = (size_t)ftell(file);
     fseek(file, 0, SEEK_SET);
-    uint32_t *code = malloc(size);
-    if (!code || fread(code, 1, size, file) != size) exit(2);
+    void *bytes = malloc(*size);
+    if (!bytes || fread(bytes, 1, *size, file) != *size) exit(2);
     fclose(file);
+    return bytes;
+}
+
+/* A shader module of the SPIR-V file at `path`. */
+static inline VkShaderModule load_shader_module(VkDevice device, const char *path) {
+    size_t size;
+    uint32_t *code = read_whole_file(path, &size);
     VkShaderModuleCreateInfo info = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     info.codeSize = size;
     info.pCode = code;
@@ -160,6 +196,22 @@ static inline VkShaderModule load_shader_module(VkDevice device, const char *pat
     CHECK(vkCreateShaderModule(device, &info, NULL, &module));
     free(code);
     return module;
+}
+
+/* `count` shader modules loaded from `paths` into `modules`, and their stage infos (stage
+ * `stage_bits[k]`, entered at "main") into `stages`. */
+static inline void load_shader_stages(VkDevice device, uint32_t count, char *const *paths,
+                                      const VkShaderStageFlagBits *stage_bits,
+                                      VkShaderModule *modules,
+                                      VkPipelineShaderStageCreateInfo *stages) {
+    for (uint32_t k = 0; k < count; ++k) {
+        modules[k] = load_shader_module(device, paths[k]);
+        stages[k] = (VkPipelineShaderStageCreateInfo){
+            VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+        stages[k].stage = stage_bits[k];
+        stages[k].module = modules[k];
+        stages[k].pName = "main";
+    }
 }
 
 /* Set 0 of `binding_count` `bindings` (`set_next` extends its create info) and a pipeline
@@ -234,6 +286,37 @@ static inline VkDescriptorSet allocate_one_set(VkDevice device, uint32_t pool_si
     return set;
 }
 
+/* Like create_set_and_pipeline_layouts, but the last of the (at most 4) bindings has a
+ * variable descriptor count (VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT). */
+static inline void create_variable_set_and_pipeline_layouts(
+    VkDevice device, uint32_t binding_count, const VkDescriptorSetLayoutBinding *bindings,
+    VkShaderStageFlags push_stages, uint32_t push_bytes, VkDescriptorSetLayout *set_layout,
+    VkPipelineLayout *layout) {
+    VkDescriptorBindingFlags binding_flags[4] = {0, 0, 0, 0};
+    if (binding_count == 0 || binding_count > 4) exit(2);
+    binding_flags[binding_count - 1] = VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT;
+    VkDescriptorSetLayoutBindingFlagsCreateInfo flags_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO};
+    flags_info.bindingCount = binding_count;
+    flags_info.pBindingFlags = binding_flags;
+    create_set_and_pipeline_layouts(device, &flags_info, binding_count, bindings, push_stages,
+                                    push_bytes, set_layout, layout);
+}
+
+/* Like allocate_one_set, for a layout whose variable-count binding gets `variable_count`. */
+static inline VkDescriptorSet allocate_one_variable_set(VkDevice device,
+                                                        uint32_t pool_size_count,
+                                                        const VkDescriptorPoolSize *pool_sizes,
+                                                        uint32_t variable_count,
+                                                        VkDescriptorSetLayout set_layout,
+                                                        VkDescriptorPool *pool) {
+    VkDescriptorSetVariableDescriptorCountAllocateInfo count_info = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO};
+    count_info.descriptorSetCount = 1;
+    count_info.pDescriptorCounts = &variable_count;
+    return allocate_one_set(device, pool_size_count, pool_sizes, &count_info, set_layout, pool);
+}
+
 /* The one set of a new pool, its binding 0 written with the `count` storage `buffers`. */
 static inline VkDescriptorSet create_storage_set(VkDevice device,
                                                  VkDescriptorSetLayout set_layout, uint32_t count,
@@ -250,17 +333,23 @@ static inline VkDescriptorSet create_storage_set(VkDevice device,
     return set;
 }
 
-/* Gives `buffer` the debug name `name` (VK_EXT_debug_utils), which messages then quote;
- * returns what vkSetDebugUtilsObjectNameEXT returned. */
-static inline VkResult name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
+/* Gives the object `handle` of `type` the debug name `name` (VK_EXT_debug_utils), which
+ * messages then quote; returns what vkSetDebugUtilsObjectNameEXT returned. */
+static inline VkResult name_object(VkDevice device, VkObjectType type, uint64_t handle,
+                                   const char *name) {
     PFN_vkSetDebugUtilsObjectNameEXT set_name =
         (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
                                                               "vkSetDebugUtilsObjectNameEXT");
     VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
-    info.objectType = VK_OBJECT_TYPE_BUFFER;
-    info.objectHandle = (uint64_t)buffer;
+    info.objectType = type;
+    info.objectHandle = handle;
     info.pObjectName = name;
     return set_name(device, &info);
+}
+
+/* Gives `buffer` the debug name `name` (name_object). */
+static inline VkResult name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
+    return name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)buffer, name);
 }
 
 /* `value` rounded up to a multiple of `alignment`. */

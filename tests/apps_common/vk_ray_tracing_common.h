@@ -168,14 +168,7 @@ static inline VkRayTracingPipelineCreateInfoKHR ray_tracing_pipeline_info(
     VkShaderStageFlagBits stage_bits[3] = {VK_SHADER_STAGE_RAYGEN_BIT_KHR,
                                            VK_SHADER_STAGE_MISS_BIT_KHR,
                                            VK_SHADER_STAGE_CLOSEST_HIT_BIT_KHR};
-    for (int k = 0; k < 3; ++k) {
-        modules[k] = load_shader_module(device, paths[k]);
-        stages[k] = (VkPipelineShaderStageCreateInfo){
-            VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-        stages[k].stage = stage_bits[k];
-        stages[k].module = modules[k];
-        stages[k].pName = "main";
-    }
+    load_shader_stages(device, 3, paths, stage_bits, modules, stages);
     for (uint32_t k = 0; k < 3; ++k) {
         groups[k] = (VkRayTracingShaderGroupCreateInfoKHR){
             VK_STRUCTURE_TYPE_RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR};

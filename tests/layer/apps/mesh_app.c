@@ -10,12 +10,13 @@
  * PALETTE_WORDS words). The push constants are (uint PALETTE, int INDEX, int CORNER,
  * int LANE), for the shaders to misuse. MODE: "direct" (vkCmdDrawMeshTasksEXT, the default),
  * "indirect" (vkCmdDrawMeshTasksIndirectEXT) or "objects" (vkCmdDrawMeshTasksEXT with task,
- * mesh and fragment shader objects of VK_EXT_shader_object bound instead of the pipeline). Prints "message" lines (vk_app_common.h),
- * then "result" and the image's WIDTH x HEIGHT RGBA8 words. */
+ * mesh and fragment shader objects of VK_EXT_shader_object bound instead of the pipeline).
+ * Prints "message" lines (vk_app_common.h), then "result" and the image's WIDTH x HEIGHT RGBA8
+ * words. */
 #include <string.h>
 
 #include "shader_object_ext.h"
-#include "vk_app_common.h"
+#include "vk_graphics_common.h"
 
 #define WIDTH 8
 #define HEIGHT 4
@@ -38,12 +39,7 @@ int main(int argc, char **argv) {
     const char *mode = argc > 8 ? argv[8] : "direct";
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance = create_instance("mesh_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory);
@@ -93,53 +89,27 @@ int main(int argc, char **argv) {
     const float corners[6] = {-1.0f, -1.0f, 0.0f, -1.0f, -1.0f, 1.0f};
     VkBuffer shape;
     VkDeviceMemory shape_memory;
-    create_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL,
-                       ~0u, NULL, &shape, &shape_memory);
-    void *mapped;
-    CHECK(vkMapMemory(device, shape_memory, 0, VK_WHOLE_SIZE, 0, &mapped));
-    memcpy(mapped, corners, sizeof(corners));
-    vkUnmapMemory(device, shape_memory);
+    create_filled_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                              corners, &shape, &shape_memory);
     name_buffer(device, shape, "shape");
     VkDrawMeshTasksIndirectCommandEXT groups = {2, 1, 1};
     VkBuffer indirect;
     VkDeviceMemory indirect_memory;
-    create_host_buffer(device, &memory, sizeof(groups), VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, NULL,
-                       ~0u, NULL, &indirect, &indirect_memory);
-    CHECK(vkMapMemory(device, indirect_memory, 0, VK_WHOLE_SIZE, 0, &mapped));
-    memcpy(mapped, &groups, sizeof(groups));
-    vkUnmapMemory(device, indirect_memory);
+    create_filled_host_buffer(device, &memory, sizeof(groups), VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
+                              &groups, &indirect, &indirect_memory);
     VkBuffer readback;
     VkDeviceMemory readback_memory;
     create_host_buffer(device, &memory, 4 * WIDTH * HEIGHT, VK_BUFFER_USAGE_TRANSFER_DST_BIT, NULL,
                        ~0u, NULL, &readback, &readback_memory);
 
     /* The image drawn into. */
-    VkImageCreateInfo image_info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    image_info.imageType = VK_IMAGE_TYPE_2D;
-    image_info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    image_info.extent = (VkExtent3D){WIDTH, HEIGHT, 1};
-    image_info.mipLevels = 1;
-    image_info.arrayLayers = 1;
-    image_info.samples = VK_SAMPLE_COUNT_1_BIT;
-    image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    image_info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     VkImage image;
-    CHECK(vkCreateImage(device, &image_info, NULL, &image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, image, &requirements);
-    VkMemoryAllocateInfo allocate_image = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate_image.allocationSize = requirements.size;
-    allocate_image.memoryTypeIndex = memory_type(&memory, requirements.memoryTypeBits, 0);
     VkDeviceMemory image_memory;
-    CHECK(vkAllocateMemory(device, &allocate_image, NULL, &image_memory));
-    CHECK(vkBindImageMemory(device, image, image_memory, 0));
-    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     VkImageView view;
-    CHECK(vkCreateImageView(device, &view_info, NULL, &view));
+    create_image_and_view(device, &memory, format, WIDTH, HEIGHT,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0,
+                          &image, &image_memory, &view);
 
     /* Descriptors and the pipeline. */
     VkShaderStageFlags stages = VK_SHADER_STAGE_TASK_BIT_EXT | VK_SHADER_STAGE_MESH_BIT_EXT;
@@ -148,45 +118,15 @@ int main(int argc, char **argv) {
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTE_CAPACITY, stages, NULL},
     };
     /* Only the last binding may have a variable count. */
-    VkDescriptorBindingFlags binding_flags[2] = {0,
-                                                 VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT};
-    VkDescriptorSetLayoutBindingFlagsCreateInfo flags_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO};
-    flags_info.bindingCount = 2;
-    flags_info.pBindingFlags = binding_flags;
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, &flags_info};
-    set_info.bindingCount = 2;
-    set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
-    VkPushConstantRange push_range = {stages, 0, sizeof(push)};
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push_range;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    create_variable_set_and_pipeline_layouts(device, 2, bindings, stages, sizeof(push),
+                                             &set_layout, &layout);
+    VkPushConstantRange push_range = {stages, 0, sizeof(push)};
     VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTE_CAPACITY + 1};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &pool_size;
     VkDescriptorPool descriptor_pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
-    uint32_t variable_count = PALETTES;
-    VkDescriptorSetVariableDescriptorCountAllocateInfo count_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO};
-    count_info.descriptorSetCount = 1;
-    count_info.pDescriptorCounts = &variable_count;
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                            &count_info};
-    allocate.descriptorPool = descriptor_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorSet set =
+        allocate_one_variable_set(device, 1, &pool_size, PALETTES, set_layout, &descriptor_pool);
     VkDescriptorBufferInfo palette_infos[PALETTES];
     for (uint32_t k = 0; k < PALETTES; ++k)
         palette_infos[k] = (VkDescriptorBufferInfo){palettes[k], 0, VK_WHOLE_SIZE};
@@ -204,50 +144,18 @@ int main(int argc, char **argv) {
     VkShaderStageFlagBits stage_bits[3] = {VK_SHADER_STAGE_TASK_BIT_EXT,
                                            VK_SHADER_STAGE_MESH_BIT_EXT,
                                            VK_SHADER_STAGE_FRAGMENT_BIT};
-    for (int k = 0; k < 3; ++k) {
-        modules[k] = load_shader_module(device, argv[1 + k]);
-        shader_stages[k] = (VkPipelineShaderStageCreateInfo){
-            VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-        shader_stages[k].stage = stage_bits[k];
-        shader_stages[k].module = modules[k];
-        shader_stages[k].pName = "main";
-    }
-    VkViewport viewport = {0.0f, 0.0f, WIDTH, HEIGHT, 0.0f, 1.0f};
-    VkRect2D scissor = {{0, 0}, {WIDTH, HEIGHT}};
-    VkPipelineViewportStateCreateInfo viewport_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport_state.viewportCount = 1;
-    viewport_state.pViewports = &viewport;
-    viewport_state.scissorCount = 1;
-    viewport_state.pScissors = &scissor;
-    VkPipelineRasterizationStateCreateInfo raster = {
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.polygonMode = VK_POLYGON_MODE_FILL;
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample = {
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState blend_attachment = {0};
-    blend_attachment.colorWriteMask = 0xF;
-    VkPipelineColorBlendStateCreateInfo blend = {
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend.attachmentCount = 1;
-    blend.pAttachments = &blend_attachment;
-    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    load_shader_stages(device, 3, argv + 1, stage_bits, modules, shader_stages);
+    DrawState state;
+    init_draw_state(&state, WIDTH, HEIGHT, 1, 0xF);
     VkPipelineRenderingCreateInfo rendering_info = {
         VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
     rendering_info.colorAttachmentCount = 1;
     rendering_info.pColorAttachmentFormats = &format;
-    VkGraphicsPipelineCreateInfo pipeline_info = {
-        VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering_info};
-    pipeline_info.stageCount = 3;
-    pipeline_info.pStages = shader_stages;
-    pipeline_info.pViewportState = &viewport_state;
-    pipeline_info.pRasterizationState = &raster;
-    pipeline_info.pMultisampleState = &multisample;
-    pipeline_info.pColorBlendState = &blend;
-    pipeline_info.layout = layout;
+    VkGraphicsPipelineCreateInfo pipeline_info =
+        draw_pipeline_info(&state, &rendering_info, 3, shader_stages, layout, VK_NULL_HANDLE);
+    /* Mesh pipelines have no vertex input. */
+    pipeline_info.pVertexInputState = NULL;
+    pipeline_info.pInputAssemblyState = NULL;
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, NULL, &pipeline));
     /* The same stages as shader objects, with the pipeline layout's set layout and range. */
@@ -258,25 +166,10 @@ int main(int argc, char **argv) {
         VkShaderStageFlags next_stages[3] = {VK_SHADER_STAGE_MESH_BIT_EXT,
                                              VK_SHADER_STAGE_FRAGMENT_BIT, 0};
         for (int k = 0; k < 3; ++k) {
-            FILE *file = fopen(argv[1 + k], "rb");
-            if (!file) exit(2);
-            fseek(file, 0, SEEK_END);
-            size_t size = (size_t)ftell(file);
-            fseek(file, 0, SEEK_SET);
-            void *code = malloc(size);
-            if (!code || fread(code, 1, size, file) != size) exit(2);
-            fclose(file);
-            VkShaderCreateInfoEXT info = {VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT};
-            info.stage = stage_bits[k];
-            info.nextStage = next_stages[k];
-            info.codeType = VK_SHADER_CODE_TYPE_SPIRV_EXT;
-            info.codeSize = size;
-            info.pCode = code;
-            info.pName = "main";
-            info.setLayoutCount = 1;
-            info.pSetLayouts = &set_layout;
-            info.pushConstantRangeCount = 1;
-            info.pPushConstantRanges = &push_range;
+            size_t size;
+            void *code = read_whole_file(argv[1 + k], &size);
+            VkShaderCreateInfoEXT info = spirv_shader_info(stage_bits[k], next_stages[k], code,
+                                                           size, &set_layout, &push_range);
             CHECK(create_shaders(device, 1, &info, NULL, &shaders[k]));
             free(code);
         }
@@ -284,28 +177,11 @@ int main(int argc, char **argv) {
 
     /* Draw, then copy the image out. */
     VkCommandBuffer command_buffer = begin_command_buffer(device, pool, 0);
-    VkImageMemoryBarrier to_attachment = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    to_attachment.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    to_attachment.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    to_attachment.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    to_attachment.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_attachment.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_attachment.image = image;
-    to_attachment.subresourceRange = view_info.subresourceRange;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                         VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, 0, 0, NULL, 0, NULL, 1,
-                         &to_attachment);
-    VkRenderingAttachmentInfo attachment = {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
-    attachment.imageView = view;
-    attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    VkRenderingInfo rendering = {VK_STRUCTURE_TYPE_RENDERING_INFO};
-    rendering.renderArea = scissor;
-    rendering.layerCount = 1;
-    rendering.colorAttachmentCount = 1;
-    rendering.pColorAttachments = &attachment;
-    vkCmdBeginRendering(command_buffer, &rendering);
+    color_image_barrier(command_buffer, image, VK_IMAGE_LAYOUT_UNDEFINED,
+                        VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0,
+                        VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                        VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT);
+    begin_color_rendering(command_buffer, view, WIDTH, HEIGHT, (VkClearValue){{{0}}});
     if (objects) {
         PFN_vkCmdBindShadersEXT bind_shaders =
             (PFN_vkCmdBindShadersEXT)vkGetDeviceProcAddr(device, "vkCmdBindShadersEXT");
@@ -313,7 +189,7 @@ int main(int argc, char **argv) {
                                                  VK_SHADER_STAGE_VERTEX_BIT};
         VkShaderEXT bound[4] = {shaders[0], shaders[1], shaders[2], VK_NULL_HANDLE};
         bind_shaders(command_buffer, 4, bound_stages, bound);
-        set_shader_object_draw_state(device, command_buffer, &viewport, &scissor);
+        set_shader_object_draw_state(device, command_buffer, &state.viewport, &state.scissor);
     } else {
         vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
     }
@@ -331,18 +207,11 @@ int main(int argc, char **argv) {
         draw(command_buffer, groups.groupCountX, groups.groupCountY, groups.groupCountZ);
     }
     vkCmdEndRendering(command_buffer);
-    VkImageMemoryBarrier to_copy = to_attachment;
-    to_copy.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    to_copy.oldLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    to_copy.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &to_copy);
-    VkBufferImageCopy region = {0};
-    region.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent = image_info.extent;
-    vkCmdCopyImageToBuffer(command_buffer, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback,
-                           1, &region);
+    color_image_barrier(command_buffer, image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                        VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                        VK_PIPELINE_STAGE_TRANSFER_BIT);
+    copy_color_image_to_buffer(command_buffer, image, WIDTH, HEIGHT, readback);
     VkBufferMemoryBarrier to_host = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
     to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -377,9 +246,7 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
-    vkDestroyImageView(device, view, NULL);
-    vkDestroyImage(device, image, NULL);
-    vkFreeMemory(device, image_memory, NULL);
+    destroy_image_and_view(device, image, image_memory, view);
     VkBuffer buffers[3] = {shape, indirect, readback};
     VkDeviceMemory memories[3] = {shape_memory, indirect_memory, readback_memory};
     for (int k = 0; k < 3; ++k) {

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "shader_object_ext.h"
-#include "vk_app_common.h"
+#include "vk_graphics_common.h"
 
 #define WIDTH 4
 #define HEIGHT 4
@@ -40,50 +40,6 @@
 
 static PFN_vkCreateShadersEXT create_shaders;
 static PFN_vkGetShaderBinaryDataEXT get_shader_binary;
-
-static void name_object(VkDevice device, VkObjectType type, uint64_t handle, const char *name) {
-    PFN_vkSetDebugUtilsObjectNameEXT set_name =
-        DEVICE_FUNCTION(device, vkSetDebugUtilsObjectNameEXT);
-    VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
-    info.objectType = type;
-    info.objectHandle = handle;
-    info.pObjectName = name;
-    set_name(device, &info);
-}
-
-static void *read_file(const char *path, size_t *size) {
-    FILE *file = fopen(path, "rb");
-    if (!file) {
-        perror(path);
-        exit(2);
-    }
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    fseek(file, 0, SEEK_SET);
-    void *bytes = malloc(*size);
-    if (!bytes || fread(bytes, 1, *size, file) != *size) exit(2);
-    fclose(file);
-    return bytes;
-}
-
-/* The create info of one shader object of this app: its set layout and push-constant range. */
-static VkShaderCreateInfoEXT shader_info(VkShaderStageFlagBits stage, VkShaderStageFlags next,
-                                         const void *code, size_t size,
-                                         const VkDescriptorSetLayout *set_layout,
-                                         const VkPushConstantRange *push_range) {
-    VkShaderCreateInfoEXT info = {VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT};
-    info.stage = stage;
-    info.nextStage = next;
-    info.codeType = VK_SHADER_CODE_TYPE_SPIRV_EXT;
-    info.codeSize = size;
-    info.pCode = code;
-    info.pName = "main";
-    info.setLayoutCount = 1;
-    info.pSetLayouts = set_layout;
-    info.pushConstantRangeCount = 1;
-    info.pPushConstantRanges = push_range;
-    return info;
-}
 
 /* `count` shader objects of `infos` made again from their binaries (MODE "binary"), which
  * are also written to `save` (a path, or NULL): each as a uint64_t size and its bytes. */
@@ -123,7 +79,7 @@ static void create_from_saved_binaries(VkDevice device, uint32_t count,
                                        VkShaderCreateInfoEXT *infos, VkShaderEXT *shaders,
                                        const char *path) {
     size_t size;
-    uint8_t *saved = read_file(path, &size), *at = saved;
+    uint8_t *saved = read_whole_file(path, &size), *at = saved;
     for (uint32_t k = 0; k < count; ++k) {
         uint64_t length;
         memcpy(&length, at, 8);
@@ -155,12 +111,7 @@ int main(int argc, char **argv) {
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance =
         create_instance("shader_object_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory);
@@ -201,58 +152,33 @@ int main(int argc, char **argv) {
         vkUnmapMemory(device, palette_memory[k]);
         char name[32];
         snprintf(name, sizeof(name), "palette %u", k);
-        name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)palettes[k], name);
+        name_buffer(device, palettes[k], name);
     }
     const float corners[6] = {-1.0f, -1.0f, 3.0f, -1.0f, -1.0f, 3.0f};
     VkBuffer shape;
     VkDeviceMemory shape_memory;
-    create_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL,
-                       ~0u, NULL, &shape, &shape_memory);
-    void *mapped;
-    CHECK(vkMapMemory(device, shape_memory, 0, VK_WHOLE_SIZE, 0, &mapped));
-    memcpy(mapped, corners, sizeof(corners));
-    vkUnmapMemory(device, shape_memory);
-    name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)shape, "shape");
+    create_filled_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                              corners, &shape, &shape_memory);
+    name_buffer(device, shape, "shape");
+    const uint32_t no_output[OUTPUT_WORDS] = {0};
     VkBuffer output;
     VkDeviceMemory output_memory;
-    create_host_buffer(device, &memory, 4 * OUTPUT_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL,
-                       ~0u, NULL, &output, &output_memory);
-    CHECK(vkMapMemory(device, output_memory, 0, VK_WHOLE_SIZE, 0, &mapped));
-    memset(mapped, 0, 4 * OUTPUT_WORDS);
-    vkUnmapMemory(device, output_memory);
-    name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)output, "output");
+    create_filled_host_buffer(device, &memory, sizeof(no_output),
+                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, no_output, &output,
+                              &output_memory);
+    name_buffer(device, output, "output");
     VkBuffer readback;
     VkDeviceMemory readback_memory;
     create_host_buffer(device, &memory, 4 * WIDTH * HEIGHT, VK_BUFFER_USAGE_TRANSFER_DST_BIT, NULL,
                        ~0u, NULL, &readback, &readback_memory);
 
     /* The image drawn into. */
-    VkImageCreateInfo image_info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    image_info.imageType = VK_IMAGE_TYPE_2D;
-    image_info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    image_info.extent = (VkExtent3D){WIDTH, HEIGHT, 1};
-    image_info.mipLevels = 1;
-    image_info.arrayLayers = 1;
-    image_info.samples = VK_SAMPLE_COUNT_1_BIT;
-    image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    image_info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
     VkImage image;
-    CHECK(vkCreateImage(device, &image_info, NULL, &image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, image, &requirements);
-    VkMemoryAllocateInfo allocate_image = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate_image.allocationSize = requirements.size;
-    allocate_image.memoryTypeIndex = memory_type(&memory, requirements.memoryTypeBits, 0);
     VkDeviceMemory image_memory;
-    CHECK(vkAllocateMemory(device, &allocate_image, NULL, &image_memory));
-    CHECK(vkBindImageMemory(device, image, image_memory, 0));
-    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     VkImageView view;
-    CHECK(vkCreateImageView(device, &view_info, NULL, &view));
+    create_image_and_view(device, &memory, VK_FORMAT_R8G8B8A8_UNORM, WIDTH, HEIGHT,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0,
+                          &image, &image_memory, &view);
 
     /* Descriptors and the one pipeline layout. */
     /* Only the last binding may have a variable count: the palettes. */
@@ -261,50 +187,20 @@ int main(int argc, char **argv) {
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, ALL_STAGES, NULL},
         {2, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTE_CAPACITY, ALL_STAGES, NULL},
     };
-    VkDescriptorBindingFlags binding_flags[3] = {
-        0, 0, VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT};
-    VkDescriptorSetLayoutBindingFlagsCreateInfo flags_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO};
-    flags_info.bindingCount = 3;
-    flags_info.pBindingFlags = binding_flags;
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, &flags_info};
-    set_info.bindingCount = 3;
-    set_info.pBindings = bindings;
-    VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
     VkPushConstantRange push_range = {ALL_STAGES, 0, sizeof(push)};
     if (!strcmp(mode, "whole-range")) {
         VkPhysicalDeviceProperties properties;
         vkGetPhysicalDeviceProperties(physical, &properties);
         push_range.size = properties.limits.maxPushConstantsSize;
     }
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push_range;
+    VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    create_variable_set_and_pipeline_layouts(device, 3, bindings, ALL_STAGES, push_range.size,
+                                             &set_layout, &layout);
     VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTE_CAPACITY + 2};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &pool_size;
     VkDescriptorPool descriptor_pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
-    uint32_t variable_count = PALETTES;
-    VkDescriptorSetVariableDescriptorCountAllocateInfo count_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO};
-    count_info.descriptorSetCount = 1;
-    count_info.pDescriptorCounts = &variable_count;
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                            &count_info};
-    allocate.descriptorPool = descriptor_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorSet set =
+        allocate_one_variable_set(device, 1, &pool_size, PALETTES, set_layout, &descriptor_pool);
     VkDescriptorBufferInfo palette_infos[PALETTES];
     for (uint32_t k = 0; k < PALETTES; ++k)
         palette_infos[k] = (VkDescriptorBufferInfo){palettes[k], 0, VK_WHOLE_SIZE};
@@ -323,13 +219,14 @@ int main(int argc, char **argv) {
     /* The shader objects: compute, vertex, fragment. */
     size_t sizes[3];
     void *codes[3];
-    for (int k = 0; k < 3; ++k) codes[k] = read_file(argv[1 + k], &sizes[k]);
+    for (int k = 0; k < 3; ++k) codes[k] = read_whole_file(argv[1 + k], &sizes[k]);
     VkShaderCreateInfoEXT infos[3] = {
-        shader_info(VK_SHADER_STAGE_COMPUTE_BIT, 0, codes[0], sizes[0], &set_layout, &push_range),
-        shader_info(VK_SHADER_STAGE_VERTEX_BIT, VK_SHADER_STAGE_FRAGMENT_BIT, codes[1], sizes[1],
-                    &set_layout, &push_range),
-        shader_info(VK_SHADER_STAGE_FRAGMENT_BIT, 0, codes[2], sizes[2], &set_layout,
-                    &push_range),
+        spirv_shader_info(VK_SHADER_STAGE_COMPUTE_BIT, 0, codes[0], sizes[0], &set_layout,
+                          &push_range),
+        spirv_shader_info(VK_SHADER_STAGE_VERTEX_BIT, VK_SHADER_STAGE_FRAGMENT_BIT, codes[1],
+                          sizes[1], &set_layout, &push_range),
+        spirv_shader_info(VK_SHADER_STAGE_FRAGMENT_BIT, 0, codes[2], sizes[2], &set_layout,
+                          &push_range),
     };
     /* The compute shader's chosen lane is a specialization constant. */
     uint32_t chosen_lane = 2;
@@ -362,29 +259,11 @@ int main(int argc, char **argv) {
     vkCmdPushConstants(command_buffer, layout, ALL_STAGES, 0, sizeof(push), &push);
     bind_shaders(command_buffer, 1, &compute_stage, &shaders[0]);
     vkCmdDispatch(command_buffer, 1, 1, 1);
-    VkImageMemoryBarrier to_attachment = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    to_attachment.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    to_attachment.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    to_attachment.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    to_attachment.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_attachment.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_attachment.image = image;
-    to_attachment.subresourceRange = view_info.subresourceRange;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                         VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, 0, 0, NULL, 0, NULL, 1,
-                         &to_attachment);
-    VkRenderingAttachmentInfo attachment = {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
-    attachment.imageView = view;
-    attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    VkRect2D scissor = {{0, 0}, {WIDTH, HEIGHT}};
-    VkRenderingInfo rendering = {VK_STRUCTURE_TYPE_RENDERING_INFO};
-    rendering.renderArea = scissor;
-    rendering.layerCount = 1;
-    rendering.colorAttachmentCount = 1;
-    rendering.pColorAttachments = &attachment;
-    vkCmdBeginRendering(command_buffer, &rendering);
+    color_image_barrier(command_buffer, image, VK_IMAGE_LAYOUT_UNDEFINED,
+                        VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0,
+                        VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                        VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT);
+    begin_color_rendering(command_buffer, view, WIDTH, HEIGHT, (VkClearValue){{{0}}});
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &set,
                             0, NULL);
     VkShaderStageFlagBits graphics_stages[2] = {VK_SHADER_STAGE_VERTEX_BIT,
@@ -392,24 +271,18 @@ int main(int argc, char **argv) {
     bind_shaders(command_buffer, 2, graphics_stages, &shaders[1]);
     /* Every piece of state a pipeline would have held is dynamic with shader objects. */
     VkViewport viewport = {0.0f, 0.0f, WIDTH, HEIGHT, 0.0f, 1.0f};
+    VkRect2D scissor = {{0, 0}, {WIDTH, HEIGHT}};
     set_shader_object_draw_state(device, command_buffer, &viewport, &scissor);
     vkCmdSetPrimitiveTopology(command_buffer, VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST);
     vkCmdSetPrimitiveRestartEnable(command_buffer, VK_FALSE);
     DEVICE_FUNCTION(device, vkCmdSetVertexInputEXT)(command_buffer, 0, NULL, 0, NULL);
     vkCmdDraw(command_buffer, 3, 1, 0, 0);
     vkCmdEndRendering(command_buffer);
-    VkImageMemoryBarrier to_copy = to_attachment;
-    to_copy.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    to_copy.oldLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    to_copy.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &to_copy);
-    VkBufferImageCopy region = {0};
-    region.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent = image_info.extent;
-    vkCmdCopyImageToBuffer(command_buffer, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback,
-                           1, &region);
+    color_image_barrier(command_buffer, image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                        VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                        VK_PIPELINE_STAGE_TRANSFER_BIT);
+    copy_color_image_to_buffer(command_buffer, image, WIDTH, HEIGHT, readback);
     VkMemoryBarrier to_host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -444,9 +317,7 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
-    vkDestroyImageView(device, view, NULL);
-    vkDestroyImage(device, image, NULL);
-    vkFreeMemory(device, image_memory, NULL);
+    destroy_image_and_view(device, image, image_memory, view);
     VkBuffer buffers[3] = {shape, output, readback};
     VkDeviceMemory memories[3] = {shape_memory, output_memory, readback_memory};
     for (int k = 0; k < 3; ++k) {
