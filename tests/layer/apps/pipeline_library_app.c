@@ -28,7 +28,8 @@
  * (vk_app_common.h), then "result" and the image's words. */
 #include <string.h>
 
-#include "vk_app_common.h"
+#include "vk_graphics_common.h"
+#include "vk_ray_tracing_common.h"
 
 #define WIDTH 4
 #define HEIGHT 4
@@ -36,12 +37,7 @@
 #define PALETTE_WORDS 4
 #define MAX_SETS 8
 
-typedef struct {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-    void *mapped;
-    VkDeviceAddress address;
-} Buffer;
+typedef AddressedBuffer Buffer;
 
 typedef struct {
     VkDevice device;
@@ -59,24 +55,12 @@ typedef struct {
 } Push;
 
 static Buffer make_buffer(App *app, VkDeviceSize size, VkBufferUsageFlags usage) {
-    Buffer made = {0};
-    VkMemoryAllocateFlagsInfo flags = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
-    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    create_host_buffer(app->device, &app->memory, size,
-                       usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT, NULL, ~0u, &flags,
-                       &made.buffer, &made.memory);
-    CHECK(vkMapMemory(app->device, made.memory, 0, VK_WHOLE_SIZE, 0, &made.mapped));
-    memset(made.mapped, 0, size);
-    VkBufferDeviceAddressInfo info = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-    info.buffer = made.buffer;
-    made.address = vkGetBufferDeviceAddress(app->device, &info);
-    return made;
+    return create_addressed_buffer(app->device, &app->memory, vkGetBufferDeviceAddress, size,
+                                   usage);
 }
 
 static void free_buffer(App *app, Buffer *buffer) {
-    vkUnmapMemory(app->device, buffer->memory);
-    vkDestroyBuffer(app->device, buffer->buffer, NULL);
-    vkFreeMemory(app->device, buffer->memory, NULL);
+    destroy_addressed_buffer(app->device, buffer);
 }
 
 /* The PALETTES buffers of words k * 100 + word, named "<prefix> k". */
@@ -237,32 +221,12 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
 
     /* The target image and where it is copied to. */
     VkFormat format = VK_FORMAT_R32_UINT;
-    VkImageCreateInfo image_info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    image_info.imageType = VK_IMAGE_TYPE_2D;
-    image_info.format = format;
-    image_info.extent = (VkExtent3D){WIDTH, HEIGHT, 1};
-    image_info.mipLevels = 1;
-    image_info.arrayLayers = 1;
-    image_info.samples = VK_SAMPLE_COUNT_1_BIT;
-    image_info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    image_info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
     VkImage image;
-    CHECK(vkCreateImage(device, &image_info, NULL, &image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, image, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(&app->memory, requirements.memoryTypeBits, 0);
     VkDeviceMemory image_memory;
-    CHECK(vkAllocateMemory(device, &allocate, NULL, &image_memory));
-    CHECK(vkBindImageMemory(device, image, image_memory, 0));
-    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = format;
-    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     VkImageView view;
-    CHECK(vkCreateImageView(device, &view_info, NULL, &view));
+    create_image_and_view(device, &app->memory, format, WIDTH, HEIGHT,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0,
+                          &image, &image_memory, &view);
     Buffer readback = make_buffer(app, 4 * WIDTH * HEIGHT, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
 
     /* The four libraries, then the link. */
@@ -271,53 +235,28 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
     VkPipelineRenderingCreateInfo rendering = {VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
     rendering.colorAttachmentCount = 1;
     rendering.pColorAttachmentFormats = &format;
-    VkPipelineVertexInputStateCreateInfo vertex_input = {
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+    DrawState state;
+    init_draw_state(&state, WIDTH, HEIGHT, 1, VK_COLOR_COMPONENT_R_BIT);
     VkVertexInputBindingDescription vertex_binding_description = {0, 8,
                                                                   VK_VERTEX_INPUT_RATE_VERTEX};
     VkVertexInputAttributeDescription vertex_attribute = {0, 0, VK_FORMAT_R32G32_SFLOAT, 0};
     Buffer vertex_buffer = {0};
     if (options.vertices) {
-        vertex_input.vertexBindingDescriptionCount = 1;
-        vertex_input.pVertexBindingDescriptions = &vertex_binding_description;
-        vertex_input.vertexAttributeDescriptionCount = 1;
-        vertex_input.pVertexAttributeDescriptions = &vertex_attribute;
+        state.vertex_input.vertexBindingDescriptionCount = 1;
+        state.vertex_input.pVertexBindingDescriptions = &vertex_binding_description;
+        state.vertex_input.vertexAttributeDescriptionCount = 1;
+        state.vertex_input.pVertexAttributeDescriptions = &vertex_attribute;
         vertex_buffer = make_buffer(app, 8 * options.vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
         memcpy(vertex_buffer.mapped, corners, 8 * options.vertices);
         name_buffer(device, vertex_buffer.buffer, "vertices");
     }
-    VkPipelineInputAssemblyStateCreateInfo assembly = {
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkViewport viewport = {0.0f, 0.0f, WIDTH, HEIGHT, 0.0f, 1.0f};
-    VkRect2D scissor = {{0, 0}, {WIDTH, HEIGHT}};
-    VkPipelineViewportStateCreateInfo viewport_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport_state.viewportCount = 1;
-    viewport_state.pViewports = &viewport;
-    viewport_state.scissorCount = 1;
-    viewport_state.pScissors = &scissor;
-    VkPipelineRasterizationStateCreateInfo raster = {
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.polygonMode = VK_POLYGON_MODE_FILL;
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample = {
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
     VkPipelineDepthStencilStateCreateInfo depth_stencil = {
         VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO};
-    VkPipelineColorBlendAttachmentState blend_attachment = {0};
-    blend_attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT;
-    VkPipelineColorBlendStateCreateInfo blend = {
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend.attachmentCount = 1;
-    blend.pAttachments = &blend_attachment;
 
     VkPipeline libraries[4];
     VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    info.pVertexInputState = &vertex_input;
-    info.pInputAssemblyState = &assembly;
+    info.pVertexInputState = &state.vertex_input;
+    info.pInputAssemblyState = &state.assembly;
     libraries[0] = make_library(app, &info,
                                 VK_GRAPHICS_PIPELINE_LIBRARY_VERTEX_INPUT_INTERFACE_BIT_EXT, NULL,
                                 options.lto);
@@ -325,8 +264,8 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
     VkPipelineShaderStageCreateInfo vertex_stage = stage_of(VK_SHADER_STAGE_VERTEX_BIT, vertex);
     info.stageCount = 1;
     info.pStages = &vertex_stage;
-    info.pViewportState = &viewport_state;
-    info.pRasterizationState = &raster;
+    info.pViewportState = &state.viewport_state;
+    info.pRasterizationState = &state.raster;
     info.layout = vertex_layout;
     libraries[1] = make_library(app, &info,
                                 VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT,
@@ -336,14 +275,14 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
         stage_of(VK_SHADER_STAGE_FRAGMENT_BIT, fragment);
     info.stageCount = 1;
     info.pStages = &fragment_stage;
-    info.pMultisampleState = &multisample;
+    info.pMultisampleState = &state.multisample;
     info.pDepthStencilState = &depth_stencil;
     info.layout = fragment_layout;
     libraries[2] = make_library(app, &info, VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_SHADER_BIT_EXT,
                                 &rendering, options.lto);
     info = (VkGraphicsPipelineCreateInfo){VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    info.pMultisampleState = &multisample;
-    info.pColorBlendState = &blend;
+    info.pMultisampleState = &state.multisample;
+    info.pColorBlendState = &state.blend;
     libraries[3] = make_library(app, &info,
                                 VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_OUTPUT_INTERFACE_BIT_EXT,
                                 &rendering, options.lto);
@@ -357,29 +296,12 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
     CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
 
     VkCommandBuffer command_buffer = begin_command_buffer(device, app->pool, 0);
-    VkImageMemoryBarrier barrier = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    barrier.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = view_info.subresourceRange;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                         VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, 0, 0, NULL, 0, NULL, 1,
-                         &barrier);
-    VkRenderingAttachmentInfo attachment = {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
-    attachment.imageView = view;
-    attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    attachment.clearValue.color.uint32[0] = 7;
-    VkRenderingInfo render = {VK_STRUCTURE_TYPE_RENDERING_INFO};
-    render.renderArea = scissor;
-    render.layerCount = 1;
-    render.colorAttachmentCount = 1;
-    render.pColorAttachments = &attachment;
-    vkCmdBeginRendering(command_buffer, &render);
+    color_image_barrier(command_buffer, image, VK_IMAGE_LAYOUT_UNDEFINED,
+                        VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0,
+                        VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                        VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT);
+    VkClearValue clear = {.color.uint32 = {7}};
+    begin_color_rendering(command_buffer, view, WIDTH, HEIGHT, clear);
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 2, sets,
                             0, NULL);
@@ -389,22 +311,12 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
         vkCmdBindVertexBuffers(command_buffer, 0, 1, &vertex_buffer.buffer, &vertex_offset);
     vkCmdDraw(command_buffer, 3, 1, 0, 0);
     vkCmdEndRendering(command_buffer);
-    barrier.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    barrier.oldLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &barrier);
-    VkBufferImageCopy copy = {0};
-    copy.imageSubresource = (VkImageSubresourceLayers){VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    copy.imageExtent = image_info.extent;
-    vkCmdCopyImageToBuffer(command_buffer, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                           readback.buffer, 1, &copy);
-    VkMemoryBarrier host = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, NULL, 0, NULL);
+    color_image_barrier(command_buffer, image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                        VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                        VK_PIPELINE_STAGE_TRANSFER_BIT);
+    copy_color_image_to_buffer(command_buffer, image, WIDTH, HEIGHT, readback.buffer);
+    transfer_to_host_barrier(command_buffer);
     submit(app, command_buffer);
     print_result(readback.mapped);
 
@@ -413,9 +325,7 @@ static void run_graphics(App *app, char **argv, Push push, GraphicsOptions optio
     vkDestroyPipeline(device, pipeline, NULL);
     vkDestroyShaderModule(device, vertex, NULL);
     vkDestroyShaderModule(device, fragment, NULL);
-    vkDestroyImageView(device, view, NULL);
-    vkDestroyImage(device, image, NULL);
-    vkFreeMemory(device, image_memory, NULL);
+    destroy_image_and_view(device, image, image_memory, view);
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     if (options.independent) {
         vkDestroyPipelineLayout(device, vertex_layout, NULL);
@@ -571,12 +481,7 @@ int main(int argc, char **argv) {
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance =
         create_instance("pipeline_library_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
     VkPhysicalDevice physical = first_physical_device(instance);
     vkGetPhysicalDeviceMemoryProperties(physical, &app.memory);
 
