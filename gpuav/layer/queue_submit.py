@@ -91,10 +91,17 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
         return
     # Most submits write nothing: one look per chunk spares a look at every action's block.
     written = any(output.written_in(chunk) for chunk in state.chunks)
+    static_checks = device.descriptors is not None and device.descriptors.tracked_sets > 0
+    # Draws of one pipeline and sets find the same statically used descriptors: looked at once.
+    looked_at: set[tuple[int, tuple[int, ...]]] = set()
     for action in state.actions:
         words = output.take_words(action.block) if written else None
         records = [] if words is None else report_action(device, state, action, words)
-        report_static_descriptors(device, state, action, records)
+        if static_checks:
+            key = (action.pipeline.handle, action.bound_sets)
+            if records or key not in looked_at:
+                looked_at.add(key)
+                report_static_descriptors(device, state, action, records)
 
 
 def read_back_finished(
