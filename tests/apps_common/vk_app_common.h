@@ -333,6 +333,16 @@ static inline VkDescriptorSet create_storage_set(VkDevice device,
     return set;
 }
 
+/* The device-level function `name` of `device`; exits when the device has none. */
+static inline PFN_vkVoidFunction load_device_function(VkDevice device, const char *name) {
+    PFN_vkVoidFunction function = vkGetDeviceProcAddr(device, name);
+    if (!function) {
+        fprintf(stderr, "no %s\n", name);
+        exit(2);
+    }
+    return function;
+}
+
 /* Gives the object `handle` of `type` the debug name `name` (VK_EXT_debug_utils), which
  * messages then quote; returns what vkSetDebugUtilsObjectNameEXT returned. */
 static inline VkResult name_object(VkDevice device, VkObjectType type, uint64_t handle,

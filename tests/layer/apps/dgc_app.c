@@ -18,109 +18,9 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
-#include "vk_app_common.h"
-
-/* VK_EXT_device_generated_commands is newer than Debian bookworm's headers (1.3.239):
- * the few declarations used here, as in the Vulkan registry. */
-#ifndef VK_EXT_device_generated_commands
-#define VK_EXT_device_generated_commands 1
-VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectCommandsLayoutEXT)
-VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectExecutionSetEXT)
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT \
-    ((VkStructureType)1000572000)
-#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_EXT \
-    ((VkStructureType)1000572002)
-#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_INFO_EXT ((VkStructureType)1000572004)
-#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_EXT ((VkStructureType)1000572006)
-#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT ((VkStructureType)1000572007)
-#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_PIPELINE_INFO_EXT ((VkStructureType)1000572013)
-#define VK_INDIRECT_COMMANDS_TOKEN_TYPE_DISPATCH_EXT 9
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 deviceGeneratedCommands;
-    VkBool32 dynamicGeneratedPipelineLayout;
-} VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkIndirectExecutionSetEXT indirectExecutionSet;
-    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
-    uint32_t maxSequenceCount;
-    uint32_t maxDrawCount;
-} VkGeneratedCommandsMemoryRequirementsInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkShaderStageFlags shaderStages;
-    VkIndirectExecutionSetEXT indirectExecutionSet;
-    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
-    VkDeviceAddress indirectAddress;
-    VkDeviceSize indirectAddressSize;
-    VkDeviceAddress preprocessAddress;
-    VkDeviceSize preprocessSize;
-    uint32_t maxSequenceCount;
-    VkDeviceAddress sequenceCountAddress;
-    uint32_t maxDrawCount;
-} VkGeneratedCommandsInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    int type;          /* VkIndirectCommandsTokenTypeEXT */
-    const void *data;  /* VkIndirectCommandsTokenDataEXT: a union of pointers, NULL for DISPATCH */
-    uint32_t offset;
-} VkIndirectCommandsLayoutTokenEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkFlags flags;
-    VkShaderStageFlags shaderStages;
-    uint32_t indirectStride;
-    VkPipelineLayout pipelineLayout;
-    uint32_t tokenCount;
-    const VkIndirectCommandsLayoutTokenEXT *pTokens;
-} VkIndirectCommandsLayoutCreateInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkPipeline pipeline;
-} VkGeneratedCommandsPipelineInfoEXT;
-typedef void(VKAPI_PTR *PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)(
-    VkDevice, const VkGeneratedCommandsMemoryRequirementsInfoEXT *, VkMemoryRequirements2 *);
-typedef void(VKAPI_PTR *PFN_vkCmdExecuteGeneratedCommandsEXT)(VkCommandBuffer, VkBool32,
-                                                             const VkGeneratedCommandsInfoEXT *);
-typedef VkResult(VKAPI_PTR *PFN_vkCreateIndirectCommandsLayoutEXT)(
-    VkDevice, const VkIndirectCommandsLayoutCreateInfoEXT *, const VkAllocationCallbacks *,
-    VkIndirectCommandsLayoutEXT *);
-typedef void(VKAPI_PTR *PFN_vkDestroyIndirectCommandsLayoutEXT)(VkDevice,
-                                                               VkIndirectCommandsLayoutEXT,
-                                                               const VkAllocationCallbacks *);
-#endif
-
-#ifndef VK_KHR_maintenance5 /* the preprocess buffer's usage is a VkBufferUsageFlags2 bit */
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR ((VkStructureType)1000470000)
-#define VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470006)
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 maintenance5;
-} VkPhysicalDeviceMaintenance5FeaturesKHR;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint64_t usage;
-} VkBufferUsageFlags2CreateInfoKHR;
-#endif
-#define BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT 0x80000000ULL
+#include "device_generated_commands_ext.h"
 
 enum { WORDS = 256, LOCAL = 64 };
-
-typedef struct {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-    void *mapped;
-    VkDeviceAddress address;
-} Buffer;
 
 static VkDevice device;
 static VkPhysicalDeviceMemoryProperties memory_properties;
@@ -135,32 +35,14 @@ static VkBool32 VKAPI_PTR on_message(VkDebugUtilsMessageSeverityFlagBitsEXT seve
     return VK_FALSE;
 }
 
-/* A host-visible buffer with a device address; `usage2` (when not 0) replaces `usage` through
- * VkBufferUsageFlags2CreateInfoKHR; `required` (when not NULL) narrows the memory types. */
+/* A buffer of device_generated_commands_ext.h on this program's device. */
 static Buffer make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, uint64_t usage2,
                           const VkMemoryRequirements *required) {
-    Buffer result = {0};
-    VkBufferUsageFlags2CreateInfoKHR flags2 = {
-        VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR};
-    flags2.usage = usage2 | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-    VkMemoryAllocateFlagsInfo address_flag = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
-    address_flag.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    create_host_buffer(device, &memory_properties, size,
-                       usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT, usage2 ? &flags2 : NULL,
-                       required ? required->memoryTypeBits : ~0u, &address_flag, &result.buffer,
-                       &result.memory);
-    CHECK(vkMapMemory(device, result.memory, 0, size, 0, &result.mapped));
-    memset(result.mapped, 0, size);
-    VkBufferDeviceAddressInfo address = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, NULL,
-                                         result.buffer};
-    result.address = vkGetBufferDeviceAddress(device, &address);
-    return result;
+    return create_generated_commands_buffer(device, &memory_properties, size, usage, usage2,
+                                            required);
 }
 
-static void free_buffer(Buffer *buffer) {
-    vkDestroyBuffer(device, buffer->buffer, NULL);
-    vkFreeMemory(device, buffer->memory, NULL);
-}
+static void free_buffer(Buffer *buffer) { destroy_generated_commands_buffer(device, buffer); }
 
 static int has_extension(VkPhysicalDevice physical, const char *name) {
     uint32_t count = 0;
@@ -203,14 +85,7 @@ static VkQueue create_generated_commands_device(VkPhysicalDevice physical) {
     return queue;
 }
 
-static PFN_vkVoidFunction load(const char *name) {
-    PFN_vkVoidFunction function = vkGetDeviceProcAddr(device, name);
-    if (!function) {
-        fprintf(stderr, "no %s\n", name);
-        exit(2);
-    }
-    return function;
-}
+static PFN_vkVoidFunction load(const char *name) { return load_device_function(device, name); }
 
 int main(int argc, char **argv) {
     if (argc < 2) {

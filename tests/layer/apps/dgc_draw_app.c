@@ -28,230 +28,25 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
-#include "shader_object_ext.h"
-#include "vk_app_common.h"
+#include "device_generated_commands_ext.h"
+#include "vk_graphics_common.h"
 
-/* VK_EXT_device_generated_commands and VK_KHR_maintenance5 are newer than Debian bookworm's
- * headers (1.3.239): the declarations used here, as in the Vulkan registry. */
-#ifndef VK_EXT_device_generated_commands
-#define VK_EXT_device_generated_commands 1
-VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectCommandsLayoutEXT)
-VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectExecutionSetEXT)
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_EXT \
-    ((VkStructureType)1000572000)
-#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_EXT \
-    ((VkStructureType)1000572002)
-#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_CREATE_INFO_EXT ((VkStructureType)1000572003)
-#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_INFO_EXT ((VkStructureType)1000572004)
-#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_EXT ((VkStructureType)1000572006)
-#define VK_STRUCTURE_TYPE_INDIRECT_COMMANDS_LAYOUT_TOKEN_EXT ((VkStructureType)1000572007)
-#define VK_STRUCTURE_TYPE_WRITE_INDIRECT_EXECUTION_SET_PIPELINE_EXT ((VkStructureType)1000572008)
-#define VK_STRUCTURE_TYPE_WRITE_INDIRECT_EXECUTION_SET_SHADER_EXT ((VkStructureType)1000572009)
-#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_PIPELINE_INFO_EXT ((VkStructureType)1000572010)
-#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_SHADER_INFO_EXT ((VkStructureType)1000572011)
-#define VK_STRUCTURE_TYPE_INDIRECT_EXECUTION_SET_SHADER_LAYOUT_INFO_EXT \
-    ((VkStructureType)1000572012)
-#define VK_STRUCTURE_TYPE_GENERATED_COMMANDS_PIPELINE_INFO_EXT ((VkStructureType)1000572013)
-enum {
-    TOKEN_EXECUTION_SET = 0,
-    TOKEN_DRAW_INDEXED = 5,
-    TOKEN_DRAW = 6,
-    TOKEN_DRAW_INDEXED_COUNT = 7,
-    TOKEN_DRAW_COUNT = 8,
-};
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 deviceGeneratedCommands;
-    VkBool32 dynamicGeneratedPipelineLayout;
-} VkPhysicalDeviceDeviceGeneratedCommandsFeaturesEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkIndirectExecutionSetEXT indirectExecutionSet;
-    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
-    uint32_t maxSequenceCount;
-    uint32_t maxDrawCount;
-} VkGeneratedCommandsMemoryRequirementsInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkShaderStageFlags shaderStages;
-    VkIndirectExecutionSetEXT indirectExecutionSet;
-    VkIndirectCommandsLayoutEXT indirectCommandsLayout;
-    VkDeviceAddress indirectAddress;
-    VkDeviceSize indirectAddressSize;
-    VkDeviceAddress preprocessAddress;
-    VkDeviceSize preprocessSize;
-    uint32_t maxSequenceCount;
-    VkDeviceAddress sequenceCountAddress;
-    uint32_t maxDrawCount;
-} VkGeneratedCommandsInfoEXT;
-typedef struct {
-    int type;                /* VkIndirectExecutionSetInfoTypeEXT: 0, pipelines */
-    VkShaderStageFlags shaderStages;
-} VkIndirectCommandsExecutionSetTokenEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    int type;          /* VkIndirectCommandsTokenTypeEXT */
-    const void *data;  /* VkIndirectCommandsTokenDataEXT: a union of pointers */
-    uint32_t offset;
-} VkIndirectCommandsLayoutTokenEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkFlags flags;
-    VkShaderStageFlags shaderStages;
-    uint32_t indirectStride;
-    VkPipelineLayout pipelineLayout;
-    uint32_t tokenCount;
-    const VkIndirectCommandsLayoutTokenEXT *pTokens;
-} VkIndirectCommandsLayoutCreateInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkPipeline pipeline;
-} VkGeneratedCommandsPipelineInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkPipeline initialPipeline;
-    uint32_t maxPipelineCount;
-} VkIndirectExecutionSetPipelineInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    int type;           /* VkIndirectExecutionSetInfoTypeEXT */
-    const void *info;   /* VkIndirectExecutionSetInfoEXT: a union of pointers */
-} VkIndirectExecutionSetCreateInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint32_t index;
-    VkPipeline pipeline;
-} VkWriteIndirectExecutionSetPipelineEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint32_t setLayoutCount;
-    const VkDescriptorSetLayout *pSetLayouts;
-} VkIndirectExecutionSetShaderLayoutInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint32_t shaderCount;
-    const VkShaderEXT *pInitialShaders;
-    const VkIndirectExecutionSetShaderLayoutInfoEXT *pSetLayoutInfos;
-    uint32_t maxShaderCount;
-    uint32_t pushConstantRangeCount;
-    const VkPushConstantRange *pPushConstantRanges;
-} VkIndirectExecutionSetShaderInfoEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint32_t index;
-    VkShaderEXT shader;
-} VkWriteIndirectExecutionSetShaderEXT;
-typedef struct {
-    VkDeviceAddress bufferAddress;
-    uint32_t stride;
-    uint32_t commandCount;
-} VkDrawIndirectCountIndirectCommandEXT;
-typedef void(VKAPI_PTR *PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)(
-    VkDevice, const VkGeneratedCommandsMemoryRequirementsInfoEXT *, VkMemoryRequirements2 *);
-typedef void(VKAPI_PTR *PFN_vkCmdExecuteGeneratedCommandsEXT)(VkCommandBuffer, VkBool32,
-                                                             const VkGeneratedCommandsInfoEXT *);
-typedef VkResult(VKAPI_PTR *PFN_vkCreateIndirectCommandsLayoutEXT)(
-    VkDevice, const VkIndirectCommandsLayoutCreateInfoEXT *, const VkAllocationCallbacks *,
-    VkIndirectCommandsLayoutEXT *);
-typedef void(VKAPI_PTR *PFN_vkDestroyIndirectCommandsLayoutEXT)(VkDevice,
-                                                               VkIndirectCommandsLayoutEXT,
-                                                               const VkAllocationCallbacks *);
-typedef VkResult(VKAPI_PTR *PFN_vkCreateIndirectExecutionSetEXT)(
-    VkDevice, const VkIndirectExecutionSetCreateInfoEXT *, const VkAllocationCallbacks *,
-    VkIndirectExecutionSetEXT *);
-typedef void(VKAPI_PTR *PFN_vkUpdateIndirectExecutionSetPipelineEXT)(
-    VkDevice, VkIndirectExecutionSetEXT, uint32_t, const VkWriteIndirectExecutionSetPipelineEXT *);
-typedef void(VKAPI_PTR *PFN_vkUpdateIndirectExecutionSetShaderEXT)(
-    VkDevice, VkIndirectExecutionSetEXT, uint32_t, const VkWriteIndirectExecutionSetShaderEXT *);
-typedef void(VKAPI_PTR *PFN_vkDestroyIndirectExecutionSetEXT)(VkDevice,
-                                                             VkIndirectExecutionSetEXT,
-                                                             const VkAllocationCallbacks *);
-#endif
-
-#ifndef VK_KHR_maintenance5
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR ((VkStructureType)1000470000)
-#define VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470005)
-#define VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470006)
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 maintenance5;
-} VkPhysicalDeviceMaintenance5FeaturesKHR;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint64_t flags;
-} VkPipelineCreateFlags2CreateInfoKHR;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint64_t usage;
-} VkBufferUsageFlags2CreateInfoKHR;
-#endif
-#define BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT 0x80000000ULL
-#define PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT 0x4000000000ULL
-#define SHADER_CREATE_INDIRECT_BINDABLE_BIT_EXT 0x80
-#define INFO_TYPE_SHADER_OBJECTS 1 /* VkIndirectExecutionSetInfoTypeEXT */
 
 enum { SIDE = 4, PIXELS = SIDE * SIDE, PALETTES = 2, WORDS = 4, SEQUENCES = 2 };
-
-typedef struct {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-    void *mapped;
-    VkDeviceAddress address;
-} Buffer;
 
 static VkDevice device;
 static VkPhysicalDeviceMemoryProperties memory_properties;
 
-/* A host-visible buffer with a device address; `usage2` (when not 0) replaces `usage` through
- * VkBufferUsageFlags2CreateInfoKHR; `required` (when not NULL) narrows the memory types. */
+/* A buffer of device_generated_commands_ext.h on this program's device. */
 static Buffer make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, uint64_t usage2,
                           const VkMemoryRequirements *required) {
-    Buffer result = {0};
-    VkBufferUsageFlags2CreateInfoKHR flags2 = {
-        VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR};
-    flags2.usage = usage2 | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-    VkMemoryAllocateFlagsInfo address_flag = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
-    address_flag.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    create_host_buffer(device, &memory_properties, size,
-                       usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT, usage2 ? &flags2 : NULL,
-                       required ? required->memoryTypeBits : ~0u, &address_flag, &result.buffer,
-                       &result.memory);
-    CHECK(vkMapMemory(device, result.memory, 0, size, 0, &result.mapped));
-    memset(result.mapped, 0, size);
-    VkBufferDeviceAddressInfo address = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, NULL,
-                                         result.buffer};
-    result.address = vkGetBufferDeviceAddress(device, &address);
-    return result;
+    return create_generated_commands_buffer(device, &memory_properties, size, usage, usage2,
+                                            required);
 }
 
-static void free_buffer(Buffer *buffer) {
-    vkDestroyBuffer(device, buffer->buffer, NULL);
-    vkFreeMemory(device, buffer->memory, NULL);
-}
+static void free_buffer(Buffer *buffer) { destroy_generated_commands_buffer(device, buffer); }
 
-static PFN_vkVoidFunction load(const char *name) {
-    PFN_vkVoidFunction function = vkGetDeviceProcAddr(device, name);
-    if (!function) {
-        fprintf(stderr, "no %s\n", name);
-        exit(2);
-    }
-    return function;
-}
+static PFN_vkVoidFunction load(const char *name) { return load_device_function(device, name); }
 
 static VkQueue create_generated_commands_device(VkPhysicalDevice physical, int shader_objects) {
     VkPhysicalDeviceShaderObjectFeaturesEXT object_features = {
@@ -283,50 +78,17 @@ static VkQueue create_generated_commands_device(VkPhysicalDevice physical, int s
 
 static VkPipeline create_pipeline(VkPipelineLayout layout, VkShaderModule vertex,
                                   VkShaderModule fragment, int bindable) {
-    VkPipelineShaderStageCreateInfo stages[2] = {
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_VERTEX_BIT,
-         vertex, "main", NULL},
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
-         VK_SHADER_STAGE_FRAGMENT_BIT, fragment, "main", NULL},
-    };
-    VkPipelineVertexInputStateCreateInfo vertex_input = {
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    VkPipelineInputAssemblyStateCreateInfo assembly = {
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkViewport viewport = {0.0f, 0.0f, SIDE, SIDE, 0.0f, 1.0f};
-    VkRect2D scissor = {{0, 0}, {SIDE, SIDE}};
-    VkPipelineViewportStateCreateInfo viewport_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport_state.viewportCount = 1;
-    viewport_state.pViewports = &viewport;
-    viewport_state.scissorCount = 1;
-    viewport_state.pScissors = &scissor;
-    VkPipelineRasterizationStateCreateInfo raster = {
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample = {
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendStateCreateInfo blend = {
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+    VkPipelineShaderStageCreateInfo stages[2];
+    vertex_fragment_stages(vertex, fragment, stages);
+    DrawState state;
+    init_draw_state(&state, SIDE, SIDE, 0, 0);
     VkPipelineCreateFlags2CreateInfoKHR flags2 = {
         VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR};
     flags2.flags = PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT;
     VkPipelineRenderingCreateInfo rendering = {VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO,
                                                bindable ? &flags2 : NULL};
-    VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
-                                         &rendering};
-    info.stageCount = 2;
-    info.pStages = stages;
-    info.pVertexInputState = &vertex_input;
-    info.pInputAssemblyState = &assembly;
-    info.pViewportState = &viewport_state;
-    info.pRasterizationState = &raster;
-    info.pMultisampleState = &multisample;
-    info.pColorBlendState = &blend;
-    info.layout = layout;
+    VkGraphicsPipelineCreateInfo info =
+        draw_pipeline_info(&state, &rendering, 2, stages, layout, VK_NULL_HANDLE);
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
     return pipeline;
@@ -419,18 +181,9 @@ int main(int argc, char **argv) {
     VkPipelineLayout layout;
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
     VkDescriptorPoolSize pool_size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PALETTES + 1};
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &pool_size;
     VkDescriptorPool descriptor_pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &descriptor_pool));
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = descriptor_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorSet set =
+        allocate_one_set(device, 1, &pool_size, NULL, set_layout, &descriptor_pool);
     VkWriteDescriptorSet writes[2] = {
         {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, 0, 0, PALETTES,
          VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, palette_infos, NULL},
