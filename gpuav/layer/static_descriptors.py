@@ -2,7 +2,7 @@
 not a shader reached them (VUID-...-None-08114: every descriptor of a statically used binding
 without VK_DESCRIPTOR_BINDING_PARTIALLY_BOUND_BIT must be valid). The shaders report the
 descriptors they reach, with the source line; this reports, at read-back, the ones of such
-bindings they did not report: one message per pipeline, set and binding until the set changes.
+bindings they did not report: one message per pipeline, set, binding and first unusable index.
 
 What a pipeline statically uses is read from its shaders' original words once; what an
 action's bound sets hold is looked up once per pipeline, bound sets and tracker generation.
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from gpuav.layer.state import Action, CommandBufferState, DeviceState, PipelineState
 
 DESCRIPTOR_STORAGE_CLASSES = frozenset({0, 2, 12})  # UniformConstant, Uniform, StorageBuffer
+KEPT_ENTRIES = 4096  # per table, so that a long run's pipelines and sets do not pile up
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class StaticDescriptorChecks:
     """Per device: the bindings each pipeline statically uses, and what was found and said."""
 
     def __init__(self) -> None:
+        # by pipeline handle; the state object tells a handle that came back for another one
         self._bindings: dict[int, tuple[PipelineState, Bindings]] = {}
         self._found: dict[tuple[int, tuple[int, ...]], tuple[int, list[StaticFinding]]] = {}
         self._said: set[tuple[int, int, int, int]] = set()
@@ -121,6 +123,8 @@ class StaticDescriptorChecks:
             used: Bindings = {}
             for tracker in pipeline.shaders.values():
                 used.update(statically_used(tracker.words))
+            if len(self._bindings) >= KEPT_ENTRIES:
+                self._bindings.clear()  # the destroyed pipelines' go with the live ones'
             known = self._bindings[pipeline.handle] = (pipeline, used)
         return known[1]
 
@@ -130,7 +134,7 @@ class StaticDescriptorChecks:
         if cached is not None and cached[0] == tracker.generation:
             return cached[1]
         found = list(_unusable(tracker, action.bound_sets, self.bindings(action.pipeline)))
-        if len(self._found) > 4096:
+        if len(self._found) >= KEPT_ENTRIES:
             self._found.clear()
         self._found[key] = (tracker.generation, found)
         return found
@@ -138,16 +142,18 @@ class StaticDescriptorChecks:
     def new_findings(
         self, tracker: DescriptorTracker, action: Action, records: Iterable[ErrorRecord]
     ) -> list[StaticFinding]:
-        """What this action's sets hold that the shaders did not report, said only once per
-        pipeline, set handle and binding while the tracker's descriptors stay as they are."""
+        """What this action's sets hold that the shaders did not report, said once per
+        pipeline, set handle, binding and first unusable index."""
         reported = {_reported(record) for record in records} - {None}
         fresh = []
         for finding in self.findings(tracker, action):
             if (finding.descriptor_set, finding.binding) in reported:
                 continue
             handle = action.bound_sets[finding.descriptor_set]
-            said = (tracker.generation, action.pipeline.handle, handle, finding.binding)
+            said = (action.pipeline.handle, handle, finding.binding, finding.index)
             if said not in self._said:
+                if len(self._said) >= KEPT_ENTRIES:
+                    self._said.clear()
                 self._said.add(said)
                 fresh.append(finding)
         return fresh
