@@ -258,8 +258,10 @@ int main(int argc, char **argv) {
     for (uint32_t i = 0; i < WEIGHTS * 4; ++i) weight_values[i] = (float)(i % 17) / 16.0f;
     vkUnmapMemory(device, weights_memory);
 
-    Scene scene = {create_color_render_pass(device, COLOR_FORMAT), VK_NULL_HANDLE, VK_NULL_HANDLE,
-                   VK_NULL_HANDLE, width, height, draws};
+    VkRenderPass render_pass =
+        create_color_render_pass(device, COLOR_FORMAT, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    Scene scene = {render_pass, VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE,
+                   width, height, draws};
     /* Set 0: binding 0 the textures, binding 1 the weights buffer, both for the fragment stage. */
     VkDescriptorSetLayoutBinding bindings[2] = {
         {0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, TEXTURES, VK_SHADER_STAGE_FRAGMENT_BIT,

@@ -83,6 +83,11 @@ static inline void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerE
      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |    \
      VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
 
+/* Those of warning and error severity only. */
+#define WARNINGS_AND_ERRORS                               \
+    (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |    \
+     VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+
 /* A messenger that prints the validation messages of `severities` (print_message). */
 static inline VkDebugUtilsMessengerEXT create_printing_messenger(
     VkInstance instance, VkDebugUtilsMessageSeverityFlagsEXT severities) {
@@ -155,6 +160,19 @@ static inline void create_host_buffer(VkDevice device,
     CHECK(vkBindBufferMemory(device, *buffer, *memory, 0));
 }
 
+/* A host-visible buffer (create_host_buffer, any memory type) of `size` zero bytes, left mapped:
+ * returns the mapping. */
+static inline void *create_mapped_host_buffer(VkDevice device,
+                                              const VkPhysicalDeviceMemoryProperties *properties,
+                                              VkDeviceSize size, VkBufferUsageFlags usage,
+                                              VkBuffer *buffer, VkDeviceMemory *memory) {
+    create_host_buffer(device, properties, size, usage, NULL, ~0u, NULL, buffer, memory);
+    void *mapped;
+    CHECK(vkMapMemory(device, *memory, 0, VK_WHOLE_SIZE, 0, &mapped));
+    memset(mapped, 0, (size_t)size);
+    return mapped;
+}
+
 /* A host-visible buffer (create_host_buffer, any memory type) holding a copy of the `size`
  * bytes at `data`, unmapped again. */
 static inline void create_filled_host_buffer(VkDevice device,
@@ -215,7 +233,8 @@ static inline void load_shader_stages(VkDevice device, uint32_t count, char *con
 }
 
 /* Set 0 of `binding_count` `bindings` (`set_next` extends its create info) and a pipeline
- * layout of it with push constants of `push_bytes` at offset 0 for `push_stages`. */
+ * layout of it with push constants of `push_bytes` at offset 0 for `push_stages` (none when
+ * `push_bytes` is 0). */
 static inline void create_set_and_pipeline_layouts(VkDevice device, const void *set_next,
                                                    uint32_t binding_count,
                                                    const VkDescriptorSetLayoutBinding *bindings,
@@ -232,8 +251,8 @@ static inline void create_set_and_pipeline_layouts(VkDevice device, const void *
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.setLayoutCount = 1;
     layout_info.pSetLayouts = set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push;
+    layout_info.pushConstantRangeCount = push_bytes ? 1 : 0;
+    layout_info.pPushConstantRanges = push_bytes ? &push : NULL;
     CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, layout));
 }
 
@@ -402,6 +421,17 @@ static inline VkFence submit_and_wait(VkDevice device, VkQueue queue,
     submit.pCommandBuffers = &command_buffer;
     CHECK(vkQueueSubmit(queue, 1, &submit, fence));
     CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+    return fence;
+}
+
+/* submit_and_wait, then idle waits on the queue and the device: the Khronos layer's GPU-AV
+ * reads its results back when a wait shows the work done, and its own timeline may trail the
+ * program's fence (on lavapipe). The fence is the caller's to destroy. */
+static inline VkFence submit_and_wait_idle(VkDevice device, VkQueue queue,
+                                           VkCommandBuffer command_buffer) {
+    VkFence fence = submit_and_wait(device, queue, command_buffer);
+    CHECK(vkQueueWaitIdle(queue));
+    CHECK(vkDeviceWaitIdle(device));
     return fence;
 }
 

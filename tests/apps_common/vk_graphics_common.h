@@ -1,74 +1,10 @@
-/* What the drawing test programs do alike: a 2D color image with its memory and view, layout
- * barriers and the copy out, a one-attachment render pass and framebuffer or dynamic rendering,
- * and the fixed-function state of a plain triangle draw. Static inline, like vk_app_common.h,
- * which it builds on; knows nothing of gpuav. */
+/* What the drawing test programs do alike: the copy of a color target out, a one-attachment
+ * render pass and framebuffer or dynamic rendering, and the fixed-function state of a plain
+ * triangle draw. Static inline, like vk_app_common.h and vk_image_common.h, which it builds on;
+ * knows nothing of gpuav. */
 #ifndef VK_GRAPHICS_COMMON_H
 #define VK_GRAPHICS_COMMON_H
-#include "vk_app_common.h"
-
-/* The one level and layer of a color image. */
-#define COLOR_SUBRESOURCE_RANGE ((VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1})
-
-/* A 2D image of one level and layer (`format`, `width` x `height`, optimal tiling, `usage`),
- * bound to new memory of `memory_flags`, and a 2D view of it. */
-static inline void create_image_and_view(VkDevice device,
-                                         const VkPhysicalDeviceMemoryProperties *properties,
-                                         VkFormat format, uint32_t width, uint32_t height,
-                                         VkImageUsageFlags usage,
-                                         VkMemoryPropertyFlags memory_flags, VkImage *image,
-                                         VkDeviceMemory *memory, VkImageView *view) {
-    VkImageCreateInfo info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = format;
-    info.extent = (VkExtent3D){width, height, 1};
-    info.mipLevels = 1;
-    info.arrayLayers = 1;
-    info.samples = VK_SAMPLE_COUNT_1_BIT;
-    info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    info.usage = usage;
-    CHECK(vkCreateImage(device, &info, NULL, image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, *image, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(properties, requirements.memoryTypeBits, memory_flags);
-    CHECK(vkAllocateMemory(device, &allocate, NULL, memory));
-    CHECK(vkBindImageMemory(device, *image, *memory, 0));
-    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = *image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = format;
-    view_info.subresourceRange = COLOR_SUBRESOURCE_RANGE;
-    CHECK(vkCreateImageView(device, &view_info, NULL, view));
-}
-
-/* Destroys what create_image_and_view made: the view, the image, then its memory. */
-static inline void destroy_image_and_view(VkDevice device, VkImage image, VkDeviceMemory memory,
-                                          VkImageView view) {
-    vkDestroyImageView(device, view, NULL);
-    vkDestroyImage(device, image, NULL);
-    vkFreeMemory(device, memory, NULL);
-}
-
-/* Records a layout change of a color image's one level and layer, waiting on `source_access`
- * of `source` stages before `destination_access` of `destination` stages. */
-static inline void color_image_barrier(VkCommandBuffer command_buffer, VkImage image,
-                                       VkImageLayout from, VkImageLayout to,
-                                       VkAccessFlags source_access,
-                                       VkAccessFlags destination_access,
-                                       VkPipelineStageFlags source,
-                                       VkPipelineStageFlags destination) {
-    VkImageMemoryBarrier barrier = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.srcAccessMask = source_access;
-    barrier.dstAccessMask = destination_access;
-    barrier.oldLayout = from;
-    barrier.newLayout = to;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = COLOR_SUBRESOURCE_RANGE;
-    vkCmdPipelineBarrier(command_buffer, source, destination, 0, 0, NULL, 0, NULL, 1, &barrier);
-}
+#include "vk_image_common.h"
 
 /* Records the copy of a `width` x `height` color image in TRANSFER_SRC_OPTIMAL layout to the
  * start of `buffer`, tightly packed. */
@@ -108,14 +44,15 @@ static inline void begin_color_rendering(VkCommandBuffer command_buffer, VkImage
 }
 
 /* A render pass of one color attachment of `format`, cleared and stored, left in
- * TRANSFER_SRC_OPTIMAL layout for a copy that the pass's dependency lets read it. */
-static inline VkRenderPass create_color_render_pass(VkDevice device, VkFormat format) {
+ * `final_layout`; when that is TRANSFER_SRC_OPTIMAL, the pass's dependency lets a copy after it
+ * read the attachment. */
+static inline VkRenderPass create_color_render_pass(VkDevice device, VkFormat format,
+                                                    VkImageLayout final_layout) {
     VkAttachmentDescription attachment = {0, format, VK_SAMPLE_COUNT_1_BIT,
                                           VK_ATTACHMENT_LOAD_OP_CLEAR, VK_ATTACHMENT_STORE_OP_STORE,
                                           VK_ATTACHMENT_LOAD_OP_DONT_CARE,
                                           VK_ATTACHMENT_STORE_OP_DONT_CARE,
-                                          VK_IMAGE_LAYOUT_UNDEFINED,
-                                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
+                                          VK_IMAGE_LAYOUT_UNDEFINED, final_layout};
     VkAttachmentReference reference = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
     VkSubpassDescription subpass = {0};
     subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
@@ -131,8 +68,10 @@ static inline VkRenderPass create_color_render_pass(VkDevice device, VkFormat fo
     info.pAttachments = &attachment;
     info.subpassCount = 1;
     info.pSubpasses = &subpass;
-    info.dependencyCount = 1;
-    info.pDependencies = &dependency;
+    if (final_layout == VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
+        info.dependencyCount = 1;
+        info.pDependencies = &dependency;
+    }
     VkRenderPass render_pass;
     CHECK(vkCreateRenderPass(device, &info, NULL, &render_pass));
     return render_pass;

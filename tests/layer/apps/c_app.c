@@ -77,7 +77,8 @@ static uint32_t run_graphics(VkQueue queue, VkCommandPool pool, const char *vert
     create_image_and_view(device, &memory_properties, VK_FORMAT_R8G8B8A8_UNORM, SIZE, SIZE,
                           VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0,
                           &image, &image_memory, &view);
-    VkRenderPass render_pass = create_color_render_pass(device, VK_FORMAT_R8G8B8A8_UNORM);
+    VkRenderPass render_pass = create_color_render_pass(device, VK_FORMAT_R8G8B8A8_UNORM,
+                                                        VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     VkFramebuffer framebuffer = create_framebuffer(device, render_pass, view, SIZE, SIZE);
 
     VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;

@@ -20,7 +20,7 @@
  * lines (vk_app_common.h), then "result" and the result words. */
 #include <string.h>
 
-#include "vk_app_common.h"
+#include "vk_graphics_common.h"
 
 #define RESULT_WORDS 16
 #define BUFFER_WORDS 64
@@ -99,56 +99,11 @@ static void write_descriptors(const Resources *r, VkDescriptorSet set, uint32_t 
 }
 
 static void create_image(Resources *r, const VkPhysicalDeviceMemoryProperties *properties) {
-    VkImageCreateInfo info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = VK_FORMAT_R32_UINT;
-    info.extent = (VkExtent3D){1, 1, 1};
-    info.mipLevels = 1;
-    info.arrayLayers = 1;
-    info.samples = VK_SAMPLE_COUNT_1_BIT;
-    info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    info.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
-                 VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-    CHECK(vkCreateImage(r->device, &info, NULL, &r->image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(r->device, r->image, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(properties, requirements.memoryTypeBits, 0);
-    CHECK(vkAllocateMemory(r->device, &allocate, NULL, &r->image_memory));
-    CHECK(vkBindImageMemory(r->device, r->image, r->image_memory, 0));
-    VkImageViewCreateInfo view = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view.image = r->image;
-    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view.format = VK_FORMAT_R32_UINT;
-    view.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    CHECK(vkCreateImageView(r->device, &view, NULL, &r->image_view));
-    VkSamplerCreateInfo sampler = {VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
-    sampler.magFilter = VK_FILTER_NEAREST;
-    sampler.minFilter = VK_FILTER_NEAREST;
-    CHECK(vkCreateSampler(r->device, &sampler, NULL, &r->sampler));
-}
-
-/* The image to GENERAL, cleared to 1234. */
-static void clear_image(VkCommandBuffer command_buffer, VkImage image) {
-    VkImageMemoryBarrier barrier = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &barrier);
-    VkClearColorValue value = {.uint32 = {1234, 0, 0, 0}};
-    vkCmdClearColorImage(command_buffer, image, VK_IMAGE_LAYOUT_GENERAL, &value, 1,
-                         &barrier.subresourceRange);
-    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    barrier.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 1, &barrier);
+    create_image_and_view(r->device, properties, VK_FORMAT_R32_UINT, 1, 1,
+                          VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
+                              VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                          0, &r->image, &r->image_memory, &r->image_view);
+    r->sampler = create_nearest_sampler(r->device, VK_SAMPLER_ADDRESS_MODE_REPEAT, VK_FALSE);
 }
 
 typedef struct {
@@ -161,105 +116,23 @@ typedef struct {
 
 static void create_target(VkDevice device, const VkPhysicalDeviceMemoryProperties *properties,
                           Target *t) {
-    VkAttachmentDescription attachment = {0};
-    attachment.format = VK_FORMAT_R8G8B8A8_UNORM;
-    attachment.samples = VK_SAMPLE_COUNT_1_BIT;
-    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-    attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
-    attachment.finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    VkAttachmentReference reference = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-    VkSubpassDescription subpass = {0};
-    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-    subpass.colorAttachmentCount = 1;
-    subpass.pColorAttachments = &reference;
-    VkRenderPassCreateInfo pass = {VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-    pass.attachmentCount = 1;
-    pass.pAttachments = &attachment;
-    pass.subpassCount = 1;
-    pass.pSubpasses = &subpass;
-    CHECK(vkCreateRenderPass(device, &pass, NULL, &t->render_pass));
-    VkImageCreateInfo info = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    info.extent = (VkExtent3D){1, 1, 1};
-    info.mipLevels = 1;
-    info.arrayLayers = 1;
-    info.samples = VK_SAMPLE_COUNT_1_BIT;
-    info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    info.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
-    CHECK(vkCreateImage(device, &info, NULL, &t->target));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, t->target, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(properties, requirements.memoryTypeBits, 0);
-    CHECK(vkAllocateMemory(device, &allocate, NULL, &t->target_memory));
-    CHECK(vkBindImageMemory(device, t->target, t->target_memory, 0));
-    VkImageViewCreateInfo view = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view.image = t->target;
-    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view.format = VK_FORMAT_R8G8B8A8_UNORM;
-    view.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    CHECK(vkCreateImageView(device, &view, NULL, &t->target_view));
-    VkFramebufferCreateInfo framebuffer = {VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-    framebuffer.renderPass = t->render_pass;
-    framebuffer.attachmentCount = 1;
-    framebuffer.pAttachments = &t->target_view;
-    framebuffer.width = 1;
-    framebuffer.height = 1;
-    framebuffer.layers = 1;
-    CHECK(vkCreateFramebuffer(device, &framebuffer, NULL, &t->framebuffer));
+    t->render_pass = create_color_render_pass(device, VK_FORMAT_R8G8B8A8_UNORM,
+                                              VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+    create_image_and_view(device, properties, VK_FORMAT_R8G8B8A8_UNORM, 1, 1,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT, 0, &t->target, &t->target_memory,
+                          &t->target_view);
+    t->framebuffer = create_framebuffer(device, t->render_pass, t->target_view, 1, 1);
 }
 
 static VkPipeline create_graphics_pipeline(VkDevice device, VkPipelineLayout layout,
                                            VkRenderPass render_pass, VkShaderModule vert,
                                            VkShaderModule frag) {
-    VkPipelineShaderStageCreateInfo stages[2] = {
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_VERTEX_BIT,
-         vert, "main", NULL},
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
-         VK_SHADER_STAGE_FRAGMENT_BIT, frag, "main", NULL},
-    };
-    VkPipelineVertexInputStateCreateInfo vertex_input = {
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    VkPipelineInputAssemblyStateCreateInfo assembly = {
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkViewport viewport = {0, 0, 1, 1, 0, 1};
-    VkRect2D scissor = {{0, 0}, {1, 1}};
-    VkPipelineViewportStateCreateInfo viewport_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport_state.viewportCount = 1;
-    viewport_state.pViewports = &viewport;
-    viewport_state.scissorCount = 1;
-    viewport_state.pScissors = &scissor;
-    VkPipelineRasterizationStateCreateInfo raster = {
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.polygonMode = VK_POLYGON_MODE_FILL;
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample = {
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState blend = {0};
-    blend.colorWriteMask = 0xF;
-    VkPipelineColorBlendStateCreateInfo blend_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend_state.attachmentCount = 1;
-    blend_state.pAttachments = &blend;
-    VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    info.stageCount = 2;
-    info.pStages = stages;
-    info.pVertexInputState = &vertex_input;
-    info.pInputAssemblyState = &assembly;
-    info.pViewportState = &viewport_state;
-    info.pRasterizationState = &raster;
-    info.pMultisampleState = &multisample;
-    info.pColorBlendState = &blend_state;
-    info.layout = layout;
-    info.renderPass = render_pass;
+    VkPipelineShaderStageCreateInfo stages[2];
+    vertex_fragment_stages(vert, frag, stages);
+    DrawState state;
+    init_draw_state(&state, 1, 1, 1, 0xF);
+    VkGraphicsPipelineCreateInfo info =
+        draw_pipeline_info(&state, NULL, 2, stages, layout, render_pass);
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
     return pipeline;
@@ -270,7 +143,11 @@ static void record(VkCommandBuffer command_buffer, const Resources *r, int graph
                    VkDescriptorSet set) {
     VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     CHECK(vkBeginCommandBuffer(command_buffer, &begin));
-    if (r->image_memory) clear_image(command_buffer, r->image);
+    if (r->image_memory)
+        clear_image_to_general(command_buffer, r->image, COLOR_SUBRESOURCE_RANGE,
+                               (VkClearColorValue){.uint32 = {1234, 0, 0, 0}},
+                               VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     VkPipelineBindPoint point =
         graphics ? VK_PIPELINE_BIND_POINT_GRAPHICS : VK_PIPELINE_BIND_POINT_COMPUTE;
     vkCmdBindPipeline(command_buffer, point, pipeline);
@@ -293,11 +170,7 @@ static void record(VkCommandBuffer command_buffer, const Resources *r, int graph
 }
 
 static void submit(VkDevice device, VkQueue queue, VkCommandBuffer command_buffer) {
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    /* The Khronos layer's GPU-AV reads back late on lavapipe: give it idle waits too. */
-    CHECK(vkQueueWaitIdle(queue));
-    CHECK(vkDeviceWaitIdle(device));
-    vkDestroyFence(device, fence, NULL);
+    vkDestroyFence(device, submit_and_wait_idle(device, queue, command_buffer), NULL);
 }
 
 int main(int argc, char **argv) {
@@ -316,11 +189,7 @@ int main(int argc, char **argv) {
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance = create_instance("descriptor_app", VK_API_VERSION_1_2, NULL, 1,
                                           extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
@@ -347,12 +216,9 @@ int main(int argc, char **argv) {
     create_image(&r, &memory_properties);
     VkBuffer results;
     VkDeviceMemory results_memory;
-    create_host_buffer(device, &memory_properties, 4 * RESULT_WORDS,
-                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL, ~0u, NULL, &results,
-                       &results_memory);
-    uint32_t *result_words;
-    CHECK(vkMapMemory(device, results_memory, 0, VK_WHOLE_SIZE, 0, (void **)&result_words));
-    memset(result_words, 0, 4 * RESULT_WORDS);
+    uint32_t *result_words =
+        create_mapped_host_buffer(device, &memory_properties, 4 * RESULT_WORDS,
+                                  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &results, &results_memory);
 
     VkShaderStageFlags stages = graphics ? VK_SHADER_STAGE_FRAGMENT_BIT
                                          : VK_SHADER_STAGE_COMPUTE_BIT;
@@ -362,17 +228,10 @@ int main(int argc, char **argv) {
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, stages, NULL},
         {2, companion, 1, stages, NULL},
     };
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = companion == VK_DESCRIPTOR_TYPE_MAX_ENUM ? 2 : 3;
-    set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    create_set_and_pipeline_layouts(device, NULL, companion == VK_DESCRIPTOR_TYPE_MAX_ENUM ? 2 : 3,
+                                    bindings, 0, 0, &set_layout, &layout);
 
     VkDescriptorPoolSize pool_sizes[3] = {
         {type, 2 * count},
@@ -475,9 +334,7 @@ int main(int argc, char **argv) {
     if (graphics) {
         vkDestroyShaderModule(device, vert, NULL);
         vkDestroyFramebuffer(device, target.framebuffer, NULL);
-        vkDestroyImageView(device, target.target_view, NULL);
-        vkDestroyImage(device, target.target, NULL);
-        vkFreeMemory(device, target.target_memory, NULL);
+        destroy_image_and_view(device, target.target, target.target_memory, target.target_view);
         vkDestroyRenderPass(device, target.render_pass, NULL);
     }
     vkDestroyDescriptorPool(device, pool, NULL);

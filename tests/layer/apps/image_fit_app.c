@@ -14,7 +14,7 @@
  * result words. */
 #include <string.h>
 
-#include "vk_app_common.h"
+#include "vk_image_common.h"
 
 #define RESULT_WORDS 16
 #define MAX_SPECS 4
@@ -71,29 +71,10 @@ static void create_spec_objects(VkDevice device, const VkPhysicalDeviceMemoryPro
     info.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT |
                  (type == VK_DESCRIPTOR_TYPE_STORAGE_IMAGE ? VK_IMAGE_USAGE_STORAGE_BIT
                                                            : VK_IMAGE_USAGE_SAMPLED_BIT);
-    CHECK(vkCreateImage(device, &info, NULL, &spec->image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(device, spec->image, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(memory, requirements.memoryTypeBits, 0);
-    CHECK(vkAllocateMemory(device, &allocate, NULL, &spec->memory));
-    CHECK(vkBindImageMemory(device, spec->image, spec->memory, 0));
-    VkImageViewCreateInfo view = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view.image = spec->image;
-    view.viewType = spec->view_type;
-    view.format = spec->format;
-    view.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0,
-                                                      layer_count(spec->view_type)};
-    CHECK(vkCreateImageView(device, &view, NULL, &spec->view));
-    VkSamplerCreateInfo sampler = {VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
-    sampler.magFilter = VK_FILTER_NEAREST;
-    sampler.minFilter = VK_FILTER_NEAREST;
-    sampler.addressModeU = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
-    sampler.addressModeV = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
-    sampler.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
-    sampler.unnormalizedCoordinates = spec->unnormalized;
-    CHECK(vkCreateSampler(device, &sampler, NULL, &spec->sampler));
+    create_image_and_view_of(device, memory, &info, spec->view_type, 0, &spec->image,
+                             &spec->memory, &spec->view);
+    spec->sampler = create_nearest_sampler(device, VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
+                                           spec->unnormalized);
 }
 
 /* Every image to GENERAL, cleared. */
@@ -101,29 +82,13 @@ static void clear_images(VkCommandBuffer command_buffer, const Spec *specs, uint
     for (uint32_t k = 0; k < count; ++k) {
         VkImageSubresourceRange range = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0,
                                          layer_count(specs[k].view_type)};
-        VkImageMemoryBarrier barrier = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-        barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-        barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
-        barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        barrier.image = specs[k].image;
-        barrier.subresourceRange = range;
-        vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &barrier);
         VkClearColorValue value;
         if (is_integer(specs[k].format))
             value = (VkClearColorValue){.uint32 = {7, 0, 0, 0}};
         else
             value = (VkClearColorValue){.float32 = {0.25f, 0, 0, 0}};
-        vkCmdClearColorImage(command_buffer, specs[k].image, VK_IMAGE_LAYOUT_GENERAL, &value, 1,
-                             &range);
-        barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-        barrier.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
-        vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, 0, NULL, 1,
-                             &barrier);
+        clear_image_to_general(command_buffer, specs[k].image, range, value,
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     }
 }
 
@@ -146,11 +111,7 @@ int main(int argc, char **argv) {
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance = create_instance("image_fit_app", VK_API_VERSION_1_2, NULL, 1,
                                           extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
@@ -165,46 +126,26 @@ int main(int argc, char **argv) {
 
     VkBuffer results;
     VkDeviceMemory results_memory;
-    create_host_buffer(device, &memory_properties, 4 * RESULT_WORDS,
-                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, NULL, ~0u, NULL, &results,
-                       &results_memory);
-    uint32_t *result_words;
-    CHECK(vkMapMemory(device, results_memory, 0, VK_WHOLE_SIZE, 0, (void **)&result_words));
-    memset(result_words, 0, 4 * RESULT_WORDS);
+    uint32_t *result_words =
+        create_mapped_host_buffer(device, &memory_properties, 4 * RESULT_WORDS,
+                                  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &results, &results_memory);
 
     VkDescriptorSetLayoutBinding bindings[3] = {
         {0, type, count, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
         {2, VK_DESCRIPTOR_TYPE_SAMPLER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
     };
-    VkDescriptorSetLayoutCreateInfo set_info = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = separate ? 3 : 2;
-    set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layout;
-    CHECK(vkCreateDescriptorSetLayout(device, &set_info, NULL, &set_layout));
-    VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
     VkPipelineLayout layout;
-    CHECK(vkCreatePipelineLayout(device, &layout_info, NULL, &layout));
+    create_set_and_pipeline_layouts(device, NULL, separate ? 3 : 2, bindings, 0, 0, &set_layout,
+                                    &layout);
     VkDescriptorPoolSize pool_sizes[3] = {
         {type, count},
         {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1},
         {VK_DESCRIPTOR_TYPE_SAMPLER, 1},
     };
-    VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = 1;
-    pool_info.poolSizeCount = 3;
-    pool_info.pPoolSizes = pool_sizes;
     VkDescriptorPool pool;
-    CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &pool));
-    VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout;
-    VkDescriptorSet set;
-    CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+    VkDescriptorSet set = allocate_one_set(device, 3, pool_sizes, NULL, set_layout, &pool);
 
     VkDescriptorImageInfo images[MAX_SPECS];
     for (uint32_t k = 0; k < count; ++k)
@@ -233,11 +174,7 @@ int main(int argc, char **argv) {
                             0, NULL);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     CHECK(vkEndCommandBuffer(command_buffer));
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    /* The Khronos layer's GPU-AV reads back late on lavapipe: give it idle waits too. */
-    CHECK(vkQueueWaitIdle(queue));
-    CHECK(vkDeviceWaitIdle(device));
-    vkDestroyFence(device, fence, NULL);
+    vkDestroyFence(device, submit_and_wait_idle(device, queue, command_buffer), NULL);
 
     printf("result");
     for (int k = 0; k < RESULT_WORDS; ++k) printf(" %u", result_words[k]);
@@ -251,9 +188,7 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
     for (uint32_t k = 0; k < count; ++k) {
         vkDestroySampler(device, specs[k].sampler, NULL);
-        vkDestroyImageView(device, specs[k].view, NULL);
-        vkDestroyImage(device, specs[k].image, NULL);
-        vkFreeMemory(device, specs[k].memory, NULL);
+        destroy_image_and_view(device, specs[k].image, specs[k].memory, specs[k].view);
     }
     vkUnmapMemory(device, results_memory);
     vkDestroyBuffer(device, results, NULL);
