@@ -95,6 +95,15 @@ static inline VkDebugUtilsMessengerEXT create_printing_messenger(
                             print_message);
 }
 
+/* Destroys `device`, then `messenger` (unless VK_NULL_HANDLE) and `instance`: a program's last
+ * calls. */
+static inline void destroy_device_and_instance(VkDevice device, VkInstance instance,
+                                               VkDebugUtilsMessengerEXT messenger) {
+    vkDestroyDevice(device, NULL);
+    if (messenger) destroy_messenger(instance, messenger);
+    vkDestroyInstance(instance, NULL);
+}
+
 /* The first device the loader lists (lavapipe in the tests). */
 static inline VkPhysicalDevice first_physical_device(VkInstance instance) {
     uint32_t count = 1;
@@ -185,6 +194,46 @@ static inline void create_filled_host_buffer(VkDevice device,
     CHECK(vkMapMemory(device, *memory, 0, VK_WHOLE_SIZE, 0, &mapped));
     memcpy(mapped, data, (size_t)size);
     vkUnmapMemory(device, *memory);
+}
+
+/* Destroys the `count` `buffers` and frees their `memories`, one after the other. */
+static inline void destroy_host_buffers(VkDevice device, uint32_t count, const VkBuffer *buffers,
+                                        const VkDeviceMemory *memories) {
+    for (uint32_t k = 0; k < count; ++k) {
+        vkDestroyBuffer(device, buffers[k], NULL);
+        vkFreeMemory(device, memories[k], NULL);
+    }
+}
+
+/* Prints `label` and the first `count` words of the host-visible `memory` in hex, one line. */
+static inline void print_hex_words(VkDevice device, VkDeviceMemory memory, const char *label,
+                                   uint32_t count) {
+    uint32_t *words;
+    CHECK(vkMapMemory(device, memory, 0, VK_WHOLE_SIZE, 0, (void **)&words));
+    printf("%s", label);
+    for (uint32_t k = 0; k < count; ++k) printf(" %08x", words[k]);
+    printf("\n");
+    vkUnmapMemory(device, memory);
+}
+
+/* Unmaps the `count` host-visible `memories`, then destroys the `buffers`, then frees the
+ * memories. */
+static inline void destroy_mapped_buffers(VkDevice device, uint32_t count, const VkBuffer *buffers,
+                                          const VkDeviceMemory *memories) {
+    for (uint32_t k = 0; k < count; ++k) vkUnmapMemory(device, memories[k]);
+    for (uint32_t k = 0; k < count; ++k) vkDestroyBuffer(device, buffers[k], NULL);
+    for (uint32_t k = 0; k < count; ++k) vkFreeMemory(device, memories[k], NULL);
+}
+
+/* Prints the line "result" and the `count` words of `results`, then the line "data" and the
+ * first words of the `data_count` words of `data`, at most `count`. */
+static inline void print_results_and_data(const uint32_t *results, uint32_t count,
+                                          const uint32_t *data, VkDeviceSize data_count) {
+    printf("result");
+    for (uint32_t k = 0; k < count; ++k) printf(" %u", results[k]);
+    printf("\ndata");
+    for (VkDeviceSize k = 0; k < count && k < data_count; ++k) printf(" %u", data[k]);
+    printf("\n");
 }
 
 /* The bytes of the file at `path` (malloc'd, the caller's to free), their count in `size`. */

@@ -39,11 +39,7 @@ int main(int argc, char **argv) {
     const char *options = argc > 6 ? argv[6] : "";
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance = create_instance("address_app", VK_API_VERSION_1_2, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
@@ -103,17 +99,9 @@ int main(int argc, char **argv) {
                        &push);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     CHECK(vkEndCommandBuffer(command_buffer));
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    /* The Khronos layer reads its GPU-AV results back when a wait shows the work done; its
-     * own timeline may trail the app's fence, so give it an idle wait as well. */
-    CHECK(vkQueueWaitIdle(queue));
-    CHECK(vkDeviceWaitIdle(device));
+    VkFence fence = submit_and_wait_idle(device, queue, command_buffer);
 
-    printf("result");
-    for (int k = 0; k < RESULT_WORDS; ++k) printf(" %u", result_words[k]);
-    printf("\ndata");
-    for (VkDeviceSize k = 0; k < RESULT_WORDS && k < size / 4; ++k) printf(" %u", target_words[k]);
-    printf("\n");
+    print_results_and_data(result_words, RESULT_WORDS, target_words, size / 4);
 
     vkDestroyFence(device, fence, NULL);
     vkDestroyCommandPool(device, command_pool, NULL);
@@ -122,14 +110,9 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorPool(device, pool, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
-    vkUnmapMemory(device, target_memory);
-    vkUnmapMemory(device, results_memory);
-    vkDestroyBuffer(device, target, NULL);
-    vkDestroyBuffer(device, results, NULL);
-    vkFreeMemory(device, target_memory, NULL);
-    vkFreeMemory(device, results_memory, NULL);
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    VkBuffer buffers[2] = {target, results};
+    VkDeviceMemory memories[2] = {target_memory, results_memory};
+    destroy_mapped_buffers(device, 2, buffers, memories);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }

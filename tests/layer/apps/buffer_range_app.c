@@ -90,12 +90,7 @@ int main(int argc, char **argv) {
     VkInstance instance = create_instance("buffer_range_app", VK_API_VERSION_1_2,
                                           has_option(options, "quiet") ? &settings : NULL, 1,
                                           extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
@@ -132,16 +127,7 @@ int main(int argc, char **argv) {
     CHECK(vkMapMemory(device, results_memory, 0, VK_WHOLE_SIZE, 0, (void **)&result_words));
     for (VkDeviceSize k = 0; k < size / 4; ++k) tested_words[k] = 1000 + (uint32_t)k;
     memset(result_words, 0, 4 * RESULT_WORDS);
-    if (argc > 8 && argv[8][0]) {
-        PFN_vkSetDebugUtilsObjectNameEXT set_name =
-            (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device,
-                                                                   "vkSetDebugUtilsObjectNameEXT");
-        VkDebugUtilsObjectNameInfoEXT name = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
-        name.objectType = VK_OBJECT_TYPE_BUFFER;
-        name.objectHandle = (uint64_t)tested;
-        name.pObjectName = argv[8];
-        CHECK(set_name(device, &name));
-    }
+    if (argc > 8 && argv[8][0]) CHECK(name_buffer(device, tested, argv[8]));
 
     VkDescriptorSetLayoutBinding bindings[2] = {
         {0, type, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
@@ -167,16 +153,7 @@ int main(int argc, char **argv) {
     VkDescriptorSet set = VK_NULL_HANDLE;
     if (!pushing) {
         VkDescriptorPoolSize pool_sizes[2] = {{type, 1}, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1}};
-        VkDescriptorPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-        pool_info.maxSets = 1;
-        pool_info.poolSizeCount = 2;
-        pool_info.pPoolSizes = pool_sizes;
-        CHECK(vkCreateDescriptorPool(device, &pool_info, NULL, &pool));
-        VkDescriptorSetAllocateInfo allocate = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-        allocate.descriptorPool = pool;
-        allocate.descriptorSetCount = 1;
-        allocate.pSetLayouts = &set_layout;
-        CHECK(vkAllocateDescriptorSets(device, &allocate, &set));
+        set = allocate_one_set(device, 2, pool_sizes, NULL, set_layout, &pool);
     }
     VkDescriptorBufferInfo infos[2] = {
         {tested, offset, range ? range : VK_WHOLE_SIZE},
@@ -255,17 +232,9 @@ int main(int argc, char **argv) {
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &index);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     CHECK(vkEndCommandBuffer(command_buffer));
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    /* The Khronos layer reads its GPU-AV results back when a wait shows the work done; its
-     * own timeline may trail the app's fence, so give it an idle wait as well. */
-    CHECK(vkQueueWaitIdle(queue));
-    CHECK(vkDeviceWaitIdle(device));
+    VkFence fence = submit_and_wait_idle(device, queue, command_buffer);
 
-    printf("result");
-    for (int k = 0; k < RESULT_WORDS; ++k) printf(" %u", result_words[k]);
-    printf("\ndata");
-    for (VkDeviceSize k = 0; k < RESULT_WORDS && k < size / 4; ++k) printf(" %u", tested_words[k]);
-    printf("\n");
+    print_results_and_data(result_words, RESULT_WORDS, tested_words, size / 4);
 
     vkDestroyFence(device, fence, NULL);
     vkDestroyCommandPool(device, command_pool, NULL);
@@ -276,14 +245,9 @@ int main(int argc, char **argv) {
     if (view) vkDestroyBufferView(device, view, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
-    vkUnmapMemory(device, tested_memory);
-    vkUnmapMemory(device, results_memory);
-    vkDestroyBuffer(device, tested, NULL);
-    vkDestroyBuffer(device, results, NULL);
-    vkFreeMemory(device, tested_memory, NULL);
-    vkFreeMemory(device, results_memory, NULL);
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    VkBuffer buffers[2] = {tested, results};
+    VkDeviceMemory memories[2] = {tested_memory, results_memory};
+    destroy_mapped_buffers(device, 2, buffers, memories);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }

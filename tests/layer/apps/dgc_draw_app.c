@@ -432,8 +432,6 @@ int main(int argc, char **argv) {
     vkDestroyDescriptorSetLayout(device, empty_layout, NULL);
     free_buffer(&image);
     for (uint32_t k = 0; k < PALETTES; ++k) free_buffer(&palettes[k]);
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }

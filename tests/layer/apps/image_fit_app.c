@@ -193,8 +193,6 @@ int main(int argc, char **argv) {
     vkUnmapMemory(device, results_memory);
     vkDestroyBuffer(device, results, NULL);
     vkFreeMemory(device, results_memory, NULL);
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }

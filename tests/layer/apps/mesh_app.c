@@ -222,18 +222,9 @@ int main(int argc, char **argv) {
     vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 0, NULL, 1, &to_host, 0, NULL);
     CHECK(vkEndCommandBuffer(command_buffer));
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    /* The Khronos layer reads its GPU-AV results back when a wait shows the work done; its
-     * own timeline may trail the app's fence, so give it an idle wait as well. */
-    CHECK(vkQueueWaitIdle(queue));
-    CHECK(vkDeviceWaitIdle(device));
+    VkFence fence = submit_and_wait_idle(device, queue, command_buffer);
 
-    uint32_t *pixels;
-    CHECK(vkMapMemory(device, readback_memory, 0, VK_WHOLE_SIZE, 0, (void **)&pixels));
-    printf("result");
-    for (int k = 0; k < WIDTH * HEIGHT; ++k) printf(" %08x", pixels[k]);
-    printf("\n");
-    vkUnmapMemory(device, readback_memory);
+    print_hex_words(device, readback_memory, "result", WIDTH * HEIGHT);
 
     vkDestroyFence(device, fence, NULL);
     vkDestroyCommandPool(device, pool, NULL);
@@ -249,16 +240,8 @@ int main(int argc, char **argv) {
     destroy_image_and_view(device, image, image_memory, view);
     VkBuffer buffers[3] = {shape, indirect, readback};
     VkDeviceMemory memories[3] = {shape_memory, indirect_memory, readback_memory};
-    for (int k = 0; k < 3; ++k) {
-        vkDestroyBuffer(device, buffers[k], NULL);
-        vkFreeMemory(device, memories[k], NULL);
-    }
-    for (uint32_t k = 0; k < PALETTES; ++k) {
-        vkDestroyBuffer(device, palettes[k], NULL);
-        vkFreeMemory(device, palette_memory[k], NULL);
-    }
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_host_buffers(device, 3, buffers, memories);
+    destroy_host_buffers(device, PALETTES, palettes, palette_memory);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }

@@ -45,12 +45,7 @@ int main(int argc, char **argv) {
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     VkInstance instance =
         create_instance("ray_tracing_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_messenger(
-        instance,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory);
@@ -250,11 +245,7 @@ int main(int argc, char **argv) {
         trace(command_buffer, &raygen, &miss, &hit, &callable, WIDTH, HEIGHT, 1);
     }
     CHECK(vkEndCommandBuffer(command_buffer));
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    /* The Khronos layer reads its GPU-AV results back when a wait shows the work done; its
-     * own timeline may trail the app's fence, so give it an idle wait as well. */
-    CHECK(vkQueueWaitIdle(queue));
-    CHECK(vkDeviceWaitIdle(device));
+    VkFence fence = submit_and_wait_idle(device, queue, command_buffer);
 
     printf("result");
     for (int k = 0; k < WIDTH * HEIGHT; ++k) printf(" %u", ((uint32_t *)image.mapped)[k]);
@@ -275,8 +266,6 @@ int main(int argc, char **argv) {
     destroy_addressed_buffer(device, &image);
     destroy_addressed_buffer(device, &instance_buffer);
     destroy_addressed_buffer(device, &vertex_buffer);
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }

@@ -290,23 +290,10 @@ int main(int argc, char **argv) {
                          VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0, NULL);
     CHECK(vkEndCommandBuffer(command_buffer));
-    VkFence fence = submit_and_wait(device, queue, command_buffer);
-    /* The Khronos layer reads its GPU-AV results back when a wait shows the work done; its
-     * own timeline may trail the app's fence, so give it an idle wait as well. */
-    CHECK(vkQueueWaitIdle(queue));
-    CHECK(vkDeviceWaitIdle(device));
+    VkFence fence = submit_and_wait_idle(device, queue, command_buffer);
 
-    uint32_t *words;
-    CHECK(vkMapMemory(device, output_memory, 0, VK_WHOLE_SIZE, 0, (void **)&words));
-    printf("output");
-    for (int k = 0; k < OUTPUT_WORDS; ++k) printf(" %08x", words[k]);
-    printf("\n");
-    vkUnmapMemory(device, output_memory);
-    CHECK(vkMapMemory(device, readback_memory, 0, VK_WHOLE_SIZE, 0, (void **)&words));
-    printf("result");
-    for (int k = 0; k < WIDTH * HEIGHT; ++k) printf(" %08x", words[k]);
-    printf("\n");
-    vkUnmapMemory(device, readback_memory);
+    print_hex_words(device, output_memory, "output", OUTPUT_WORDS);
+    print_hex_words(device, readback_memory, "result", WIDTH * HEIGHT);
 
     vkDestroyFence(device, fence, NULL);
     vkDestroyCommandPool(device, pool, NULL);
@@ -320,16 +307,8 @@ int main(int argc, char **argv) {
     destroy_image_and_view(device, image, image_memory, view);
     VkBuffer buffers[3] = {shape, output, readback};
     VkDeviceMemory memories[3] = {shape_memory, output_memory, readback_memory};
-    for (int k = 0; k < 3; ++k) {
-        vkDestroyBuffer(device, buffers[k], NULL);
-        vkFreeMemory(device, memories[k], NULL);
-    }
-    for (uint32_t k = 0; k < PALETTES; ++k) {
-        vkDestroyBuffer(device, palettes[k], NULL);
-        vkFreeMemory(device, palette_memory[k], NULL);
-    }
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_host_buffers(device, 3, buffers, memories);
+    destroy_host_buffers(device, PALETTES, palettes, palette_memory);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }
