@@ -36,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vk_app_common.h"
+#include "vk_graphics_common.h"
 
 enum { SIZE = 8, MEMORY_BYTES = 4096 };
 
@@ -117,63 +117,14 @@ typedef struct {
 
 static Target make_target(Context *ctx) {
     Target target;
-    VkImageCreateInfo image = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    image.imageType = VK_IMAGE_TYPE_2D;
-    image.format = VK_FORMAT_R8G8B8A8_UNORM;
-    image.extent = (VkExtent3D){SIZE, SIZE, 1};
-    image.mipLevels = image.arrayLayers = 1;
-    image.samples = VK_SAMPLE_COUNT_1_BIT;
-    image.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-    CHECK(vkCreateImage(ctx->device, &image, NULL, &target.image));
-    VkMemoryRequirements requirements;
-    vkGetImageMemoryRequirements(ctx->device, target.image, &requirements);
-    VkMemoryAllocateInfo allocate = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = memory_type(&ctx->memory, requirements.memoryTypeBits, 0);
     VkDeviceMemory memory;
-    CHECK(vkAllocateMemory(ctx->device, &allocate, NULL, &memory));
-    CHECK(vkBindImageMemory(ctx->device, target.image, memory, 0));
-    VkImageViewCreateInfo view_info = {VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = target.image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = image.format;
-    view_info.subresourceRange = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     VkImageView view;
-    CHECK(vkCreateImageView(ctx->device, &view_info, NULL, &view));
-    VkAttachmentDescription attachment = {0};
-    attachment.format = image.format;
-    attachment.samples = VK_SAMPLE_COUNT_1_BIT;
-    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-    attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
-    attachment.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    attachment.finalLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    VkAttachmentReference color = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-    VkSubpassDescription subpass = {0};
-    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-    subpass.colorAttachmentCount = 1;
-    subpass.pColorAttachments = &color;
-    VkSubpassDependency after = {0, VK_SUBPASS_EXTERNAL,
-                                 VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                                 VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                 VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
-                                 VK_ACCESS_TRANSFER_READ_BIT, 0};
-    VkRenderPassCreateInfo pass = {VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-    pass.attachmentCount = 1;
-    pass.pAttachments = &attachment;
-    pass.subpassCount = 1;
-    pass.pSubpasses = &subpass;
-    pass.dependencyCount = 1;
-    pass.pDependencies = &after;
-    CHECK(vkCreateRenderPass(ctx->device, &pass, NULL, &target.render_pass));
-    VkFramebufferCreateInfo framebuffer = {VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-    framebuffer.renderPass = target.render_pass;
-    framebuffer.attachmentCount = 1;
-    framebuffer.pAttachments = &view;
-    framebuffer.width = framebuffer.height = SIZE;
-    framebuffer.layers = 1;
-    CHECK(vkCreateFramebuffer(ctx->device, &framebuffer, NULL, &target.framebuffer));
+    create_image_and_view(ctx->device, &ctx->memory, VK_FORMAT_R8G8B8A8_UNORM, SIZE, SIZE,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0,
+                          &target.image, &memory, &view);
+    target.render_pass = create_color_render_pass(ctx->device, VK_FORMAT_R8G8B8A8_UNORM,
+                                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    target.framebuffer = create_framebuffer(ctx->device, target.render_pass, view, SIZE, SIZE);
     target.readback =
         make_buffer(ctx, SIZE * SIZE * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, NULL, 0);
     return target;
@@ -182,66 +133,34 @@ static Target make_target(Context *ctx) {
 /* Per-vertex vec2 positions at binding 0; with `instanced`, a per-instance vec2 offset at
  * binding 1 (instanced.vert). */
 static VkPipeline make_pipeline(Context *ctx, VkRenderPass render_pass, int instanced) {
-    VkPipelineShaderStageCreateInfo stages[2] = {
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
-        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
-    stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
-    stages[0].module = module(ctx, instanced ? "instanced.spv" : "vertex.spv");
-    stages[0].pName = "main";
-    stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
-    stages[1].module = module(ctx, "fragment.spv");
-    stages[1].pName = "main";
+    VkShaderModule vertex = module(ctx, instanced ? "instanced.spv" : "vertex.spv");
+    VkShaderModule fragment = module(ctx, "fragment.spv");
+    VkPipelineShaderStageCreateInfo stages[2];
+    vertex_fragment_stages(vertex, fragment, stages);
     VkVertexInputBindingDescription bindings[2] = {
         {0, 8, VK_VERTEX_INPUT_RATE_VERTEX}, {1, 8, VK_VERTEX_INPUT_RATE_INSTANCE}};
     VkVertexInputAttributeDescription attributes[2] = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
                                                        {1, 1, VK_FORMAT_R32G32_SFLOAT, 0}};
-    VkPipelineVertexInputStateCreateInfo vertex_input = {
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    vertex_input.vertexBindingDescriptionCount = instanced ? 2 : 1;
-    vertex_input.pVertexBindingDescriptions = bindings;
-    vertex_input.vertexAttributeDescriptionCount = instanced ? 2 : 1;
-    vertex_input.pVertexAttributeDescriptions = attributes;
-    VkPipelineInputAssemblyStateCreateInfo assembly = {
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkViewport viewport = {0, 0, SIZE, SIZE, 0, 1};
-    VkRect2D scissor = {{0, 0}, {SIZE, SIZE}};
-    VkPipelineViewportStateCreateInfo viewport_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport_state.viewportCount = viewport_state.scissorCount = 1;
-    viewport_state.pViewports = &viewport;
-    viewport_state.pScissors = &scissor;
-    VkPipelineRasterizationStateCreateInfo raster = {
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.lineWidth = 1;
-    VkPipelineMultisampleStateCreateInfo multisample = {
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState blend = {0};
-    blend.colorWriteMask = 0xF;
-    VkPipelineColorBlendStateCreateInfo blend_state = {
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend_state.attachmentCount = 1;
-    blend_state.pAttachments = &blend;
+    DrawState state;
+    init_draw_state(&state, SIZE, SIZE, 1, 0xF);
+    state.vertex_input.vertexBindingDescriptionCount = instanced ? 2 : 1;
+    state.vertex_input.pVertexBindingDescriptions = bindings;
+    state.vertex_input.vertexAttributeDescriptionCount = instanced ? 2 : 1;
+    state.vertex_input.pVertexAttributeDescriptions = attributes;
     VkPipelineLayoutCreateInfo layout_info = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     VkPipelineLayout layout;
     CHECK(vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &layout));
-    VkGraphicsPipelineCreateInfo info = {VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    info.stageCount = 2;
-    info.pStages = stages;
+    VkGraphicsPipelineCreateInfo info =
+        draw_pipeline_info(&state, NULL, 2, stages, layout, render_pass);
     VkDynamicState dynamic_input = VK_DYNAMIC_STATE_VERTEX_INPUT_EXT;
-    VkPipelineDynamicStateCreateInfo dynamic = {VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
+    VkPipelineDynamicStateCreateInfo dynamic = {
+        VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
     dynamic.dynamicStateCount = 1;
     dynamic.pDynamicStates = &dynamic_input;
-    info.pVertexInputState = set_vertex_input ? NULL : &vertex_input;
-    info.pDynamicState = set_vertex_input ? &dynamic : NULL;
-    info.pInputAssemblyState = &assembly;
-    info.pViewportState = &viewport_state;
-    info.pRasterizationState = &raster;
-    info.pMultisampleState = &multisample;
-    info.pColorBlendState = &blend_state;
-    info.layout = layout;
-    info.renderPass = render_pass;
+    if (set_vertex_input) {
+        info.pVertexInputState = NULL;
+        info.pDynamicState = &dynamic;
+    }
     VkPipeline pipeline;
     CHECK(vkCreateGraphicsPipelines(ctx->device, VK_NULL_HANDLE, 1, &info, NULL, &pipeline));
     return pipeline;
