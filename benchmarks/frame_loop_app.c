@@ -354,9 +354,7 @@ int main(int argc, char **argv) {
         destroy_image_and_view(device, textures[t], texture_memories[t], texture_views[t]);
     }
     vkDestroyCommandPool(device, pool, NULL);
-    vkDestroyDevice(device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_device_and_instance(device, instance, messenger);
     /* Error messages that came after the figures (a read-back at device destruction). */
     return error_messages ? 1 : 0;
 }

@@ -168,10 +168,7 @@ int main(int argc, char **argv) {
                                           extensions);
     VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
     if (messenger_wanted)
-        messenger = create_messenger(instance,
-                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-                                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+        messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceProperties properties;
     vkGetPhysicalDeviceProperties(physical, &properties);
@@ -185,8 +182,6 @@ int main(int argc, char **argv) {
     printf("pixels %08x\n", run_graphics(queue, pool, argv[2], argv[3], draws, bad_draw));
 
     vkDestroyCommandPool(device, pool, NULL);
-    vkDestroyDevice(device, NULL);
-    if (messenger) destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_device_and_instance(device, instance, messenger);
     return 0;
 }

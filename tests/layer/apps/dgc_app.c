@@ -230,8 +230,6 @@ int main(int argc, char **argv) {
     vkDestroyPipelineLayout(device, layout, NULL);
     vkDestroyDescriptorSetLayout(device, set_layout, NULL);
     for (int b = 0; b < 2; ++b) free_buffer(&data[b]);
-    vkDestroyDevice(device, NULL);
-    if (handle) destroy_messenger(instance, handle);
-    vkDestroyInstance(instance, NULL);
+    destroy_device_and_instance(device, instance, handle);
     return 0;
 }

@@ -523,8 +523,6 @@ int main(int argc, char **argv) {
 
     vkDestroyDescriptorSetLayout(app.device, app.empty_set_layout, NULL);
     vkDestroyCommandPool(app.device, app.pool, NULL);
-    vkDestroyDevice(app.device, NULL);
-    destroy_messenger(instance, messenger);
-    vkDestroyInstance(instance, NULL);
+    destroy_device_and_instance(app.device, instance, messenger);
     return 0;
 }

@@ -82,11 +82,7 @@ static void make_instance(App *app, int messenger) {
     const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
     app->instance = create_instance(NULL, VK_API_VERSION_1_3, NULL, messenger ? 1 : 0, extensions);
     if (!messenger) return;
-    app->messenger = create_messenger(app->instance,
-                                      VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-                                          VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                                          VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-                                      VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, print_message);
+    app->messenger = create_printing_messenger(app->instance, INFO_AND_ABOVE);
 }
 
 static void make_device(App *app) {
@@ -155,9 +151,7 @@ static void destroy(App *app) {
     vkUnmapMemory(device, app->memory);
     vkDestroyBuffer(device, app->buffer, NULL);
     vkFreeMemory(device, app->memory, NULL);
-    vkDestroyDevice(device, NULL);
-    if (app->messenger) destroy_messenger(app->instance, app->messenger);
-    vkDestroyInstance(app->instance, NULL);
+    destroy_device_and_instance(device, app->instance, app->messenger);
 }
 
 int main(int argc, char **argv) {
