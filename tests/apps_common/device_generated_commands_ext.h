@@ -6,11 +6,12 @@
 #define DEVICE_GENERATED_COMMANDS_EXT_H
 #include <string.h>
 
+#include "maintenance5_ext.h"
 #include "shader_object_ext.h"
 #include "vk_app_common.h"
 
-/* VK_EXT_device_generated_commands and VK_KHR_maintenance5 are newer than Debian bookworm's
- * headers (1.3.239): the declarations the programs use, as in the Vulkan registry. */
+/* VK_EXT_device_generated_commands is newer than Debian bookworm's headers (1.3.239): the
+ * declarations the programs use, as in the Vulkan registry. */
 #ifndef VK_EXT_device_generated_commands
 #define VK_EXT_device_generated_commands 1
 VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkIndirectCommandsLayoutEXT)
@@ -159,26 +160,6 @@ typedef void(VKAPI_PTR *PFN_vkDestroyIndirectExecutionSetEXT)(VkDevice,
                                                              const VkAllocationCallbacks *);
 #endif
 
-#ifndef VK_KHR_maintenance5
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR ((VkStructureType)1000470000)
-#define VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470005)
-#define VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470006)
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 maintenance5;
-} VkPhysicalDeviceMaintenance5FeaturesKHR;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint64_t flags;
-} VkPipelineCreateFlags2CreateInfoKHR;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint64_t usage;
-} VkBufferUsageFlags2CreateInfoKHR;
-#endif
 #define BUFFER_USAGE_2_PREPROCESS_BUFFER_BIT_EXT 0x80000000ULL
 #define PIPELINE_CREATE_2_INDIRECT_BINDABLE_BIT_EXT 0x4000000000ULL
 #define SHADER_CREATE_INDIRECT_BINDABLE_BIT_EXT 0x80

@@ -7,59 +7,9 @@
 #include <stdlib.h>
 #include <vulkan/vulkan.h>
 
-#ifndef VK_EXT_shader_object /* older headers (Debian bookworm's 1.3.239) */
-#define VK_EXT_shader_object 1
-VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkShaderEXT)
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT ((VkStructureType)1000482000)
-#define VK_STRUCTURE_TYPE_SHADER_CREATE_INFO_EXT ((VkStructureType)1000482002)
-#define VK_SHADER_CODE_TYPE_SPIRV_EXT 1
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 shaderObject;
-} VkPhysicalDeviceShaderObjectFeaturesEXT;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    VkFlags flags;
-    VkShaderStageFlagBits stage;
-    VkShaderStageFlags nextStage;
-    int codeType;
-    size_t codeSize;
-    const void *pCode;
-    const char *pName;
-    uint32_t setLayoutCount;
-    const VkDescriptorSetLayout *pSetLayouts;
-    uint32_t pushConstantRangeCount;
-    const VkPushConstantRange *pPushConstantRanges;
-    const VkSpecializationInfo *pSpecializationInfo;
-} VkShaderCreateInfoEXT;
-typedef VkResult(VKAPI_PTR *PFN_vkCreateShadersEXT)(VkDevice, uint32_t,
-                                                    const VkShaderCreateInfoEXT *,
-                                                    const VkAllocationCallbacks *, VkShaderEXT *);
-typedef void(VKAPI_PTR *PFN_vkDestroyShaderEXT)(VkDevice, VkShaderEXT,
-                                                const VkAllocationCallbacks *);
-typedef void(VKAPI_PTR *PFN_vkCmdBindShadersEXT)(VkCommandBuffer, uint32_t,
-                                                 const VkShaderStageFlagBits *,
-                                                 const VkShaderEXT *);
-#endif
-
-#ifndef VK_KHR_maintenance5 /* older headers again */
-#define VK_KHR_maintenance5 1
-#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_5_FEATURES_KHR ((VkStructureType)1000470000)
-#define VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR ((VkStructureType)1000470005)
-#define VK_PIPELINE_CREATE_2_LIBRARY_BIT_KHR 0x00000800ULL
-typedef struct {
-    VkStructureType sType;
-    void *pNext;
-    VkBool32 maintenance5;
-} VkPhysicalDeviceMaintenance5FeaturesKHR;
-typedef struct {
-    VkStructureType sType;
-    const void *pNext;
-    uint64_t flags;
-} VkPipelineCreateFlags2CreateInfoKHR;
-#endif
+/* VK_KHR_maintenance5 and VK_EXT_shader_object, which older headers lack */
+#include "maintenance5_ext.h"
+#include "shader_object_ext.h"
 
 #define CHECK(call)                                                                   \
     do {                                                                              \
