@@ -116,6 +116,18 @@ static inline VkPhysicalDevice first_physical_device(VkInstance instance) {
     return physical;
 }
 
+/* The Vulkan 1.2 features of a variable-count array of storage buffers indexed non-uniformly
+ * (descriptor indexing), ahead of `next` in a feature chain. */
+static inline VkPhysicalDeviceVulkan12Features storage_buffer_array_features(void *next) {
+    VkPhysicalDeviceVulkan12Features features = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, next};
+    features.descriptorIndexing = VK_TRUE;
+    features.runtimeDescriptorArray = VK_TRUE;
+    features.shaderStorageBufferArrayNonUniformIndexing = VK_TRUE;
+    features.descriptorBindingVariableDescriptorCount = VK_TRUE;
+    return features;
+}
+
 /* A device with one queue of family 0, returned through `queue`; `next` extends its create info
  * (features). */
 static inline VkDevice create_device(VkPhysicalDevice physical, const void *next,
@@ -428,6 +440,16 @@ static inline VkResult name_object(VkDevice device, VkObjectType type, uint64_t 
 /* Gives `buffer` the debug name `name` (name_object). */
 static inline VkResult name_buffer(VkDevice device, VkBuffer buffer, const char *name) {
     return name_object(device, VK_OBJECT_TYPE_BUFFER, (uint64_t)buffer, name);
+}
+
+/* create_filled_host_buffer, then the buffer named `name` (name_buffer). */
+static inline void create_named_host_buffer(VkDevice device,
+                                            const VkPhysicalDeviceMemoryProperties *properties,
+                                            VkDeviceSize size, VkBufferUsageFlags usage,
+                                            const void *data, const char *name, VkBuffer *buffer,
+                                            VkDeviceMemory *memory) {
+    create_filled_host_buffer(device, properties, size, usage, data, buffer, memory);
+    name_buffer(device, *buffer, name);
 }
 
 /* `value` rounded up to a multiple of `alignment`. */

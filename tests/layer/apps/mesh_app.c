@@ -56,12 +56,7 @@ int main(int argc, char **argv) {
     VkPhysicalDeviceVulkan13Features features13 = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, &mesh_features};
     features13.dynamicRendering = VK_TRUE;
-    VkPhysicalDeviceVulkan12Features features12 = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &features13};
-    features12.descriptorIndexing = VK_TRUE;
-    features12.runtimeDescriptorArray = VK_TRUE;
-    features12.shaderStorageBufferArrayNonUniformIndexing = VK_TRUE;
-    features12.descriptorBindingVariableDescriptorCount = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features features12 = storage_buffer_array_features(&features13);
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                           &features12};
     const char *device_extensions[] = {VK_EXT_MESH_SHADER_EXTENSION_NAME,
@@ -75,23 +70,19 @@ int main(int argc, char **argv) {
     VkBuffer palettes[PALETTES];
     VkDeviceMemory palette_memory[PALETTES];
     for (uint32_t k = 0; k < PALETTES; ++k) {
-        create_host_buffer(device, &memory, 4 * PALETTE_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                           NULL, ~0u, NULL, &palettes[k], &palette_memory[k]);
-        uint32_t *words;
-        CHECK(vkMapMemory(device, palette_memory[k], 0, VK_WHOLE_SIZE, 0, (void **)&words));
+        uint32_t words[PALETTE_WORDS];
         for (uint32_t j = 0; j < PALETTE_WORDS; ++j)
             words[j] = 0xFF000000u | (k * 0x80u + j * 0x20u) << (8 * (j % 3));
-        vkUnmapMemory(device, palette_memory[k]);
         char name[32];
         snprintf(name, sizeof(name), "palette %u", k);
-        name_buffer(device, palettes[k], name);
+        create_named_host_buffer(device, &memory, sizeof(words), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                 words, name, &palettes[k], &palette_memory[k]);
     }
     const float corners[6] = {-1.0f, -1.0f, 0.0f, -1.0f, -1.0f, 1.0f};
     VkBuffer shape;
     VkDeviceMemory shape_memory;
-    create_filled_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                              corners, &shape, &shape_memory);
-    name_buffer(device, shape, "shape");
+    create_named_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                             corners, "shape", &shape, &shape_memory);
     VkDrawMeshTasksIndirectCommandEXT groups = {2, 1, 1};
     VkBuffer indirect;
     VkDeviceMemory indirect_memory;

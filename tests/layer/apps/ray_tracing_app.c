@@ -61,13 +61,9 @@ int main(int argc, char **argv) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR,
         &pipeline_features};
     structure_features.accelerationStructure = VK_TRUE;
-    VkPhysicalDeviceVulkan12Features features12 = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &structure_features};
+    VkPhysicalDeviceVulkan12Features features12 =
+        storage_buffer_array_features(&structure_features);
     features12.bufferDeviceAddress = VK_TRUE;
-    features12.descriptorIndexing = VK_TRUE;
-    features12.runtimeDescriptorArray = VK_TRUE;
-    features12.shaderStorageBufferArrayNonUniformIndexing = VK_TRUE;
-    features12.descriptorBindingVariableDescriptorCount = VK_TRUE;
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                           &features12};
     const char *device_extensions[] = {

@@ -122,12 +122,7 @@ int main(int argc, char **argv) {
     VkPhysicalDeviceVulkan13Features features13 = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, &object_features};
     features13.dynamicRendering = VK_TRUE;
-    VkPhysicalDeviceVulkan12Features features12 = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &features13};
-    features12.descriptorIndexing = VK_TRUE;
-    features12.runtimeDescriptorArray = VK_TRUE;
-    features12.shaderStorageBufferArrayNonUniformIndexing = VK_TRUE;
-    features12.descriptorBindingVariableDescriptorCount = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features features12 = storage_buffer_array_features(&features13);
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                           &features12};
     const char *device_extensions[] = {VK_EXT_SHADER_OBJECT_EXTENSION_NAME};
@@ -143,30 +138,24 @@ int main(int argc, char **argv) {
     VkBuffer palettes[PALETTES];
     VkDeviceMemory palette_memory[PALETTES];
     for (uint32_t k = 0; k < PALETTES; ++k) {
-        create_host_buffer(device, &memory, 4 * PALETTE_WORDS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                           NULL, ~0u, NULL, &palettes[k], &palette_memory[k]);
-        uint32_t *words;
-        CHECK(vkMapMemory(device, palette_memory[k], 0, VK_WHOLE_SIZE, 0, (void **)&words));
+        uint32_t words[PALETTE_WORDS];
         for (uint32_t j = 0; j < PALETTE_WORDS; ++j)
             words[j] = 0xFF000000u | ((0x30u + k * 0x80u + j * 0x20u) & 0xFFu) << (8 * (j % 3));
-        vkUnmapMemory(device, palette_memory[k]);
         char name[32];
         snprintf(name, sizeof(name), "palette %u", k);
-        name_buffer(device, palettes[k], name);
+        create_named_host_buffer(device, &memory, sizeof(words), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                 words, name, &palettes[k], &palette_memory[k]);
     }
     const float corners[6] = {-1.0f, -1.0f, 3.0f, -1.0f, -1.0f, 3.0f};
     VkBuffer shape;
     VkDeviceMemory shape_memory;
-    create_filled_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                              corners, &shape, &shape_memory);
-    name_buffer(device, shape, "shape");
+    create_named_host_buffer(device, &memory, sizeof(corners), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                             corners, "shape", &shape, &shape_memory);
     const uint32_t no_output[OUTPUT_WORDS] = {0};
     VkBuffer output;
     VkDeviceMemory output_memory;
-    create_filled_host_buffer(device, &memory, sizeof(no_output),
-                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, no_output, &output,
-                              &output_memory);
-    name_buffer(device, output, "output");
+    create_named_host_buffer(device, &memory, sizeof(no_output), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                             no_output, "output", &output, &output_memory);
     VkBuffer readback;
     VkDeviceMemory readback_memory;
     create_host_buffer(device, &memory, 4 * WIDTH * HEIGHT, VK_BUFFER_USAGE_TRANSFER_DST_BIT, NULL,
