@@ -77,6 +77,17 @@ static inline void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerE
     destroy(instance, messenger, NULL);
 }
 
+/* Whether the comma-separated `options` (a program argument) hold `name`. */
+static inline int option_listed(const char *options, const char *name) {
+    size_t length = strlen(name);
+    for (const char *at = options; (at = strstr(at, name)) != NULL; at += length) {
+        int starts = at == options || at[-1] == ',';
+        int ends = at[length] == '\0' || at[length] == ',';
+        if (starts && ends) return 1;
+    }
+    return 0;
+}
+
 /* The message severities most programs print: every one but verbose. */
 #define INFO_AND_ABOVE                                    \
     (VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |       \

@@ -50,17 +50,6 @@ static VkDescriptorType descriptor_type(const char *name) {
     exit(2);
 }
 
-/* Whether the comma-separated `options` hold `name`. */
-static int has_option(const char *options, const char *name) {
-    size_t length = strlen(name);
-    for (const char *at = options; (at = strstr(at, name)) != NULL; at += length) {
-        int starts = at == options || at[-1] == ',';
-        int ends = at[length] == '\0' || at[length] == ',';
-        if (starts && ends) return 1;
-    }
-    return 0;
-}
-
 static int is_texel(VkDescriptorType type) {
     return type == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER ||
            type == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
@@ -88,22 +77,22 @@ int main(int argc, char **argv) {
     LayerSetting quiet = {GPUAV_LAYER_NAME, "robust_buffer_warnings", 0, 1, &warnings};
     LayerSettingsCreateInfo settings = {(VkStructureType)1000496000, NULL, 1, &quiet};
     VkInstance instance = create_instance("buffer_range_app", VK_API_VERSION_1_2,
-                                          has_option(options, "quiet") ? &settings : NULL, 1,
+                                          option_listed(options, "quiet") ? &settings : NULL, 1,
                                           extensions);
     VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
     VkQueue queue;
-    int per_pipeline = has_option(options, "per_pipeline");
+    int per_pipeline = option_listed(options, "per_pipeline");
     VkPhysicalDevicePipelineRobustnessFeaturesEXT pipeline_robustness = {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
     pipeline_robustness.pipelineRobustness = VK_TRUE;
     VkPhysicalDeviceFeatures2 features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                           per_pipeline ? &pipeline_robustness : NULL};
-    features.features.robustBufferAccess = has_option(options, "robust") ? VK_TRUE : VK_FALSE;
-    int pushing = has_option(options, "push");
-    int templated = has_option(options, "template");
+    features.features.robustBufferAccess = option_listed(options, "robust") ? VK_TRUE : VK_FALSE;
+    int pushing = option_listed(options, "push");
+    int templated = option_listed(options, "template");
     const char *device_extensions[2];
     uint32_t extension_count = 0;
     if (pushing) device_extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;

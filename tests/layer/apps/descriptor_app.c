@@ -25,16 +25,6 @@
 #define RESULT_WORDS 16
 #define BUFFER_WORDS 64
 
-static int has_option(const char *options, const char *name) {
-    size_t length = strlen(name);
-    for (const char *at = options; (at = strstr(at, name)) != NULL; at += length) {
-        int starts = at == options || at[-1] == ',';
-        int ends = at[length] == '\0' || at[length] == ',';
-        if (starts && ends) return 1;
-    }
-    return 0;
-}
-
 static VkDescriptorType descriptor_type(const char *name) {
     if (!strcmp(name, "storage_buffer")) return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     if (!strcmp(name, "uniform_buffer")) return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
@@ -317,11 +307,11 @@ int main(int argc, char **argv) {
     CHECK(vkAllocateCommandBuffers(device, &command_info, &command_buffer));
     record(command_buffer, &r, graphics, &target, pipeline, layout, set);
     submit(device, queue, command_buffer);
-    if (has_option(options, "rerecord")) {
+    if (option_listed(options, "rerecord")) {
         CHECK(vkResetCommandBuffer(command_buffer, 0));
         record(command_buffer, &r, graphics, &target, pipeline, layout, set);
     }
-    if (has_option(options, "resubmit") || has_option(options, "rerecord"))
+    if (option_listed(options, "resubmit") || option_listed(options, "rerecord"))
         submit(device, queue, command_buffer);
 
     printf("result");
