@@ -1,8 +1,10 @@
-/* What the small C test programs (tests/layer/apps, tests/realworld/programs) do alike: the
- * instance, messenger and first device, host-visible buffers, shader modules from .spv files,
- * one compute set and pipeline, one-shot command buffers, and the fnv1a hash of results.
- * Static inline so that each program compiles alone (-Wall -Werror) using only what it needs;
- * they know nothing of gpuav. Failures print to stderr and exit 2. */
+/* What the small C test programs (tests/layer/apps, tests/realworld/programs, benchmarks) do
+ * alike: the instance, messenger and first device, host-visible buffers, shader modules from
+ * .spv files, set and pipeline layouts, one-set pools, a compute pipeline, one-shot command
+ * buffers, result lines and the fnv1a hash of results. Images are in vk_image_common.h, drawing
+ * in vk_graphics_common.h, ray tracing in vk_ray_tracing_common.h. Static inline so that each
+ * program compiles alone (-Wall -Werror) using only what it needs; they know nothing of gpuav.
+ * Failures print to stderr and exit 2. */
 #ifndef VK_APP_COMMON_H
 #define VK_APP_COMMON_H
 #include <stdint.h>
@@ -34,13 +36,15 @@ static inline VkBool32 VKAPI_PTR print_message(VkDebugUtilsMessageSeverityFlagBi
     return VK_FALSE;
 }
 
+/* The 32-bit FNV-1a hash of `count` bytes, the programs' result digest. */
 static inline uint32_t fnv1a(const void *bytes, size_t count) {
     uint32_t hash = 2166136261u;
     for (size_t i = 0; i < count; ++i) hash = (hash ^ ((const uint8_t *)bytes)[i]) * 16777619u;
     return hash;
 }
 
-/* `name` may be NULL; `next` extends the instance's create info. */
+/* An instance of `api_version` with `extensions`; `name` may be NULL; `next` extends the
+ * instance's create info. */
 static inline VkInstance create_instance(const char *name, uint32_t api_version, const void *next,
                                          uint32_t extension_count,
                                          const char *const *extensions) {
@@ -56,6 +60,7 @@ static inline VkInstance create_instance(const char *name, uint32_t api_version,
     return instance;
 }
 
+/* A debug messenger calling `callback` for the messages of `severities` and `types`. */
 static inline VkDebugUtilsMessengerEXT create_messenger(
     VkInstance instance, VkDebugUtilsMessageSeverityFlagsEXT severities,
     VkDebugUtilsMessageTypeFlagsEXT types, PFN_vkDebugUtilsMessengerCallbackEXT callback) {
@@ -71,6 +76,7 @@ static inline VkDebugUtilsMessengerEXT create_messenger(
     return messenger;
 }
 
+/* Destroys what create_messenger made. */
 static inline void destroy_messenger(VkInstance instance, VkDebugUtilsMessengerEXT messenger) {
     PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
         vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT");
@@ -160,6 +166,7 @@ static inline VkDevice create_device(VkPhysicalDevice physical, const void *next
     return device;
 }
 
+/* The first memory type among `allowed` with all of `flags`; exits when there is none. */
 static inline uint32_t memory_type(const VkPhysicalDeviceMemoryProperties *properties,
                                    uint32_t allowed, VkMemoryPropertyFlags flags) {
     for (uint32_t i = 0; i < properties->memoryTypeCount; ++i)
@@ -339,7 +346,7 @@ static inline void create_compute_layouts(VkDevice device, uint32_t count, uint3
                                     push_bytes, set_layout, layout);
 }
 
-/* `specialization` may be NULL. */
+/* A compute pipeline of `module`'s "main"; `specialization` may be NULL. */
 static inline VkPipeline create_compute_pipeline(VkDevice device, VkPipelineLayout layout,
                                                  VkShaderModule module,
                                                  const VkSpecializationInfo *specialization) {
@@ -468,6 +475,7 @@ static inline VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) 
     return (value + alignment - 1) / alignment * alignment;
 }
 
+/* A command pool of queue family 0. */
 static inline VkCommandPool create_command_pool(VkDevice device) {
     VkCommandPoolCreateInfo info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     info.queueFamilyIndex = 0;
@@ -491,8 +499,8 @@ static inline VkCommandBuffer begin_command_buffer(VkDevice device, VkCommandPoo
     return command_buffer;
 }
 
-/* The fence it waited for is the caller's to destroy: when (before or after reading the
- * results) is part of what some programs test. */
+/* Submits `command_buffer` with a new fence and waits for it. The fence is the caller's to
+ * destroy: when (before or after reading the results) is part of what some programs test. */
 static inline VkFence submit_and_wait(VkDevice device, VkQueue queue,
                                       VkCommandBuffer command_buffer) {
     VkFenceCreateInfo fence_info = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
