@@ -112,6 +112,17 @@ static inline VkDebugUtilsMessengerEXT create_printing_messenger(
                             print_message);
 }
 
+/* An instance of `api_version` with VK_EXT_debug_utils, named `name`, and through `messenger`
+ * its create_printing_messenger of `severities`. */
+static inline VkInstance create_printing_instance(const char *name, uint32_t api_version,
+                                                  VkDebugUtilsMessageSeverityFlagsEXT severities,
+                                                  VkDebugUtilsMessengerEXT *messenger) {
+    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkInstance instance = create_instance(name, api_version, NULL, 1, extensions);
+    *messenger = create_printing_messenger(instance, severities);
+    return instance;
+}
+
 /* Destroys `device`, then `messenger` (unless VK_NULL_HANDLE) and `instance`: a program's last
  * calls. */
 static inline void destroy_device_and_instance(VkDevice device, VkInstance instance,

@@ -37,9 +37,9 @@ int main(int argc, char **argv) {
     int64_t offset = strtoll(argv[3], NULL, 0);
     int32_t index = (int32_t)strtol(argv[4], NULL, 0);
     const char *options = argc > 6 ? argv[6] : "";
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkInstance instance = create_instance("address_app", VK_API_VERSION_1_2, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
+    VkDebugUtilsMessengerEXT messenger;
+    VkInstance instance = create_printing_instance("address_app", VK_API_VERSION_1_2,
+                                                   WARNINGS_AND_ERRORS, &messenger);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);

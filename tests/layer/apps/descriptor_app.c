@@ -176,10 +176,9 @@ int main(int argc, char **argv) {
     int graphics = vert_path != NULL;
     if (count < 1 || count > 4) return 2;
 
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkInstance instance = create_instance("descriptor_app", VK_API_VERSION_1_2, NULL, 1,
-                                          extensions);
-    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
+    VkDebugUtilsMessengerEXT messenger;
+    VkInstance instance = create_printing_instance("descriptor_app", VK_API_VERSION_1_2,
+                                                   WARNINGS_AND_ERRORS, &messenger);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);

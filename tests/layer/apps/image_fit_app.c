@@ -108,10 +108,9 @@ int main(int argc, char **argv) {
         parse_spec(item, &specs[count++]);
     free(list);
 
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkInstance instance = create_instance("image_fit_app", VK_API_VERSION_1_2, NULL, 1,
-                                          extensions);
-    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
+    VkDebugUtilsMessengerEXT messenger;
+    VkInstance instance = create_printing_instance("image_fit_app", VK_API_VERSION_1_2,
+                                                   WARNINGS_AND_ERRORS, &messenger);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory_properties;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);

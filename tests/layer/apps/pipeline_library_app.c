@@ -478,10 +478,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[k], "vertices2") || !strcmp(argv[k], "vertices3"))
             options.vertices = (uint32_t)(argv[k][8] - '0');
     }
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkInstance instance =
-        create_instance("pipeline_library_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
+    VkDebugUtilsMessengerEXT messenger;
+    VkInstance instance = create_printing_instance("pipeline_library_app", VK_API_VERSION_1_3,
+                                                   INFO_AND_ABOVE, &messenger);
     VkPhysicalDevice physical = first_physical_device(instance);
     vkGetPhysicalDeviceMemoryProperties(physical, &app.memory);
 

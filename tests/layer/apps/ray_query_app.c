@@ -40,9 +40,9 @@ int main(int argc, char **argv) {
     int32_t push[3] = {(int32_t)strtol(argv[3 + shaders], NULL, 0),
                        (int32_t)strtol(argv[4 + shaders], NULL, 0),
                        (int32_t)strtol(argv[5 + shaders], NULL, 0)};
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkInstance instance = create_instance("ray_query_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
+    VkDebugUtilsMessengerEXT messenger;
+    VkInstance instance =
+        create_printing_instance("ray_query_app", VK_API_VERSION_1_3, INFO_AND_ABOVE, &messenger);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory);

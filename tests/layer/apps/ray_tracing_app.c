@@ -42,10 +42,9 @@ int main(int argc, char **argv) {
     } push = {(uint32_t)strtoul(argv[4], NULL, 0), (int32_t)strtol(argv[5], NULL, 0),
               (int32_t)strtol(argv[6], NULL, 0)};
     const char *mode = argc > 7 ? argv[7] : "direct";
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkDebugUtilsMessengerEXT messenger;
     VkInstance instance =
-        create_instance("ray_tracing_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
+        create_printing_instance("ray_tracing_app", VK_API_VERSION_1_3, INFO_AND_ABOVE, &messenger);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory);

@@ -108,10 +108,9 @@ int main(int argc, char **argv) {
     } push = {(uint32_t)strtoul(argv[4], NULL, 0), (int32_t)strtol(argv[5], NULL, 0),
               (uint32_t)strtoul(argv[6], NULL, 0), (int32_t)strtol(argv[7], NULL, 0)};
     const char *mode = argc > 8 ? argv[8] : "separate";
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkInstance instance =
-        create_instance("shader_object_app", VK_API_VERSION_1_3, NULL, 1, extensions);
-    VkDebugUtilsMessengerEXT messenger = create_printing_messenger(instance, INFO_AND_ABOVE);
+    VkDebugUtilsMessengerEXT messenger;
+    VkInstance instance = create_printing_instance("shader_object_app", VK_API_VERSION_1_3,
+                                                   INFO_AND_ABOVE, &messenger);
     VkPhysicalDevice physical = first_physical_device(instance);
     VkPhysicalDeviceMemoryProperties memory;
     vkGetPhysicalDeviceMemoryProperties(physical, &memory);
