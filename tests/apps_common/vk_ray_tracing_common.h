@@ -159,6 +159,40 @@ static inline VkAccelerationStructureGeometryKHR instances_geometry(VkDeviceAddr
     return geometry;
 }
 
+/* The bottom level of one triangle in front of the camera (corners within 0.9 of the origin at
+ * z 0), built from the vertex buffer it makes in `vertices`. */
+static inline AccelerationStructure build_triangle_bottom_level(
+    VkDevice device, const VkPhysicalDeviceMemoryProperties *memory,
+    PFN_vkGetBufferDeviceAddress get_address, VkQueue queue, VkCommandPool pool,
+    AddressedBuffer *vertices) {
+    const float corners[9] = {-0.9f, -0.9f, 0.0f, 0.9f, -0.9f, 0.0f, 0.0f, 0.9f, 0.0f};
+    *vertices = create_addressed_buffer(
+        device, memory, get_address, sizeof(corners),
+        VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
+    memcpy(vertices->mapped, corners, sizeof(corners));
+    VkAccelerationStructureGeometryKHR triangle = triangle_geometry(vertices->address);
+    return build_acceleration_structure(device, memory, get_address, queue, pool,
+                                        VK_ACCELERATION_STRUCTURE_TYPE_BOTTOM_LEVEL_KHR,
+                                        &triangle);
+}
+
+/* A top level of one instance of `bottom` moved `x` along x (moved_instance), built from the
+ * instance buffer it makes in `instances`. */
+static inline AccelerationStructure build_moved_top_level(
+    VkDevice device, const VkPhysicalDeviceMemoryProperties *memory,
+    PFN_vkGetBufferDeviceAddress get_address, VkQueue queue, VkCommandPool pool,
+    VkAccelerationStructureKHR bottom, float x, AddressedBuffer *instances) {
+    VkAccelerationStructureInstanceKHR record =
+        moved_instance(acceleration_structure_address(device, bottom), x);
+    *instances = create_addressed_buffer(
+        device, memory, get_address, sizeof(record),
+        VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
+    memcpy(instances->mapped, &record, sizeof(record));
+    VkAccelerationStructureGeometryKHR geometry = instances_geometry(instances->address);
+    return build_acceleration_structure(device, memory, get_address, queue, pool,
+                                        VK_ACCELERATION_STRUCTURE_TYPE_TOP_LEVEL_KHR, &geometry);
+}
+
 /* The create info of a pipeline of three groups: ray generation, miss and a triangle hit group
  * of a closest-hit shader, from the modules loaded from `paths` into `modules`; it points into
  * `stages` and `groups`, which the caller keeps until the pipeline is created. */

@@ -72,30 +72,15 @@ int main(int argc, char **argv) {
     VkCommandPool pool = create_command_pool(device);
 
     /* The scenes: one triangle in front of the camera, moved one unit along x in scene 1. */
-    const float vertices[9] = {-0.9f, -0.9f, 0.0f, 0.9f, -0.9f, 0.0f, 0.0f, 0.9f, 0.0f};
-    AddressedBuffer vertex_buffer =
-        make_buffer(device, &memory, sizeof(vertices),
-                    VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
-    memcpy(vertex_buffer.mapped, vertices, sizeof(vertices));
-    VkAccelerationStructureGeometryKHR triangle = triangle_geometry(vertex_buffer.address);
-    AccelerationStructure bottom = build_acceleration_structure(
-        device, &memory, get_buffer_address, queue, pool,
-        VK_ACCELERATION_STRUCTURE_TYPE_BOTTOM_LEVEL_KHR, &triangle);
+    AddressedBuffer vertex_buffer;
+    AccelerationStructure bottom = build_triangle_bottom_level(
+        device, &memory, get_buffer_address, queue, pool, &vertex_buffer);
     AccelerationStructure tops[SCENES];
     AddressedBuffer instance_buffers[SCENES];
-    for (int scene = 0; scene < SCENES; ++scene) {
-        VkAccelerationStructureInstanceKHR instance_record = moved_instance(
-            acceleration_structure_address(device, bottom.structure), (float)scene);
-        instance_buffers[scene] =
-            make_buffer(device, &memory, sizeof(instance_record),
-                        VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
-        memcpy(instance_buffers[scene].mapped, &instance_record, sizeof(instance_record));
-        VkAccelerationStructureGeometryKHR instances =
-            instances_geometry(instance_buffers[scene].address);
-        tops[scene] = build_acceleration_structure(
-            device, &memory, get_buffer_address, queue, pool,
-            VK_ACCELERATION_STRUCTURE_TYPE_TOP_LEVEL_KHR, &instances);
-    }
+    for (int scene = 0; scene < SCENES; ++scene)
+        tops[scene] = build_moved_top_level(device, &memory, get_buffer_address, queue, pool,
+                                            bottom.structure, (float)scene,
+                                            &instance_buffers[scene]);
 
     /* The image and the rays. */
     AddressedBuffer image =

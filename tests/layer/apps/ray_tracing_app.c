@@ -76,25 +76,11 @@ int main(int argc, char **argv) {
     VkCommandPool pool = create_command_pool(device);
 
     /* The scene: one triangle in front of the camera. */
-    const float vertices[9] = {-0.9f, -0.9f, 0.0f, 0.9f, -0.9f, 0.0f, 0.0f, 0.9f, 0.0f};
-    AddressedBuffer vertex_buffer =
-        make_buffer(device, &memory, sizeof(vertices),
-                    VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
-    memcpy(vertex_buffer.mapped, vertices, sizeof(vertices));
-    VkAccelerationStructureGeometryKHR triangle = triangle_geometry(vertex_buffer.address);
-    AccelerationStructure bottom = build_acceleration_structure(
-        device, &memory, get_buffer_address, queue, pool,
-        VK_ACCELERATION_STRUCTURE_TYPE_BOTTOM_LEVEL_KHR, &triangle);
-    VkAccelerationStructureInstanceKHR instance_record =
-        moved_instance(acceleration_structure_address(device, bottom.structure), 0.0f);
-    AddressedBuffer instance_buffer =
-        make_buffer(device, &memory, sizeof(instance_record),
-                    VK_BUFFER_USAGE_ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_BIT_KHR);
-    memcpy(instance_buffer.mapped, &instance_record, sizeof(instance_record));
-    VkAccelerationStructureGeometryKHR instances = instances_geometry(instance_buffer.address);
-    AccelerationStructure top = build_acceleration_structure(
-        device, &memory, get_buffer_address, queue, pool,
-        VK_ACCELERATION_STRUCTURE_TYPE_TOP_LEVEL_KHR, &instances);
+    AddressedBuffer vertex_buffer, instance_buffer;
+    AccelerationStructure bottom = build_triangle_bottom_level(
+        device, &memory, get_buffer_address, queue, pool, &vertex_buffer);
+    AccelerationStructure top = build_moved_top_level(
+        device, &memory, get_buffer_address, queue, pool, bottom.structure, 0.0f, &instance_buffer);
 
     /* The image and the materials. */
     AddressedBuffer image =
