@@ -165,6 +165,29 @@ typedef void(VKAPI_PTR *PFN_vkDestroyIndirectExecutionSetEXT)(VkDevice,
 #define SHADER_CREATE_INDIRECT_BINDABLE_BIT_EXT 0x80
 #define INFO_TYPE_SHADER_OBJECTS 1 /* VkIndirectExecutionSetInfoTypeEXT */
 
+/* The VK_EXT_device_generated_commands functions both programs call. */
+typedef struct {
+    PFN_vkGetGeneratedCommandsMemoryRequirementsEXT memory_requirements;
+    PFN_vkCmdExecuteGeneratedCommandsEXT execute_generated;
+    PFN_vkCreateIndirectCommandsLayoutEXT create_commands_layout;
+    PFN_vkDestroyIndirectCommandsLayoutEXT destroy_commands_layout;
+} GeneratedCommandsFunctions;
+
+/* The functions of GeneratedCommandsFunctions from `device` (load_device_function), in the
+ * order of its fields. */
+static inline GeneratedCommandsFunctions load_generated_commands_functions(VkDevice device) {
+    GeneratedCommandsFunctions functions;
+    functions.memory_requirements = (PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)
+        load_device_function(device, "vkGetGeneratedCommandsMemoryRequirementsEXT");
+    functions.execute_generated = (PFN_vkCmdExecuteGeneratedCommandsEXT)load_device_function(
+        device, "vkCmdExecuteGeneratedCommandsEXT");
+    functions.create_commands_layout = (PFN_vkCreateIndirectCommandsLayoutEXT)
+        load_device_function(device, "vkCreateIndirectCommandsLayoutEXT");
+    functions.destroy_commands_layout = (PFN_vkDestroyIndirectCommandsLayoutEXT)
+        load_device_function(device, "vkDestroyIndirectCommandsLayoutEXT");
+    return functions;
+}
+
 /* A host-visible buffer, mapped, with its device address. */
 typedef struct {
     VkBuffer buffer;

@@ -85,8 +85,6 @@ static VkQueue create_generated_commands_device(VkPhysicalDevice physical) {
     return queue;
 }
 
-static PFN_vkVoidFunction load(const char *name) { return load_device_function(device, name); }
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: dgc_app WILD_COMP_SPV [--messenger] [--bad]\n");
@@ -119,15 +117,7 @@ int main(int argc, char **argv) {
     VkPhysicalDevice physical = first_physical_device(instance);
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
     VkQueue queue = create_generated_commands_device(physical);
-    PFN_vkGetGeneratedCommandsMemoryRequirementsEXT memory_requirements =
-        (PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)load(
-            "vkGetGeneratedCommandsMemoryRequirementsEXT");
-    PFN_vkCmdExecuteGeneratedCommandsEXT execute_generated =
-        (PFN_vkCmdExecuteGeneratedCommandsEXT)load("vkCmdExecuteGeneratedCommandsEXT");
-    PFN_vkCreateIndirectCommandsLayoutEXT create_commands_layout =
-        (PFN_vkCreateIndirectCommandsLayoutEXT)load("vkCreateIndirectCommandsLayoutEXT");
-    PFN_vkDestroyIndirectCommandsLayoutEXT destroy_commands_layout =
-        (PFN_vkDestroyIndirectCommandsLayoutEXT)load("vkDestroyIndirectCommandsLayoutEXT");
+    GeneratedCommandsFunctions dgc = load_generated_commands_functions(device);
 
     /* data: two storage buffers of WORDS words, each word its index */
     Buffer data[2];
@@ -164,7 +154,7 @@ int main(int argc, char **argv) {
     commands_info.tokenCount = 1;
     commands_info.pTokens = &token;
     VkIndirectCommandsLayoutEXT commands_layout;
-    CHECK(create_commands_layout(device, &commands_info, NULL, &commands_layout));
+    CHECK(dgc.create_commands_layout(device, &commands_info, NULL, &commands_layout));
 
     Buffer indirect = make_buffer(sizeof(VkDispatchIndirectCommand),
                                   VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, 0, NULL);
@@ -177,7 +167,7 @@ int main(int argc, char **argv) {
     requirements_info.indirectCommandsLayout = commands_layout;
     requirements_info.maxSequenceCount = 1;
     VkMemoryRequirements2 requirements = {VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
-    memory_requirements(device, &requirements_info, &requirements);
+    dgc.memory_requirements(device, &requirements_info, &requirements);
     VkDeviceSize preprocess_size = requirements.memoryRequirements.size;
     printf("preprocess-size %llu\n", (unsigned long long)preprocess_size);
     Buffer preprocess = {0};
@@ -204,13 +194,13 @@ int main(int argc, char **argv) {
     /* an execute first, when no hooked action has run in the command buffer yet */
     uint32_t first[2] = {LOCAL, 1}; /* base, which */
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, first);
-    execute_generated(command_buffer, VK_FALSE, &generated);
+    dgc.execute_generated(command_buffer, VK_FALSE, &generated);
     uint32_t second[2] = {0, 0};
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, second);
     vkCmdDispatch(command_buffer, 1, 1, 1);
     uint32_t third[2] = {2 * LOCAL, bad ? 2 : 0};
     vkCmdPushConstants(command_buffer, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, third);
-    execute_generated(command_buffer, VK_FALSE, &generated);
+    dgc.execute_generated(command_buffer, VK_FALSE, &generated);
     CHECK(vkEndCommandBuffer(command_buffer));
 
     VkFence fence = submit_and_wait(device, queue, command_buffer);
@@ -224,7 +214,7 @@ int main(int argc, char **argv) {
     vkDestroyCommandPool(device, command_pool, NULL);
     if (preprocess_size) free_buffer(&preprocess);
     free_buffer(&indirect);
-    destroy_commands_layout(device, commands_layout, NULL);
+    dgc.destroy_commands_layout(device, commands_layout, NULL);
     vkDestroyDescriptorPool(device, descriptor_pool, NULL);
     vkDestroyPipeline(device, pipeline, NULL);
     vkDestroyPipelineLayout(device, layout, NULL);

@@ -131,15 +131,7 @@ int main(int argc, char **argv) {
     VkPhysicalDevice physical = first_physical_device(instance);
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
     VkQueue queue = create_generated_commands_device(physical, shader_objects);
-    PFN_vkGetGeneratedCommandsMemoryRequirementsEXT memory_requirements =
-        (PFN_vkGetGeneratedCommandsMemoryRequirementsEXT)load(
-            "vkGetGeneratedCommandsMemoryRequirementsEXT");
-    PFN_vkCmdExecuteGeneratedCommandsEXT execute_generated =
-        (PFN_vkCmdExecuteGeneratedCommandsEXT)load("vkCmdExecuteGeneratedCommandsEXT");
-    PFN_vkCreateIndirectCommandsLayoutEXT create_commands_layout =
-        (PFN_vkCreateIndirectCommandsLayoutEXT)load("vkCreateIndirectCommandsLayoutEXT");
-    PFN_vkDestroyIndirectCommandsLayoutEXT destroy_commands_layout =
-        (PFN_vkDestroyIndirectCommandsLayoutEXT)load("vkDestroyIndirectCommandsLayoutEXT");
+    GeneratedCommandsFunctions dgc = load_generated_commands_functions(device);
     PFN_vkCreateIndirectExecutionSetEXT create_execution_set =
         (PFN_vkCreateIndirectExecutionSetEXT)load("vkCreateIndirectExecutionSetEXT");
     PFN_vkUpdateIndirectExecutionSetPipelineEXT update_execution_set =
@@ -309,7 +301,7 @@ int main(int argc, char **argv) {
     commands_info.tokenCount = with_set ? 2 : 1;
     commands_info.pTokens = with_set ? tokens : tokens + 1;
     VkIndirectCommandsLayoutEXT commands_layout;
-    CHECK(create_commands_layout(device, &commands_info, NULL, &commands_layout));
+    CHECK(dgc.create_commands_layout(device, &commands_info, NULL, &commands_layout));
 
     /* sequence k: pipeline k of the set; a triangle covering the area, instance k */
     Buffer indirect = make_buffer(SEQUENCES * stride, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, 0, NULL);
@@ -345,7 +337,7 @@ int main(int argc, char **argv) {
     requirements_info.maxSequenceCount = SEQUENCES;
     requirements_info.maxDrawCount = counted ? 1 : 0;
     VkMemoryRequirements2 requirements = {VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
-    memory_requirements(device, &requirements_info, &requirements);
+    dgc.memory_requirements(device, &requirements_info, &requirements);
     VkDeviceSize preprocess_size = requirements.memoryRequirements.size;
     Buffer preprocess = {0};
     if (preprocess_size)
@@ -387,7 +379,7 @@ int main(int argc, char **argv) {
                             NULL);
     if (indexed) vkCmdBindIndexBuffer(command_buffer, index_buffer.buffer, 0, VK_INDEX_TYPE_UINT32);
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[0], pushes[0]);
-    execute_generated(command_buffer, VK_FALSE, &generated);
+    dgc.execute_generated(command_buffer, VK_FALSE, &generated);
     /* an execution set leaves the pipeline (or shader) bindings undefined: bind the initial
      * ones again */
     if (shader_objects)
@@ -397,7 +389,7 @@ int main(int argc, char **argv) {
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[1], pushes[1]);
     vkCmdDraw(command_buffer, 3, 2, 0, 0);
     vkCmdPushConstants(command_buffer, layout, stages, 0, sizeof pushes[2], pushes[2]);
-    execute_generated(command_buffer, VK_FALSE, &generated);
+    dgc.execute_generated(command_buffer, VK_FALSE, &generated);
     vkCmdEndRendering(command_buffer);
     CHECK(vkEndCommandBuffer(command_buffer));
 
@@ -417,7 +409,7 @@ int main(int argc, char **argv) {
     free_buffer(&index_buffer);
     free_buffer(&draws);
     free_buffer(&indirect);
-    destroy_commands_layout(device, commands_layout, NULL);
+    dgc.destroy_commands_layout(device, commands_layout, NULL);
     if (execution_set) destroy_execution_set(device, execution_set, NULL);
     for (int k = 0; k < 2; ++k)
         if (pipelines[k]) vkDestroyPipeline(device, pipelines[k], NULL);
