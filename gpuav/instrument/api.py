@@ -210,6 +210,10 @@ def _instrument(
         _drop_function(module, helpers.descriptor_length)
     if helpers.descriptor_word is not None and not guarder.called_descriptor_word:
         _drop_function(module, helpers.descriptor_word)
+    if not guarder.called_binding_table:
+        for unused in (helpers.check_in_table, helpers.binding_table):
+            if unused is not None:
+                _drop_function(module, unused)
     unused_helpers: list[int | None] = []
     if not buffer_findings.accesses:
         unused_helpers += [helpers.check_buffer_range, helpers.write_range_record]

@@ -90,6 +90,11 @@ class Guarder:
         self._as_uint_cache: dict[int, int] | None = None
         self.called_descriptor_length = False  # else the pass drops that helper
         self.called_descriptor_word = False  # likewise
+        self.called_binding_table = False  # likewise (and its check)
+        # (function id, set, binding, static length) -> the binding's table, read once in the
+        # function's first block; lookup id -> that table, for the access being guarded
+        self._tables: dict[tuple[int, int, int, int], int] = {}
+        self.tables_here: dict[int, int] = {}
         write_record, write_mismatch = self.helpers.write_record, self.helpers.write_mismatch
         self.reports = (
             None
@@ -118,6 +123,13 @@ class Guarder:
             for lookup in access.lookups
             if isinstance(lookup, DescriptorLookup) and self._hoistable(lookup)
         }
+        self.tables_here = {
+            id(lookup): self._hoisted_table(function, lookup, static_length)
+            for lookup in access.lookups
+            if isinstance(lookup, DescriptorLookup)
+            and id(lookup) not in usable
+            and (static_length := self._table_length(lookup)) is not None
+        }
         position = next(k for k, i in enumerate(block.instructions) if i is consumer)
         del block.instructions[position]
         builder.position_at_start(block, function)
@@ -127,6 +139,7 @@ class Guarder:
             self._guard_at(access, consumer, usable)
         finally:
             self._as_uint_cache = None
+            self.tables_here = {}
 
     def _guard_at(
         self, access: DescriptorAccess, consumer: Instruction, usable: dict[int, HoistedWord]
@@ -289,6 +302,43 @@ class Guarder:
             self.called_descriptor_word = True
         return self._hoisted[key]
 
+    # -- a dynamic index: the binding's table read once per function ------------------------
+
+    def _table_length(self, lookup: DescriptorLookup) -> int | None:
+        """The static length a dynamically indexed lookup's check passes (a runtime array:
+        none, 0xFFFF_FFFF), where its binding's table can be read once per function."""
+        if self.helpers.binding_table is None or not self.with_state(lookup):
+            return None
+        if lookup.static_length is not None:
+            return lookup.static_length
+        return 0xFFFF_FFFF if lookup.runtime_sized and len(lookup.lengths) == 1 else None
+
+    def _hoisted_table(self, function: Function, lookup: DescriptorLookup, length: int) -> int:
+        """``gpuav_binding_table(set, binding, length)``, emitted once per function and binding
+        in the function's first block (after its variables); call before splitting anything."""
+        assert lookup.descriptor_set is not None and lookup.binding is not None
+        assert self.helpers.binding_table is not None
+        key = (function.id, lookup.descriptor_set, lookup.binding, length)
+        if key not in self._tables:
+            builder = self.builder
+            entry = function.blocks[0]
+            after = 0
+            for at, instruction in enumerate(entry.instructions):
+                if instruction.opcode == Op.Variable:
+                    after = at + 1
+            builder.position_at_start(entry, function)
+            builder.index = after
+            self._tables[key] = builder.op(
+                Op.FunctionCall,
+                builder.type_vector(self.uint, 3),
+                self.helpers.binding_table,
+                builder.constant_uint(lookup.descriptor_set),
+                builder.constant_uint(lookup.binding),
+                builder.constant_uint(length),
+            )
+            self.called_binding_table = True
+        return self._tables[key]
+
     def _note_unusable(
         self, instruction_index: int, lookups: list[Lookup], usable: dict[int, HoistedWord]
     ) -> None:
@@ -325,6 +375,19 @@ class Guarder:
         else:
             operands = self.operands(lookup)
         index = builder.constant_uint(instruction_index)
+        table = self.tables_here.get(id(lookup))
+        if table is not None and self.helpers.check_in_table is not None:
+            return builder.op(
+                Op.FunctionCall,
+                self.bool_,
+                self.helpers.check_in_table,
+                index,
+                table,
+                operands.flat,
+                builder.constant_uint(self._set_binding(lookup)),
+                builder.constant_uint(self.forbidden(lookup, consumer)),
+                operands.extra_ok,
+            )
         if (
             self.helpers.check_descriptor is not None
             and operands.descriptor_set is not None

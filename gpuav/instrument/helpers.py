@@ -56,6 +56,8 @@ class Helpers:
     descriptor_word: int | None = None  # with descriptor state
     write_record: int | None = None  # gpuav_write_record, for the descriptor errors
     write_mismatch: int | None = None  # with descriptor state: a descriptor not fitting
+    binding_table: int | None = None  # with descriptor state; read once per function
+    check_in_table: int | None = None  # with descriptor state: checks against that table
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -130,6 +132,8 @@ def _define(
         descriptor_word=state.descriptor_word,
         write_record=writer.function,
         write_mismatch=state.write_mismatch,
+        binding_table=state.binding_table,
+        check_in_table=state.check_in_table,
     )
 
 
@@ -229,6 +233,8 @@ class _Template:
             else ids[helpers.descriptor_word],
             write_record=None if helpers.write_record is None else ids[helpers.write_record],
             write_mismatch=None if helpers.write_mismatch is None else ids[helpers.write_mismatch],
+            binding_table=None if helpers.binding_table is None else ids[helpers.binding_table],
+            check_in_table=None if helpers.check_in_table is None else ids[helpers.check_in_table],
         )
 
     @staticmethod

@@ -130,15 +130,19 @@ class SafeIndexer:
         if len(lookup.lengths) != 1 or not guarder.with_state(lookup):
             return None
         builder, uint = guarder.builder, guarder.uint
-        guarder.called_descriptor_length = True
-        length = builder.op(
-            Op.FunctionCall,
-            uint,
-            length_helper,
-            builder.constant_uint(descriptor_set),
-            builder.constant_uint(binding),
-            builder.constant_uint(_UNKNOWN_LENGTH),
-        )
+        table = guarder.tables_here.get(id(lookup))
+        if table is not None:  # its length, read once per function with the table
+            length = builder.op(Op.CompositeExtract, uint, table, 1)
+        else:
+            guarder.called_descriptor_length = True
+            length = builder.op(
+                Op.FunctionCall,
+                uint,
+                length_helper,
+                builder.constant_uint(descriptor_set),
+                builder.constant_uint(binding),
+                builder.constant_uint(_UNKNOWN_LENGTH),
+            )
         empty = builder.op(Op.IEqual, guarder.bool_, length, builder.constant_uint(0))
         return builder.op(Op.Select, uint, empty, builder.constant_uint(1), length)
 

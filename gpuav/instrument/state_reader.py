@@ -65,6 +65,9 @@ class StateReader:
             ErrorCode.DESCRIPTOR_MISMATCH, "gpuav_write_mismatch"
         )
         self.check_descriptor = self._define_check_descriptor()
+        self.uvec3 = builder.type_vector(self.uint, 3)
+        self.binding_table = self._define_binding_table()
+        self.check_in_table = self._define_check_in_table()
         self.descriptor_length = self._define_descriptor_length()
         self.buffer_range = self._define_buffer_range()
         self.descriptor_word = self._define_descriptor_word()
@@ -174,27 +177,67 @@ class StateReader:
         builder.op_void(Op.ReturnValue, result)
         return function.id
 
-    def _define_check_descriptor(self) -> int:
+    def _define_binding_table(self) -> int:
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
-        function, parameters = builder.new_function(bool_, [uint] * 6 + [bool_])
-        instruction_index, set_index, binding, index, static_length, forbidden, also = parameters
-        builder.name(function.id, "gpuav_check_descriptor")
+        function, (set_index, binding, static_length) = builder.new_function(self.uvec3, [uint] * 3)
+        builder.name(function.id, "gpuav_binding_table")
         self.resources.begin()
         region, known, has, scaled, length = self._length(set_index, binding, static_length)
         table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
+        start = builder.op(Op.IAdd, uint, region, table)
+        stated = builder.op(Op.LogicalAnd, bool_, known, has)
+        flag = builder.op(
+            Op.Select, uint, stated, builder.constant_uint(1), builder.constant_uint(0)
+        )
+        table_words = builder.op(Op.CompositeConstruct, self.uvec3, start, length, flag)
+        builder.op_void(Op.ReturnValue, table_words)
+        return function.id
+
+    def _define_check_in_table(self) -> int:
+        """``gpuav_check_descriptor`` with the binding's table given (``gpuav_binding_table``,
+        read once per function): only the descriptor's own word is read here."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function, parameters = builder.new_function(
+            bool_, [uint, self.uvec3, uint, uint, uint, bool_]
+        )
+        instruction_index, table, index, set_binding, forbidden, also = parameters
+        builder.name(function.id, "gpuav_check_in_table")
+        self.resources.begin()
+        start, length, flag = (builder.op(Op.CompositeExtract, uint, table, k) for k in range(3))
+        stated = builder.op(Op.INotEqual, bool_, flag, builder.constant_uint(0))
+        word = self._word(start, index)
+        ok = self._judge(
+            instruction_index, index, length, set_binding, stated, word, forbidden, also
+        )
+        builder.op_void(Op.ReturnValue, ok)
+        return function.id
+
+    def _judge(
+        self,
+        instruction_index: int,
+        index: int,
+        length: int,
+        set_binding: int,
+        stated: int,
+        flag: int,
+        forbidden: int,
+        also: int,
+    ) -> int:
+        """Whether a descriptor may be used, emitted in place, with the records of why not:
+        ``index`` against ``length`` (and ``also``), its word ``flag`` (where the state is
+        ``stated``) unwritten or having a ``forbidden`` bit."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
         below = builder.op(Op.ULessThan, bool_, index, length)
         inside = builder.op(Op.LogicalAnd, bool_, also, below)
-        flag = self._word(region, table, index)
-        stated = builder.op(Op.LogicalAnd, bool_, known, has)
         unwritten = builder.op(
             Op.LogicalAnd,
             bool_,
             builder.op(Op.LogicalAnd, bool_, stated, inside),
             builder.op(Op.IEqual, bool_, flag, builder.constant_uint(0)),
         )
-        shifted = builder.op(Op.ShiftLeftLogical, uint, set_index, builder.constant_uint(SET_SHIFT))
-        set_binding = builder.op(Op.BitwiseOr, uint, shifted, binding)
         with builder.if_then(builder.op(Op.LogicalNot, bool_, inside)):
             self.writer.emit_call(
                 instruction_index, ErrorCode.INDEX_OUT_OF_BOUNDS, index, length, set_binding
@@ -225,6 +268,23 @@ class StateReader:
                     flag,
                     forbidden,
                 )
-        ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, unusable))
+        return builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, unusable))
+
+    def _define_check_descriptor(self) -> int:
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function, parameters = builder.new_function(bool_, [uint] * 6 + [bool_])
+        instruction_index, set_index, binding, index, static_length, forbidden, also = parameters
+        builder.name(function.id, "gpuav_check_descriptor")
+        self.resources.begin()
+        region, known, has, scaled, length = self._length(set_index, binding, static_length)
+        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
+        flag = self._word(region, table, index)
+        stated = builder.op(Op.LogicalAnd, bool_, known, has)
+        shifted = builder.op(Op.ShiftLeftLogical, uint, set_index, builder.constant_uint(SET_SHIFT))
+        set_binding = builder.op(Op.BitwiseOr, uint, shifted, binding)
+        ok = self._judge(
+            instruction_index, index, length, set_binding, stated, flag, forbidden, also
+        )
         builder.op_void(Op.ReturnValue, ok)
         return function.id

@@ -85,7 +85,7 @@ def test_draw_stage_descriptor_is_fetched_with_the_index_modulo_the_length(
     source: str, stage: str, descriptor_state: bool
 ) -> None:
     text = _instrumented_text(source, stage, descriptor_state)
-    check = "gpuav_check_descriptor" if descriptor_state else "gpuav_check_bounds"
+    check = "gpuav_check_in_table" if descriptor_state else "gpuav_check_bounds"
     filecheck(
         text,
         f"""
@@ -104,19 +104,25 @@ def test_draw_stage_descriptor_is_fetched_with_the_index_modulo_the_length(
 
 
 def test_runtime_array_index_is_taken_modulo_the_state_length() -> None:
+    """The binding's table (its descriptors' offset, length and whether the state knows it)
+    is read once, in the function's first block; the check and the safe index use it."""
     text = _instrumented_text(RUNTIME_FRAG, "frag", descriptor_state=True)
     filecheck(
         text,
         """
-        CHECK: OpFunctionCall %bool %gpuav_check_descriptor %uint_{{[0-9]+}} %uint_0 %uint_3
-        CHECK-NEXT: OpFunctionCall %uint %gpuav_descriptor_length %uint_0 %uint_3 %uint_4294967295
+        CHECK: OpFunctionCall %v3uint %gpuav_binding_table %uint_0 %uint_3 %uint_4294967295
+        CHECK: OpFunctionCall %bool %gpuav_check_in_table %uint_{{[0-9]+}} {{%[0-9]+}}
+        CHECK-NEXT: OpCompositeExtract %uint {{%[0-9]+}} 1
         CHECK-NEXT: OpIEqual %bool
         CHECK-NEXT: OpSelect %uint {{%[0-9]+}} %uint_1
         CHECK-NEXT: OpUMod %uint
         CHECK-NEXT: OpSelectionMerge
-        CHECK: %gpuav_descriptor_length = OpFunction %uint
+        CHECK-NOT: %gpuav_descriptor_length = OpFunction
         """,
     )
+    (table,) = re.findall(r"(%\w+) = OpFunctionCall %v3uint %gpuav_binding_table", text)
+    assert re.search(rf"%gpuav_check_in_table %uint_\d+ {table} ", text)
+    assert f"OpCompositeExtract %uint {table} 1" in text
     safe = re.findall(r"(%\w+) = OpUMod %uint", text)
     ((index, _),) = _descriptor_chains(text)
     assert index in safe
