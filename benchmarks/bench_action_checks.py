@@ -24,12 +24,11 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from benchmarks.bench_shader_time import khronos_configuration
-from benchmarks.layer_apps import LAYER_NAME, REPOSITORY
+from benchmarks.layer_apps import LAYER_NAME, REPOSITORY, tree_layer_folder
 from benchmarks.timing import print_table
 from tests.apps_common.build import compile_c_program
 from tests.layer.test_action_checks_khronos import SHADERS
@@ -44,17 +43,6 @@ MODES = {
     "vkCmdDrawIndexedIndirect": ["indexed_indirect", "0", "6"],
 }
 _LAYER_VARIABLES = ("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH")
-LAYER_DIR_SCRIPT = "from gpuav.layer.native.build import layer_dir; print(layer_dir())"
-
-
-def _layer_folder(tree: Path) -> str:
-    """The built layer of a checkout (built there on first use)."""
-    done = subprocess.run(
-        [sys.executable, "-c", LAYER_DIR_SCRIPT],
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip().splitlines()[-1]
 
 
 def _command(
@@ -63,7 +51,7 @@ def _command(
     environment = {k: v for k, v in os.environ.items() if not k.startswith(_LAYER_VARIABLES)}
     if configuration == "gpuav":
         environment.update(
-            VK_ADD_LAYER_PATH=_layer_folder(options.gpuav_tree),
+            VK_ADD_LAYER_PATH=tree_layer_folder(options.gpuav_tree),
             VK_INSTANCE_LAYERS=LAYER_NAME,
             GPUAV_ENABLE="1",
             PYTHONPATH=str(options.gpuav_tree),

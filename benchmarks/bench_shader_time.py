@@ -38,7 +38,13 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchmarks.layer_apps import _LAYER_VARIABLES, KHRONOS, REPOSITORY, gpuav_environment
+from benchmarks.layer_apps import (
+    _LAYER_VARIABLES,
+    KHRONOS,
+    REPOSITORY,
+    gpuav_environment,
+    tree_layer_folder,
+)
 from gpuav.layer.native.build import layer_dir
 
 BENCHMARKS = REPOSITORY / "benchmarks"
@@ -151,6 +157,11 @@ def configurations(options: argparse.Namespace) -> dict[str, Configuration]:
         silent = gpuav_environment(layer_folder)
         silent["GPUAV_INSTRUMENTER"] = SILENT_RANGE_RECORDS
         chosen["gpuav, range records emptied"] = Configuration(silent)
+    if options.gpuav_tree is not None:
+        tree = Path(options.gpuav_tree)
+        other = gpuav_environment(tree_layer_folder(tree))
+        other["PYTHONPATH"] = str(tree)
+        chosen[f"gpuav of {tree.name}"] = Configuration(other)
     if options.khronos_root is not None:
         root, native = Path(options.khronos_root), options.khronos_native
         chosen["Khronos 1.4.309 GPU-AV"] = khronos_configuration(
@@ -294,6 +305,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--config", action="append", help="run only these configurations (and no layer)"
+    )
+    parser.add_argument(
+        "--gpuav-tree", help="also run gpuav from this checkout (before and after a change)"
     )
     parser.add_argument("--json", help="write every dispatch time to this file")
     parser.add_argument("--print", help="print the tables of a file --json wrote, run nothing")

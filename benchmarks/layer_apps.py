@@ -21,6 +21,19 @@ STAND_IN_INSTRUMENTER = "tests.layer.fake_instrument:instrument"
 _LAYER_VARIABLES = ("GPUAV_", "VK_INSTANCE_LAYERS", "VK_LAYER_", "VK_ADD_LAYER_PATH")
 
 
+_LAYER_DIR_SCRIPT = "from gpuav.layer.native.build import layer_dir; print(layer_dir())"
+
+
+def tree_layer_folder(tree: Path) -> str:
+    """The built layer of a checkout (built there on first use)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LAYER_DIR_SCRIPT],
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
+
+
 def gpuav_environment(layer_folder: str, *, stand_in: bool = False) -> dict[str, str]:
     """gpuav enabled; ``stand_in``: with the test suite's pass, which marks every shader
     instrumented (every action gets its output block: the layer's own cost)."""
