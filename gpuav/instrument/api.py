@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup, Findings, Lookup
+from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
 from gpuav.instrument.descriptor_bounds import Guarder
@@ -197,11 +198,14 @@ def _instrument(
         ),
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
-    _guard_buffer_ranges(builder, def_use, types, helpers, buffer_findings, texel_findings)
+    tables = BindingTables(builder, helpers.binding_table)
+    ranges_read_tables = _guard_buffer_ranges(
+        builder, def_use, types, helpers, tables, buffer_findings, texel_findings
+    )
     _guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
     _guard_addresses(builder, def_use, types, helpers, result.address_findings, shader_int64)
     findings.accesses = _not_range_checked(findings.accesses, buffer_findings, texel_findings)
-    guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module))
+    guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module), tables)
     MergedOperands(guarder).prepare(findings.accesses)
     for access in _last_first(findings.accesses, def_use):
         guarder.guard(access)
@@ -210,11 +214,13 @@ def _instrument(
         _drop_function(module, helpers.descriptor_length)
     if helpers.descriptor_word is not None and not guarder.called_descriptor_word:
         _drop_function(module, helpers.descriptor_word)
-    if not guarder.called_binding_table:
-        for unused in (helpers.check_in_table, helpers.binding_table):
-            if unused is not None:
-                _drop_function(module, unused)
     unused_helpers: list[int | None] = []
+    if not guarder.called_check_in_table:
+        unused_helpers.append(helpers.check_in_table)
+    if not ranges_read_tables:
+        unused_helpers.append(helpers.range_in_table)
+    if not tables.called:
+        unused_helpers.append(helpers.binding_table)
     if not buffer_findings.accesses:
         unused_helpers += [helpers.check_buffer_range, helpers.write_range_record]
     if not texel_findings.accesses:
@@ -250,13 +256,22 @@ def _guard_buffer_ranges(
     def_use: DefUse,
     types: Types,
     helpers: Helpers,
+    tables: BindingTables,
     findings: BufferFindings,
     texels: TexelFindings,
-) -> None:
+) -> bool:
+    """Guard the buffer and texel accesses; whether a range was read from a binding's
+    table for them."""
     if helpers.buffer_range is None or helpers.check_buffer_range is None:
-        return
+        return False
     guarder = RangeGuarder(
-        builder, def_use, types, helpers.buffer_range, helpers.check_buffer_range
+        builder,
+        def_use,
+        types,
+        helpers.buffer_range,
+        helpers.check_buffer_range,
+        tables,
+        helpers.range_in_table,
     )
     guarded = []
     for access in _last_first(findings.accesses, def_use):
@@ -265,14 +280,14 @@ def _guard_buffer_ranges(
         else:
             findings.unchecked.append((access.consumer.origin, "a result with no null value"))
     findings.accesses = guarded
-    if helpers.check_texel is None:
-        return
-    # Each guard finds its consumer's place afresh, so the order does not matter here.
-    texels.accesses = [
-        texel
-        for texel in texels.accesses
-        if guard_texel_access(guarder, helpers.check_texel, texel)
-    ]
+    if helpers.check_texel is not None:
+        # Each guard finds its consumer's place afresh, so the order does not matter here.
+        texels.accesses = [
+            texel
+            for texel in texels.accesses
+            if guard_texel_access(guarder, helpers.check_texel, texel)
+        ]
+    return guarder.called_range_in_table
 
 
 def _not_range_checked(

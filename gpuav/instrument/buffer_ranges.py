@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from gpuav.instrument import record
+from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_spans import BufferAccess, BufferSpan
 from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.descriptor_state import RANGE_UNKNOWN
@@ -82,9 +83,14 @@ class RangeGuarder:
     types: Types
     buffer_range: int  # gpuav_buffer_range
     check_range: int  # gpuav_check_buffer_range
+    # a changing descriptor index reads only its descriptor's word (gpuav_range_in_table),
+    # against its binding's table read once per function
+    tables: BindingTables | None = None
+    range_in_table: int | None = None
     # (function id, set, binding, flat descriptor index) -> the range read in the function's
     # first block
     _hoisted: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
+    called_range_in_table: bool = False
     # (function id, range id, constant, size, stride) -> the quick test's hoisted value
     _quick: dict[tuple[int, int, int, int, int], int] = field(default_factory=dict)
 
@@ -100,6 +106,10 @@ class RangeGuarder:
             return False  # before anything is emitted: the module stays as it was
         function = self.function_of(consumer)
         hoisted = [self.hoisted_range(function, *_descriptor(span)) for span in access.spans]
+        tables = [
+            None if bound is not None else self.hoisted_table(function, *_descriptor(span)[:2])
+            for span, bound in zip(access.spans, hoisted, strict=True)
+        ]
         quick = [
             None if bound is None else self._quick_test(function, span, bound)
             for span, bound in zip(access.spans, hoisted, strict=True)
@@ -108,9 +118,10 @@ class RangeGuarder:
 
         def condition() -> int:
             ok: int | None = None
-            for span, bound, test in zip(access.spans, hoisted, quick, strict=True):
+            for span, bound, test, table in zip(access.spans, hoisted, quick, tables, strict=True):
                 if bound is None:
-                    passed = self._check(index, span, self.range_here(*_descriptor(span)))
+                    here = self.range_here(*_descriptor(span), table=table)
+                    passed = self._check(index, span, here)
                 elif test is None:
                     passed = self._check(index, span, bound)
                 else:
@@ -268,6 +279,15 @@ class RangeGuarder:
             )
         return self._hoisted[key]
 
+    def hoisted_table(self, function: Function, descriptor_set: int, binding: int) -> int | None:
+        """The binding's table read once in the function's first block, for accesses whose
+        descriptor index changes; None without the helpers. Call it before the guard splits
+        anything."""
+        tables = self.tables
+        if tables is None or not tables.available or self.range_in_table is None:
+            return None
+        return tables.table(function, descriptor_set, binding, RANGE_UNKNOWN)
+
     def constant_flat(
         self, indices: tuple[int, ...], lengths: tuple[int | None, ...]
     ) -> int | None:
@@ -301,8 +321,20 @@ class RangeGuarder:
         binding: int,
         indices: tuple[int, ...],
         lengths: tuple[int | None, ...],
+        table: int | None = None,
     ) -> int:
+        """The range of the descriptor an access's (changing) index names, emitted in place:
+        from the binding's ``table`` where one was read (``hoisted_table``)."""
         builder = self.builder
+        if table is not None and self.range_in_table is not None:
+            self.called_range_in_table = True
+            return builder.op(
+                Op.FunctionCall,
+                self.uint,
+                self.range_in_table,
+                table,
+                self.flat_index(indices, lengths),
+            )
         return builder.op(
             Op.FunctionCall,
             self.uint,

@@ -33,6 +33,7 @@ from gpuav.instrument.accesses import (
     Lookup,
     MergedLookup,
 )
+from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.descriptor_expectations import forbidden_bits
 from gpuav.instrument.empty_queries import emit_empty_start, empty_start_of
 from gpuav.instrument.helpers import Helpers
@@ -79,10 +80,13 @@ class Guarder:
     types: Types
     helpers: Helpers
     decorations_by_target: dict[int, list[Instruction]] = field(default_factory=dict)
+    # the bindings' tables read once per function, shared with the buffer-range checks
+    tables_read: BindingTables | None = None
     # id(merge instruction) -> the operands carried through it (gpuav.instrument.merges)
     merged: dict[int, CheckOperands] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.tables = self.tables_read or BindingTables(self.builder, self.helpers.binding_table)
         self.uint = self.builder.type_int(32, False)
         self.bool_ = self.builder.type_bool()
         # value -> its uint conversion, shared by one guard's check and safe indices (all in
@@ -90,10 +94,8 @@ class Guarder:
         self._as_uint_cache: dict[int, int] | None = None
         self.called_descriptor_length = False  # else the pass drops that helper
         self.called_descriptor_word = False  # likewise
-        self.called_binding_table = False  # likewise (and its check)
-        # (function id, set, binding, static length) -> the binding's table, read once in the
-        # function's first block; lookup id -> that table, for the access being guarded
-        self._tables: dict[tuple[int, int, int, int], int] = {}
+        self.called_check_in_table = False  # likewise
+        # lookup id -> its binding's table, for the access being guarded
         self.tables_here: dict[int, int] = {}
         write_record, write_mismatch = self.helpers.write_record, self.helpers.write_mismatch
         self.reports = (
@@ -307,37 +309,15 @@ class Guarder:
     def _table_length(self, lookup: DescriptorLookup) -> int | None:
         """The static length a dynamically indexed lookup's check passes (a runtime array:
         none, 0xFFFF_FFFF), where its binding's table can be read once per function."""
-        if self.helpers.binding_table is None or not self.with_state(lookup):
+        if not self.tables.available or not self.with_state(lookup):
             return None
         if lookup.static_length is not None:
             return lookup.static_length
         return 0xFFFF_FFFF if lookup.runtime_sized and len(lookup.lengths) == 1 else None
 
     def _hoisted_table(self, function: Function, lookup: DescriptorLookup, length: int) -> int:
-        """``gpuav_binding_table(set, binding, length)``, emitted once per function and binding
-        in the function's first block (after its variables); call before splitting anything."""
         assert lookup.descriptor_set is not None and lookup.binding is not None
-        assert self.helpers.binding_table is not None
-        key = (function.id, lookup.descriptor_set, lookup.binding, length)
-        if key not in self._tables:
-            builder = self.builder
-            entry = function.blocks[0]
-            after = 0
-            for at, instruction in enumerate(entry.instructions):
-                if instruction.opcode == Op.Variable:
-                    after = at + 1
-            builder.position_at_start(entry, function)
-            builder.index = after
-            self._tables[key] = builder.op(
-                Op.FunctionCall,
-                builder.type_vector(self.uint, 3),
-                self.helpers.binding_table,
-                builder.constant_uint(lookup.descriptor_set),
-                builder.constant_uint(lookup.binding),
-                builder.constant_uint(length),
-            )
-            self.called_binding_table = True
-        return self._tables[key]
+        return self.tables.table(function, lookup.descriptor_set, lookup.binding, length)
 
     def _note_unusable(
         self, instruction_index: int, lookups: list[Lookup], usable: dict[int, HoistedWord]
@@ -377,6 +357,7 @@ class Guarder:
         index = builder.constant_uint(instruction_index)
         table = self.tables_here.get(id(lookup))
         if table is not None and self.helpers.check_in_table is not None:
+            self.called_check_in_table = True
             return builder.op(
                 Op.FunctionCall,
                 self.bool_,

@@ -58,6 +58,7 @@ class Helpers:
     write_mismatch: int | None = None  # with descriptor state: a descriptor not fitting
     binding_table: int | None = None  # with descriptor state; read once per function
     check_in_table: int | None = None  # with descriptor state: checks against that table
+    range_in_table: int | None = None  # with descriptor state: a buffer's range from it
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -134,6 +135,7 @@ def _define(
         write_mismatch=state.write_mismatch,
         binding_table=state.binding_table,
         check_in_table=state.check_in_table,
+        range_in_table=state.range_in_table,
     )
 
 
@@ -235,6 +237,7 @@ class _Template:
             write_mismatch=None if helpers.write_mismatch is None else ids[helpers.write_mismatch],
             binding_table=None if helpers.binding_table is None else ids[helpers.binding_table],
             check_in_table=None if helpers.check_in_table is None else ids[helpers.check_in_table],
+            range_in_table=None if helpers.range_in_table is None else ids[helpers.range_in_table],
         )
 
     @staticmethod

@@ -68,6 +68,7 @@ class StateReader:
         self.uvec3 = builder.type_vector(self.uint, 3)
         self.binding_table = self._define_binding_table()
         self.check_in_table = self._define_check_in_table()
+        self.range_in_table = self._define_range_in_table()
         self.descriptor_length = self._define_descriptor_length()
         self.buffer_range = self._define_buffer_range()
         self.descriptor_word = self._define_descriptor_word()
@@ -143,6 +144,34 @@ class StateReader:
             builder.op(Op.LogicalAnd, bool_, known, has),
             builder.op(Op.ULessThan, bool_, index, length),
         )
+        builder.op_void(Op.ReturnValue, self._range_of(stated, word))
+        return function.id
+
+    def _define_range_in_table(self) -> int:
+        """``gpuav_buffer_range`` with the binding's table given (``gpuav_binding_table`` of
+        RANGE_UNKNOWN, read once per function): only the descriptor's own word is read."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function, (table, index) = builder.new_function(uint, [self.uvec3, uint])
+        builder.name(function.id, "gpuav_range_in_table")
+        self.resources.begin()
+        start, length, flag = (builder.op(Op.CompositeExtract, uint, table, k) for k in range(3))
+        stated = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.INotEqual, bool_, flag, builder.constant_uint(0)),
+            builder.op(Op.ULessThan, bool_, index, length),
+        )
+        builder.op_void(Op.ReturnValue, self._range_of(stated, self._word(start, index)))
+        return function.id
+
+    def _range_of(self, stated: int, word: int) -> int:
+        """The bytes a descriptor's ``word`` says are bound, emitted in place: RANGE_UNKNOWN
+        where the state does not say (not ``stated``, or no range_word), 0 where it may not
+        be used."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        unknown = builder.constant_uint(RANGE_UNKNOWN)
         # Words below RANGE_BASE say nothing about a range; RANGE_UNKNOWN itself is no
         # range_word either.
         ranged = builder.op(
@@ -158,8 +187,7 @@ class StateReader:
             Op.LogicalAnd, bool_, stated, builder.op(Op.IEqual, bool_, word, zero)
         )
         known_range = builder.op(Op.Select, uint, usable, bound, unknown)
-        builder.op_void(Op.ReturnValue, builder.op(Op.Select, uint, unwritten, zero, known_range))
-        return function.id
+        return builder.op(Op.Select, uint, unwritten, zero, known_range)
 
     def _define_descriptor_word(self) -> int:
         builder = self.builder

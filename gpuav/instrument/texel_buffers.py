@@ -175,10 +175,12 @@ def guard_texel_access(guarder: RangeGuarder, check: int, access: TexelAccess) -
         return False  # before anything is emitted
     guarded = True
     for consumer in access.consumers:
-        hoisted = guarder.hoisted_range(guarder.function_of(consumer), *descriptor)
+        function = guarder.function_of(consumer)
+        hoisted = guarder.hoisted_range(function, *descriptor)
+        table = None if hoisted is not None else guarder.hoisted_table(function, *descriptor[:2])
 
-        def condition(hoisted: int | None = hoisted) -> int:
-            texels = hoisted if hoisted is not None else guarder.range_here(*descriptor)
+        def condition(hoisted: int | None = hoisted, table: int | None = table) -> int:
+            texels = hoisted if hoisted is not None else guarder.range_here(*descriptor, table)
             return builder.op(
                 Op.FunctionCall,
                 builder.type_bool(),
