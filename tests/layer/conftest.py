@@ -172,6 +172,22 @@ def parse_c_output(stdout: str) -> dict[str, Any]:
     return result
 
 
+def run_c_program(command: list[str], environment: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """The parsed output of a C test program, which must exit 0."""
+    done = subprocess.run(
+        command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=APP_TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return parse_c_output(done.stdout)
+
+
+def error_messages(parsed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The messages of error severity in a C test program's parsed output."""
+    messages = parsed["messages"]
+    assert isinstance(messages, list)
+    return [m for m in messages if m["severity"] >= 0x1000]
+
+
 @pytest.fixture
 def run_c_app(c_app: Path, spirv: Callable[[str], Path], tmp_path: Path) -> RunC:
     """Run the C app on (compute, vertex, fragment) shaders, with extra arguments."""

@@ -21,7 +21,7 @@ import pytest
 from gpuav.layer import action_check_parameters
 from gpuav.layer.action_checks_spirv import WORDS
 from tests.apps_common.build import compile_c_program
-from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.conftest import APPS, app_environment, run_c_program
 from tests.layer.test_khronos_below import (  # noqa: F401
     NewerKhronos,
     Runner,
@@ -184,24 +184,6 @@ def shader_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _run(command: list[str], environment: dict[str, str], cwd: Path) -> dict[str, object]:
-    done = subprocess.run(
-        command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=APP_TIMEOUT
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return parse_c_output(done.stdout)
-
-
-def _khronos_environment(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
-    return environment
-
-
 GPU_AV_IDS = ("VUID-Vk", "VUID-vkCmdDrawIndexed-None-02721", "WARNING-GPU-AV-drawCount")
 
 
@@ -223,12 +205,14 @@ def test_gpuav_reports_what_khronos_reports_with_the_numbers(
     scenario = SCENARIOS[name]
     argv = [str(indirect_app), str(shader_folder), *scenario.arguments]
     khronos = _reported(
-        _run(newer_khronos.command(argv), _khronos_environment(newer_khronos), tmp_path),
+        run_c_program(
+            newer_khronos.command(argv), newer_khronos.gpu_assisted_environment(), tmp_path
+        ),
         GPU_AV_IDS,
     )
-    gpuav_run = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    gpuav_run = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
     gpuav = _reported(gpuav_run, ("VUID-", "GPUAV-"))
-    plain = _run(argv, app_environment(None), tmp_path)
+    plain = run_c_program(argv, app_environment(None), tmp_path)
     # The checks change nothing the app computes.
     assert gpuav_run["result"] == plain["result"]
     if scenario.khronos_id is None:
@@ -300,8 +284,10 @@ def test_every_draw_of_a_command_buffer_recorded_again_is_reported_once_a_frame(
         "INDIRECT_APP_FRAMES": str(FRAMES),
         "INDIRECT_APP_BUFFERS": str(COPIES),
     }
-    gpuav = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
-    plain = _run(argv, app_environment(None, extra=extra), tmp_path)
+    gpuav = run_c_program(
+        argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path
+    )
+    plain = run_c_program(argv, app_environment(None, extra=extra), tmp_path)
     assert gpuav["result"] == plain["result"]
     messages = _reported(gpuav, ("VUID-", "GPUAV-"))
     assert {m["id"] for m in messages} == {message_id}
@@ -329,8 +315,10 @@ def test_correct_draws_recorded_again_stay_silent(
         "INDIRECT_APP_FRAMES": str(FRAMES),
         "INDIRECT_APP_BUFFERS": str(COPIES),
     }
-    gpuav = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
-    plain = _run(argv, app_environment(None, extra=extra), tmp_path)
+    gpuav = run_c_program(
+        argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path
+    )
+    plain = run_c_program(argv, app_environment(None, extra=extra), tmp_path)
     assert gpuav["result"] == plain["result"]
     assert _reported(gpuav, ("VUID-", "GPUAV-")) == []
 
@@ -391,14 +379,16 @@ def test_dynamic_vertex_input_is_fetch_checked(
     scenario = SCENARIOS[name]
     argv = [str(indirect_app), str(shader_folder), *scenario.arguments]
     extra = {"INDIRECT_APP_DYNAMIC_INPUT": "1"}
-    gpuav_run = _run(argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path)
-    plain = _run(argv, app_environment(None, extra=extra), tmp_path)
+    gpuav_run = run_c_program(
+        argv, app_environment(layer_folder, instrumenter=None, extra=extra), tmp_path
+    )
+    plain = run_c_program(argv, app_environment(None, extra=extra), tmp_path)
     assert gpuav_run["result"] == plain["result"]
     gpuav = _reported(gpuav_run, ("VUID-", "GPUAV-"))
-    khronos_environment = _khronos_environment(newer_khronos)
+    khronos_environment = newer_khronos.gpu_assisted_environment()
     khronos_environment.update(extra)
     khronos = _reported(
-        _run(newer_khronos.command(argv), khronos_environment, tmp_path), GPU_AV_IDS
+        run_c_program(newer_khronos.command(argv), khronos_environment, tmp_path), GPU_AV_IDS
     )
     if scenario.gpuav_id is None:
         assert gpuav == [] and khronos == [], (gpuav, khronos)

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from tests.apps_common.build import compile_c_program
-from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, error_messages, parse_c_output
 from tests.layer.test_khronos_below import (  # noqa: F401
     NewerKhronos,
     Runner,
@@ -150,22 +150,6 @@ def _run(
     )
 
 
-def _errors(parsed: dict[str, object]) -> list[dict[str, str]]:
-    messages = parsed["messages"]
-    assert isinstance(messages, list)
-    return [m for m in messages if m["severity"] >= 0x1000]
-
-
-def _khronos_environment(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
-    return environment
-
-
 def _pixels(parsed: dict[str, object]) -> list[int]:
     result = parsed["result"]
     assert isinstance(result, str)
@@ -187,15 +171,15 @@ def test_generated_draw_checked_and_khronos_stands_where_the_docstring_says(
     done = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     ours = parse_c_output(done.stdout)
-    theirs = _run(newer_khronos.command(argv), _khronos_environment(newer_khronos), tmp_path)
+    theirs = _run(newer_khronos.command(argv), newer_khronos.gpu_assisted_environment(), tmp_path)
     if execution_set != "none":
         assert theirs.returncode != 0  # the Khronos layer's GPU-AV crashes on the set
     else:
         assert theirs.returncode == 0, theirs.stderr[-3000:]
-        khronos_ids = {m["id"] for m in _errors(parse_c_output(theirs.stdout))}
+        khronos_ids = {m["id"] for m in error_messages(parse_c_output(theirs.stdout))}
         khronos_id = KHRONOS_IDS[bug]
         assert khronos_ids == ({khronos_id} if khronos_id else set()), khronos_ids
-    errors = _errors(ours)
+    errors = error_messages(ours)
     pixels = _pixels(ours)
     if gpuav_id is None:
         assert errors == []

@@ -19,7 +19,7 @@ import pytest
 
 from gpuav.instrument.api import instrument_shader
 from tests.apps_common.build import compile_c_program
-from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, error_messages, parse_c_output
 from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
 from tests.layer.unusable_descriptor_shaders import VERTEX
 from tests.shaders.glsl import compile_glsl, spirv_val
@@ -214,12 +214,6 @@ def run(
     return run_
 
 
-def _errors(output: dict[str, object]) -> list[dict[str, str]]:
-    messages = output["messages"]
-    assert isinstance(messages, list)
-    return [m for m in messages if m["severity"] >= 0x1000]
-
-
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_instrumented_shaders_pass_spirv_val(name: str) -> None:
     words = compile_glsl(SCENARIOS[name].source(), "comp", debug="g")
@@ -231,7 +225,7 @@ def test_descriptor_not_fitting_is_reported_and_skipped(run: Run, name: str) -> 
     scenario = SCENARIOS[name]
     status, output = run(name)
     assert status == 0
-    (error,) = _errors(output)
+    (error,) = error_messages(output)
     assert error["id"] == _vuid(scenario)
     text = error["text"]
     if "[" in scenario.declaration:
@@ -251,23 +245,23 @@ def test_fitting_twins_are_silent_and_identical(run: Run, name: str) -> None:
     status, output = run(name, good=True)
     plain_status, plain = run(name, good=True, layer=False)
     assert status == plain_status == 0
-    assert _errors(output) == []
+    assert error_messages(output) == []
     assert output["result"] == plain["result"]
     assert str(output["result"]).split()[0] != "0"
 
 
 def test_message_names_the_view_and_what_the_shader_needs(run: Run) -> None:
     _, output = run("view_type_array")
-    (error,) = _errors(output)
+    (error,) = error_messages(output)
     text = error["text"]
     assert "The image view's type is VK_IMAGE_VIEW_TYPE_2D_ARRAY" in text
     assert "needs VK_IMAGE_VIEW_TYPE_2D." in text
     assert "VK_IMAGE_VIEW_TYPE_2D_ARRAY, VK_FORMAT_R32_UINT, of an image with" in text
     _, output = run("multisampled")
-    (error,) = _errors(output)
+    (error,) = error_messages(output)
     assert "of an image with VK_SAMPLE_COUNT_4_BIT" in error["text"]
     _, output = run("unnormalized_proj")
-    (error,) = _errors(output)
+    (error,) = error_messages(output)
     assert "VkSampler (0x" in error["text"]
     assert "with unnormalizedCoordinates" in error["text"]
 
@@ -291,9 +285,9 @@ def test_gpuav_reports_what_khronos_reports(
         newer_khronos.command(_argv(image_fit_app, shader, name, False)), env=environment,
         cwd=tmp_path, capture_output=True, text=True, timeout=APP_TIMEOUT,
     )  # fmt: skip
-    khronos = {m["id"] for m in _errors(parse_c_output(done.stdout))}
+    khronos = {m["id"] for m in error_messages(parse_c_output(done.stdout))}
     _, output = run(name)
-    ours = {m["id"] for m in _errors(output)}
+    ours = {m["id"] for m in error_messages(output)}
     assert done.returncode == 0
     assert ours == khronos == {_vuid(SCENARIOS[name])}
 
@@ -324,7 +318,7 @@ def test_fragment_stage_reports_the_view_type(layer_folder: Path, tmp_path: Path
         capture_output=True, text=True, timeout=APP_TIMEOUT,
     )  # fmt: skip
     assert done.returncode == 0
-    (error,) = _errors(parse_c_output(done.stdout))
+    (error,) = error_messages(parse_c_output(done.stdout))
     assert error["id"] == "VUID-vkCmdDraw-viewType-07752"
     assert "needs VK_IMAGE_VIEW_TYPE_2D_ARRAY" in error["text"]
     assert "line 6" in error["text"] and "Stage = Fragment" in error["text"]

@@ -65,6 +65,16 @@ class NewerKhronos:
         loader = libraries / "ld-linux-x86-64.so.2"
         return [str(loader), "--library-path", f"{libraries}:/usr/lib/x86_64-linux-gnu", *argv]
 
+    def gpu_assisted_environment(self) -> dict[str, str]:
+        """A program's environment under this Khronos layer alone, its GPU-AV on."""
+        environment = app_environment(None, instrumenter=None)
+        environment.update(
+            VK_LAYER_PATH=str(self.root / "layer"),
+            VK_INSTANCE_LAYERS=VALIDATION_LAYER,
+            VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
+        )
+        return environment
+
     def environment(
         self, layer_folder: Path | None, instrumenter: str | None, extra: dict[str, str]
     ) -> dict[str, str]:

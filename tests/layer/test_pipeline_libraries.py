@@ -22,7 +22,6 @@ only the pushed address could reach its buffers, and says so.
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from gpuav.instrument.descriptor_state import PushConstantAddress
 from gpuav.spirv import read, write
 from gpuav.spirv.disassembler import disassemble
 from tests.apps_common.build import compile_c_program
-from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.conftest import APPS, app_environment, run_c_program
 from tests.layer.test_khronos_below import (  # noqa: F401
     NewerKhronos,
     Runner,
@@ -261,14 +260,6 @@ def _argv(program: tuple[Path, dict[str, Path]], app: str, arguments: tuple[str,
     return [str(binary), app, *(str(shaders[name]) for name in SHADERS_OF[app]), *arguments]
 
 
-def _run(command: list[str], environment: dict[str, str], cwd: Path) -> dict[str, object]:
-    done = subprocess.run(
-        command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=APP_TIMEOUT
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return parse_c_output(done.stdout)
-
-
 def _messages(parsed: dict[str, object]) -> list[dict[str, str]]:
     messages = parsed["messages"]
     assert isinstance(messages, list)
@@ -277,16 +268,6 @@ def _messages(parsed: dict[str, object]) -> list[dict[str, str]]:
 
 def _errors(parsed: dict[str, object]) -> list[dict[str, str]]:
     return [m for m in _messages(parsed) if int(m["severity"]) >= 0x1000]
-
-
-def _khronos_environment(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
-    return environment
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -299,8 +280,10 @@ def test_library_stages_are_checked_and_khronos_stands_where_the_docstring_says(
 ) -> None:
     scenario = SCENARIOS[name]
     argv = _argv(program, scenario.app, scenario.arguments)
-    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
-    theirs = _run(newer_khronos.command(argv), _khronos_environment(newer_khronos), tmp_path)
+    ours = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    theirs = run_c_program(
+        newer_khronos.command(argv), newer_khronos.gpu_assisted_environment(), tmp_path
+    )
     khronos_ids = {m["id"] for m in _errors(theirs)}
     assert khronos_ids == ({scenario.khronos_id} if scenario.khronos_id else set()), khronos_ids
     # Nothing is left unchecked without a word: no library notice but the one lavapipe forces.
@@ -310,7 +293,7 @@ def test_library_stages_are_checked_and_khronos_stands_where_the_docstring_says(
     errors = _errors(ours)
     if scenario.gpuav_id is None:
         assert errors == []
-        plain = _run(argv, app_environment(None), tmp_path)
+        plain = run_c_program(argv, app_environment(None), tmp_path)
         assert ours["result"] == plain["result"] == theirs["result"]
         return
     # One message, folding every invocation of the instruction: the planted one alone.

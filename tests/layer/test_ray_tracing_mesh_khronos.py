@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +25,12 @@ import pytest
 
 from gpuav.report.json_report import report_schema
 from tests.apps_common.build import compile_c_program
-from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.conftest import (
+    APPS,
+    app_environment,
+    error_messages,
+    run_c_program,
+)
 from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
 from tests.shaders.glsl import compile_glsl
 from tests.workflow.programs import gpuav_run
@@ -290,30 +294,6 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     return found
 
 
-def _run(command: list[str], environment: dict[str, str], cwd: Path) -> dict[str, object]:
-    done = subprocess.run(
-        command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=APP_TIMEOUT
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return parse_c_output(done.stdout)
-
-
-def _errors(parsed: dict[str, object]) -> list[dict[str, str]]:
-    messages = parsed["messages"]
-    assert isinstance(messages, list)
-    return [m for m in messages if m["severity"] >= 0x1000]
-
-
-def _khronos_environment(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
-    return environment
-
-
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_gpuav_names_the_invocation_and_khronos_stands_where_the_docstring_says(
     name: str,
@@ -324,14 +304,16 @@ def test_gpuav_names_the_invocation_and_khronos_stands_where_the_docstring_says(
 ) -> None:
     scenario = SCENARIOS[name]
     argv = [*programs[scenario.app], *scenario.arguments]
-    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
-    theirs = _run(newer_khronos.command(argv), _khronos_environment(newer_khronos), tmp_path)
-    khronos_ids = {m["id"] for m in _errors(theirs)}
+    ours = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    theirs = run_c_program(
+        newer_khronos.command(argv), newer_khronos.gpu_assisted_environment(), tmp_path
+    )
+    khronos_ids = {m["id"] for m in error_messages(theirs)}
     assert khronos_ids == ({scenario.khronos_id} if scenario.khronos_id else set()), khronos_ids
-    errors = _errors(ours)
+    errors = error_messages(ours)
     if scenario.gpuav_id is None:
         assert errors == []
-        plain = _run(argv, app_environment(None), tmp_path)
+        plain = run_c_program(argv, app_environment(None), tmp_path)
         assert ours["result"] == plain["result"] == theirs["result"]
         return
     # One message, folding every invocation of the instruction: the planted one alone.
@@ -368,7 +350,7 @@ def test_printf_in_a_closest_hit_shader_names_its_launch(
     programs: dict[str, list[str]], layer_folder: Path, tmp_path: Path
 ) -> None:
     argv = [*programs["ray_tracing_printf"], "0", "3", "0"]
-    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    ours = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
     messages = ours["messages"]
     assert isinstance(messages, list)
     (line,) = [m["text"] for m in messages if m["id"] == "GPUAV-debug-printf"]
@@ -378,4 +360,4 @@ def test_printf_in_a_closest_hit_shader_names_its_launch(
         "printing\\.rchit line 7 \\| primitive 0 at t 1\\.0",
         line,
     ), line
-    assert ours["result"] == _run(argv, app_environment(None), tmp_path)["result"]
+    assert ours["result"] == run_c_program(argv, app_environment(None), tmp_path)["result"]

@@ -38,7 +38,14 @@ import pytest
 from gpuav.report.json_report import report_schema
 from gpuav.spirv.reader import words_from_bytes
 from tests.apps_common.build import compile_c_program
-from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.conftest import (
+    APP_TIMEOUT,
+    APPS,
+    app_environment,
+    error_messages,
+    parse_c_output,
+    run_c_program,
+)
 from tests.layer.test_khronos_below import (  # noqa: F401
     NewerKhronos,
     Runner,
@@ -198,20 +205,6 @@ def mesh_program(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return _compiled(tmp_path_factory.mktemp("mesh_objects"), "mesh_app", MESH_SHADERS)
 
 
-def _run(command: list[str], environment: dict[str, str], cwd: Path) -> dict[str, object]:
-    done = subprocess.run(
-        command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=APP_TIMEOUT
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return parse_c_output(done.stdout)
-
-
-def _errors(parsed: dict[str, object]) -> list[dict[str, str]]:
-    messages = parsed["messages"]
-    assert isinstance(messages, list)
-    return [m for m in messages if m["severity"] >= 0x1000]
-
-
 def _khronos(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
     environment = app_environment(None, instrumenter=None)
     environment.update(
@@ -232,14 +225,16 @@ def test_gpuav_names_stage_action_and_line_and_khronos_finds_the_same(
 ) -> None:
     scenario = SCENARIOS[name]
     argv = [*program, *scenario.arguments]
-    theirs = _run(newer_khronos.command(argv), _khronos(newer_khronos), tmp_path)
-    (finding,) = _errors(theirs)
+    theirs = run_c_program(newer_khronos.command(argv), _khronos(newer_khronos), tmp_path)
+    (finding,) = error_messages(theirs)
     assert finding["id"] == scenario.khronos_id
     assert scenario.khronos_action in finding["text"]
     for mode in MODES:
-        ours = _run([*argv, mode], app_environment(layer_folder, instrumenter=None), tmp_path)
+        ours = run_c_program(
+            [*argv, mode], app_environment(layer_folder, instrumenter=None), tmp_path
+        )
         # One message, folding every invocation of the instruction: the planted one alone.
-        (error,) = _errors(ours)
+        (error,) = error_messages(ours)
         assert error["id"] == scenario.gpuav_id, mode
         for pattern in scenario.expected:
             assert re.search(pattern, error["text"]), (mode, pattern, error["text"])
@@ -259,9 +254,9 @@ def test_correct_twins_are_silent_and_compute_what_they_compute_alone(
     tmp_path: Path,
 ) -> None:
     argv = [*program, *CORRECT, mode]
-    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
-    plain = _run(argv, app_environment(None), tmp_path)
-    assert _errors(ours) == []
+    ours = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    plain = run_c_program(argv, app_environment(None), tmp_path)
+    assert error_messages(ours) == []
     assert [m["id"] for m in ours["messages"]] == []  # type: ignore[union-attr]
     assert (ours["output"], ours["result"]) == (plain["output"], plain["result"])
     khronos = subprocess.run(
@@ -273,7 +268,7 @@ def test_correct_twins_are_silent_and_compute_what_they_compute_alone(
         assert khronos.returncode == -signal.SIGSEGV, khronos.stdout[-2000:]
         return
     theirs = parse_c_output(khronos.stdout)
-    assert khronos.returncode == 0 and _errors(theirs) == []
+    assert khronos.returncode == 0 and error_messages(theirs) == []
     assert (theirs["output"], theirs["result"]) == (plain["output"], plain["result"])
 
 
@@ -307,8 +302,8 @@ def test_every_module_gpuav_gives_the_driver_passes_spirv_val(
         instrumenter="tests.layer.keeping_instrument:instrument",
         extra={"GPUAV_TEST_KEEP": str(kept)},
     )
-    ours = _run([*program, "5", "2", "5", "1", "linked"], environment, tmp_path)
-    assert len(_errors(ours)) == 4
+    ours = run_c_program([*program, "5", "2", "5", "1", "linked"], environment, tmp_path)
+    assert len(error_messages(ours)) == 4
     modules = sorted(kept.iterdir())
     assert len(modules) == 3
     for path in modules:
@@ -326,16 +321,20 @@ def test_binaries_handed_out_are_the_apps_own_code(
     run under gpuav cannot know them, and says so (they run unchecked, and unharmed)."""
     under_gpuav, alone = tmp_path / "under_gpuav.bin", tmp_path / "alone.bin"
     gpuav = app_environment(layer_folder, instrumenter=None)
-    saving = _run([*program, "5", "0", "0", "1", f"binary-save={under_gpuav}"], gpuav, tmp_path)
-    assert len(_errors(saving)) == 2  # made again from those binaries, still checked
-    _run([*program, *CORRECT, f"binary-save={alone}"], app_environment(None), tmp_path)
+    saving = run_c_program(
+        [*program, "5", "0", "0", "1", f"binary-save={under_gpuav}"], gpuav, tmp_path
+    )
+    assert len(error_messages(saving)) == 2  # made again from those binaries, still checked
+    run_c_program([*program, *CORRECT, f"binary-save={alone}"], app_environment(None), tmp_path)
     assert under_gpuav.read_bytes() == alone.read_bytes()
-    plain = _run([*program, *CORRECT], app_environment(None), tmp_path)
-    loaded = _run(
+    plain = run_c_program([*program, *CORRECT], app_environment(None), tmp_path)
+    loaded = run_c_program(
         [*program, *CORRECT, f"binary-load={under_gpuav}"], app_environment(None), tmp_path
     )
     assert (loaded["output"], loaded["result"]) == (plain["output"], plain["result"])
-    later = _run([*program, "5", "0", "0", "1", f"binary-load={under_gpuav}"], gpuav, tmp_path)
+    later = run_c_program(
+        [*program, "5", "0", "0", "1", f"binary-load={under_gpuav}"], gpuav, tmp_path
+    )
     assert [m["id"] for m in later["messages"]] == ["GPUAV-shader-object-binary-unchecked"]  # type: ignore[union-attr]
 
 
@@ -345,8 +344,8 @@ def test_ranges_without_room_for_the_address_keep_the_original_code(
     """The app's push-constant range covers all of maxPushConstantsSize: gpuav cannot add its
     address, so the shader objects run the app's code, said once with the reason."""
     argv = [*program, "5", "0", "0", "1", "whole-range"]
-    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
-    plain = _run(argv, app_environment(None), tmp_path)
+    ours = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    plain = run_c_program(argv, app_environment(None), tmp_path)
     (notice,) = ours["messages"]  # type: ignore[misc]
     assert notice["id"] == "GPUAV-shader-object-unchecked"
     assert (
@@ -374,15 +373,15 @@ def test_task_and_mesh_shader_objects_report_as_their_pipeline_does(
     1.4.309 finds with shader objects what it finds with the pipeline."""
     scenario = PIPELINE_SCENARIOS[name]
     argv = [*mesh_program, *scenario.arguments, "objects"]
-    ours = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
-    theirs = _run(newer_khronos.command(argv), _khronos(newer_khronos), tmp_path)
+    ours = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
+    theirs = run_c_program(newer_khronos.command(argv), _khronos(newer_khronos), tmp_path)
     khronos = _shader_object_id(scenario.khronos_id)
-    assert {m["id"] for m in _errors(theirs)} == ({khronos} if khronos else set())
-    errors = _errors(ours)
+    assert {m["id"] for m in error_messages(theirs)} == ({khronos} if khronos else set())
+    errors = error_messages(ours)
     if scenario.gpuav_id is None:
         assert errors == []
-        plain = _run(argv, app_environment(None), tmp_path)
-        by_pipeline = _run(argv[:-1], app_environment(None), tmp_path)
+        plain = run_c_program(argv, app_environment(None), tmp_path)
+        by_pipeline = run_c_program(argv[:-1], app_environment(None), tmp_path)
         assert ours["result"] == plain["result"] == by_pipeline["result"] == theirs["result"]
         return
     (error,) = errors

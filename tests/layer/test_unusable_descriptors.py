@@ -19,7 +19,7 @@ import pytest
 from gpuav.instrument.api import instrument_shader
 from gpuav.spirv.disassembler import disassemble
 from tests.apps_common.build import compile_c_program
-from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, parse_c_output
+from tests.layer.conftest import APP_TIMEOUT, APPS, app_environment, error_messages, parse_c_output
 from tests.layer.test_khronos_below import NewerKhronos, newer_khronos  # noqa: F401
 from tests.layer.unusable_descriptor_shaders import BODIES, VERTEX, access_line, source
 from tests.shaders.glsl import compile_glsl, spirv_val
@@ -111,12 +111,6 @@ def run(
     return run_
 
 
-def _errors(output: dict[str, object]) -> list[dict[str, str]]:
-    messages = output["messages"]
-    assert isinstance(messages, list)
-    return [m for m in messages if m["severity"] >= 0x1000]
-
-
 @pytest.mark.parametrize("stage", ["comp", "frag"])
 @pytest.mark.parametrize("name", list(BODIES))
 def test_instrumented_scenarios_pass_spirv_val(name: str, stage: str) -> None:
@@ -143,7 +137,7 @@ def test_instrumented_scenarios_pass_spirv_val(name: str, stage: str) -> None:
 def test_unwritten_descriptor_is_reported_and_skipped(run: Run, name: str, stage: str) -> None:
     status, output = run(name, "first_only" if name == "constant_index" else "unwritten", stage)
     assert status == 0
-    (error,) = _errors(output)
+    (error,) = error_messages(output)
     assert error["id"] == (DISPATCH_ID if stage == "comp" else DRAW_ID)
     text = error["text"]
     if name == "constant_index":
@@ -167,7 +161,7 @@ def test_correct_twins_are_silent_and_identical(run: Run, name: str, stage: str,
     status, output = run(name, mode, stage)
     plain_status, plain = run(name, mode, stage, layer=False)
     assert status == plain_status == 0
-    assert _errors(output) == []
+    assert error_messages(output) == []
     assert output["result"] == plain["result"]
 
 
@@ -177,14 +171,14 @@ def test_no_crash_where_lavapipe_crashes_without_the_layer(run: Run, name: str) 
     assert status != 0  # lavapipe dereferences the empty descriptor
     status, output = run(name, "unwritten")
     assert status == 0
-    assert [error["id"] for error in _errors(output)] == [DISPATCH_ID]
+    assert [error["id"] for error in error_messages(output)] == [DISPATCH_ID]
 
 
 @pytest.mark.parametrize(("name", "mode"), list(RETIRED))
 def test_destroyed_or_freed_resource_is_named(run: Run, name: str, mode: str) -> None:
     status, output = run(name, mode)
     assert status == 0
-    (error,) = _errors(output)
+    (error,) = error_messages(output)
     assert error["id"] == DISPATCH_ID
     text = error["text"]
     assert RETIRED[(name, mode)] in text
@@ -197,7 +191,7 @@ def test_destroyed_or_freed_resource_is_named(run: Run, name: str, mode: str) ->
 def test_each_submission_reports(run: Run, options: str) -> None:
     status, output = run("storage_buffer", "unwritten", options=options)
     assert status == 0
-    errors = _errors(output)
+    errors = error_messages(output)
     assert [error["id"] for error in errors] == [DISPATCH_ID] * 2
     assert all("Dispatch Index 0 (vkCmdDispatch)" in error["text"] for error in errors)
 
@@ -206,7 +200,7 @@ def test_separate_sampler_out_of_bounds_names_the_sampler_array(run: Run) -> Non
     """OpSampledImage takes the image first; the record says which binding's index failed."""
     status, output = run("sampler_array", "written")
     assert status == 0
-    (error,) = _errors(output)
+    (error,) = error_messages(output)
     assert error["id"] == "GPUAV-descriptor-index-out-of-bounds"
     assert "Index of 2 used to index descriptor array of length 2." in error["text"]
     assert "Descriptor: nearest, set 0, binding 0." in error["text"]
@@ -240,9 +234,9 @@ def test_gpuav_reports_what_khronos_reports(
         newer_khronos.command(argv), env=environment, cwd=tmp_path, capture_output=True,
         text=True, timeout=APP_TIMEOUT,
     )  # fmt: skip
-    khronos = {m["id"] for m in _errors(parse_c_output(done.stdout))}
+    khronos = {m["id"] for m in error_messages(parse_c_output(done.stdout))}
     status, output = run(name, mode)
-    ours = {m["id"] for m in _errors(output)}
+    ours = {m["id"] for m in error_messages(output)}
     assert status == 0 and ours == {DISPATCH_ID}
     if done.returncode == 0:
         assert DISPATCH_ID in khronos
