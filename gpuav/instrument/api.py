@@ -11,36 +11,36 @@ original shader.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
 
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup, Findings, Lookup
 from gpuav.instrument.binding_tables import BindingTables
-from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
 from gpuav.instrument.descriptor_bounds import Guarder
 from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.device_addresses import (
-    UNCHECKABLE,
     AddressFindings,
-    AddressGuarder,
     find_address_accesses,
 )
 from gpuav.instrument.find_accesses import DESCRIPTOR_CLASSES, find_accesses
 from gpuav.instrument.helpers import Helpers, build_helpers
 from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, may_index_locals
-from gpuav.instrument.local_guards import LocalGuarder
+from gpuav.instrument.memory_guards import (
+    guard_addresses,
+    guard_buffer_ranges,
+    guard_local_arrays,
+    last_first,
+)
 from gpuav.instrument.merges import MergedOperands
 from gpuav.instrument.printf import PrintfSite, instrument_printf
 from gpuav.instrument.resources import list_in_interfaces
 from gpuav.instrument.shader_id_slot import SlottedWords, placeholder_for, slotted
 from gpuav.instrument.shader_index import ShaderIndex
 from gpuav.instrument.stage_words import StageWords, check_supported
-from gpuav.instrument.texel_buffers import TexelFindings, find_texel_accesses, guard_texel_access
+from gpuav.instrument.texel_buffers import TexelFindings, find_texel_accesses
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.instrument.unused_links import remove_unused_links
 from gpuav.spirv import read, write
 from gpuav.spirv.analysis.decorations import Decorations
-from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import AddressingModel, Capability, Op
@@ -199,15 +199,15 @@ def _instrument(
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     tables = BindingTables(builder, helpers.binding_table)
-    ranges_read_tables = _guard_buffer_ranges(
+    ranges_read_tables = guard_buffer_ranges(
         builder, def_use, types, helpers, tables, buffer_findings, texel_findings
     )
-    _guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
-    _guard_addresses(builder, def_use, types, helpers, result.address_findings, shader_int64)
+    guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
+    guard_addresses(builder, def_use, types, helpers, result.address_findings, shader_int64)
     findings.accesses = _not_range_checked(findings.accesses, buffer_findings, texel_findings)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module), tables)
     MergedOperands(guarder).prepare(findings.accesses)
-    for access in _last_first(findings.accesses, def_use):
+    for access in last_first(findings.accesses, def_use):
         guarder.guard(access)
     remove_unused_links(module, findings, def_use)
     if helpers.descriptor_length is not None and not guarder.called_descriptor_length:
@@ -251,45 +251,6 @@ def _instrument(
     return result
 
 
-def _guard_buffer_ranges(
-    builder: Builder,
-    def_use: DefUse,
-    types: Types,
-    helpers: Helpers,
-    tables: BindingTables,
-    findings: BufferFindings,
-    texels: TexelFindings,
-) -> bool:
-    """Guard the buffer and texel accesses; whether a range was read from a binding's
-    table for them."""
-    if helpers.buffer_range is None or helpers.check_buffer_range is None:
-        return False
-    guarder = RangeGuarder(
-        builder,
-        def_use,
-        types,
-        helpers.buffer_range,
-        helpers.check_buffer_range,
-        tables,
-        helpers.range_in_table,
-    )
-    guarded = []
-    for access in _last_first(findings.accesses, def_use):
-        if guarder.guard(access):
-            guarded.append(access)
-        else:
-            findings.unchecked.append((access.consumer.origin, "a result with no null value"))
-    findings.accesses = guarded
-    if helpers.check_texel is not None:
-        # Each guard finds its consumer's place afresh, so the order does not matter here.
-        texels.accesses = [
-            texel
-            for texel in texels.accesses
-            if guard_texel_access(guarder, helpers.check_texel, texel)
-        ]
-    return guarder.called_range_in_table
-
-
 def _not_range_checked(
     accesses: list[DescriptorAccess], buffers: BufferFindings, texels: TexelFindings
 ) -> list[DescriptorAccess]:
@@ -314,44 +275,6 @@ def _constant_inside(lookup: Lookup) -> bool:
         and lookup.static_length is not None
         and not lookup.statically_out_of_bounds
     )
-
-
-def _guard_local_arrays(
-    builder: Builder, def_use: DefUse, types: Types, helpers: Helpers, findings: LocalFindings
-) -> None:
-    if helpers.report_local_index is None:
-        return
-    guarder = LocalGuarder(builder, def_use, types, helpers.report_local_index)
-    guarded = []
-    for access in _last_first(findings.accesses, def_use):
-        if guarder.guard(access):
-            guarded.append(access)
-        else:
-            findings.unchecked.append((access.consumer.origin, "a result with no null value"))
-    findings.accesses = guarded
-
-
-def _guard_addresses(
-    builder: Builder,
-    def_use: DefUse,
-    types: Types,
-    helpers: Helpers,
-    findings: AddressFindings,
-    shader_int64: bool,
-) -> None:
-    if helpers.check_address is None or helpers.buffer_range is None:
-        findings.accesses = []
-        return
-    ranges = RangeGuarder(builder, def_use, types, helpers.buffer_range, 0)
-    guarder = AddressGuarder(ranges, helpers.check_address, shader_int64)
-    guarded = []
-    for access in _last_first(findings.accesses, def_use):
-        if guarder.guard(access):
-            guarded.append(access)
-        else:
-            reason = UNCHECKABLE if not guarder.readable else "a result with no null value"
-            findings.unchecked.append((access.consumer.origin, reason))
-    findings.accesses = guarded
 
 
 def _has_descriptor_variables(module: Module) -> bool:
@@ -412,31 +335,6 @@ def _entry_functions(module: Module) -> list[tuple[Function, Instruction]]:
         if function_id not in functions:
             raise DescriptorBoundsUnsupported(f"entry point function %{function_id} is missing")
     return [(functions[function_id], entry) for function_id, entry in chosen.items()]
-
-
-class _Consumed(Protocol):
-    @property
-    def consumer(self) -> Instruction: ...
-
-
-_Access = TypeVar("_Access", bound=_Consumed)
-
-
-def _last_first(accesses: list[_Access], def_use: DefUse) -> list[_Access]:
-    """Later consumers of a block first, so that splitting a block never moves an earlier one."""
-    order: dict[int, tuple[int, int, int]] = {}
-    blocks: dict[int, tuple[int, int]] = {}
-    for function_index, function in enumerate(def_use.module.functions):
-        for block_index, block in enumerate(function.blocks):
-            blocks[id(block)] = (function_index, block_index)
-    for access in accesses:
-        place = def_use.place(access.consumer)
-        if place is None:
-            raise DescriptorBoundsUnsupported("a descriptor access outside any block")
-        block = place[1]
-        position = next(k for k, i in enumerate(block.instructions) if i is access.consumer)
-        order[id(access)] = (*blocks[id(block)], position)
-    return sorted(accesses, key=lambda access: order[id(access)], reverse=True)
 
 
 def _decorations_by_target(module: Module) -> dict[int, list[Instruction]]:
