@@ -26,6 +26,13 @@ layer does not know): the buffer-range checks then pass. A descriptor that may n
 (unwritten, or its resource destroyed: word 0) has range 0, so the range or texel check fails
 and its record, with a bound of 0, is reported as VUID-...-None-08114: a constant-index buffer
 access needs no check of its own for that.
+
+A changing index reads its binding's table once per function instead (``binding_tables``):
+``uvec3 gpuav_binding_table(uint set, uint binding, uint static_length)`` gives where the
+binding's descriptor words start, its length (as ``gpuav_descriptor_length`` gives it) and
+whether the state knows the binding; ``gpuav_check_in_table`` and ``gpuav_range_in_table``
+are ``gpuav_check_descriptor`` and ``gpuav_buffer_range`` given that table, reading only the
+descriptor's own word.
 """
 
 from __future__ import annotations
