@@ -32,13 +32,7 @@ class BindingTables:
         key = (function.id, descriptor_set, binding, length)
         if key not in self._read:
             builder = self.builder
-            entry = function.blocks[0]
-            after = 0
-            for at, instruction in enumerate(entry.instructions):
-                if instruction.opcode == Op.Variable:
-                    after = at + 1
-            builder.position_at_start(entry, function)
-            builder.index = after
+            builder.position_after_variables(function)
             uint = builder.type_int(32, False)
             self._read[key] = builder.op(
                 Op.FunctionCall,

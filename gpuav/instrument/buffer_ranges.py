@@ -261,14 +261,8 @@ class RangeGuarder:
             return None
         key = (function.id, descriptor_set, binding, flat)
         if key not in self._hoisted:
-            entry = function.blocks[0]
             builder = self.builder
-            after = 0
-            for at, instruction in enumerate(entry.instructions):
-                if instruction.opcode == Op.Variable:
-                    after = at + 1
-            builder.position_at_start(entry, function)
-            builder.index = after
+            builder.position_after_variables(function)
             self._hoisted[key] = builder.op(
                 Op.FunctionCall,
                 self.uint,

@@ -278,13 +278,7 @@ class Guarder:
         key = (function.id, lookup.descriptor_set, lookup.binding, lookup.static_index, forbidden)
         if key not in self._hoisted:
             builder = self.builder
-            entry = function.blocks[0]
-            after = 0
-            for at, instruction in enumerate(entry.instructions):
-                if instruction.opcode == Op.Variable:
-                    after = at + 1
-            builder.position_at_start(entry, function)
-            builder.index = after
+            builder.position_after_variables(function)
             word = builder.op(
                 Op.FunctionCall,
                 self.uint,

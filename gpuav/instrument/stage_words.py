@@ -103,13 +103,7 @@ class StageWords:
         model = entry_point.operands[0]
         self._loaded = {}  # built-in variable -> its load in this prologue
         builder = self.builder
-        block = function.blocks[0]
-        position = 0
-        for index, instruction in enumerate(block.instructions):
-            if instruction.opcode == Op.Variable:
-                position = index + 1
-        builder.position_at_start(block, function)
-        builder.index = position
+        builder.position_after_variables(function)
         if model in _STAGE_XYZ:
             stage, builtin = _STAGE_XYZ[model]
             word0 = self._builtin_word(entry_point, builtin)

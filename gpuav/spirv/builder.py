@@ -203,6 +203,16 @@ class Builder:
     def position_at_start(self, block: Block, function: Function | None = None) -> None:
         self._position(block, 0, function)
 
+    def position_after_variables(self, function: Function) -> None:
+        """At the start of ``function``'s first block, after its OpVariables (which must
+        come first there): where values read once per invocation of the function go."""
+        entry = function.blocks[0]
+        after = 0
+        for at, instruction in enumerate(entry.instructions):
+            if instruction.opcode == Op.Variable:
+                after = at + 1
+        self._position(entry, after, function)
+
     def position_before(self, instruction: Instruction, block: Block, function: Function) -> None:
         self._position(block, _index_in(block, instruction), function)
 
