@@ -193,9 +193,6 @@ def _instrument(
         shader_id=shader_id & 0xFFFF_FFFF,
         descriptor_state=descriptor_state,
         context_address=context_address,
-        runtime_arrays=any(
-            lookup.runtime_sized for access in findings.accesses for lookup in access.lookups
-        ),
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     tables = BindingTables(builder, helpers.binding_table)
@@ -210,8 +207,6 @@ def _instrument(
     for access in last_first(findings.accesses, def_use):
         guarder.guard(access)
     remove_unused_links(module, findings, def_use)
-    if helpers.descriptor_length is not None and not guarder.called_descriptor_length:
-        _drop_function(module, helpers.descriptor_length)
     if helpers.descriptor_word is not None and not guarder.called_descriptor_word:
         _drop_function(module, helpers.descriptor_word)
     unused_helpers: list[int | None] = []

@@ -92,8 +92,7 @@ class Guarder:
         # value -> its uint conversion, shared by one guard's check and safe indices (all in
         # the guard's head block); None outside a guard
         self._as_uint_cache: dict[int, int] | None = None
-        self.called_descriptor_length = False  # else the pass drops that helper
-        self.called_descriptor_word = False  # likewise
+        self.called_descriptor_word = False  # else the pass drops that helper
         self.called_check_in_table = False  # likewise
         # lookup id -> its binding's table, for the access being guarded
         self.tables_here: dict[int, int] = {}

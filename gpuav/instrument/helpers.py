@@ -1,7 +1,7 @@
 """The pass's helper functions, built once per kind of shader and copied into each module.
 
 The helpers (``gpuav_write_record``, ``gpuav_check_bounds`` and, with descriptor state,
-``gpuav_state_word``, ``gpuav_check_descriptor`` and ``gpuav_descriptor_length``) are the
+``gpuav_state_word``, ``gpuav_check_descriptor``, ``gpuav_binding_table``...) are the
 same code in every shader; only ids, the shader id and the descriptor set differ. Emitting
 them through the builder is a third of the pass's time, so for the descriptor-set path they
 are built once into a scratch module (keyed by what changes their code: StorageBuffer or
@@ -42,7 +42,6 @@ class Helpers:
     check_descriptor: int | None
     stage_info: int
     variables: tuple[int, ...]  # our buffers' variables (for SPIR-V 1.4 interface lists)
-    descriptor_length: int | None = None  # with descriptor state
     buffer_range: int | None = None  # with descriptor state
     check_buffer_range: int | None = None  # with descriptor state
     write_range_record: int | None = None  # with descriptor state
@@ -77,13 +76,11 @@ def build_helpers(
     shader_id: int,
     descriptor_state: bool,
     context_address: ContextAddressSource | None,
-    runtime_arrays: bool = True,
 ) -> Helpers:
-    """Declare our buffers and define the helpers in ``builder``'s module (without
-    ``gpuav_descriptor_length`` where no runtime array needs it, when copied)."""
+    """Declare our buffers and define the helpers in ``builder``'s module."""
     if context_address is None:
         return _Template.get(builder.module, descriptor_state).copy_into(
-            builder, descriptor_set, shader_id, runtime_arrays
+            builder, descriptor_set, shader_id
         )
     stage_info = declare_stage_info(builder)
     resources = AddressResources(builder, context_address)
@@ -119,7 +116,6 @@ def _define(
         state.check_descriptor,
         stage_info,
         tuple(resources.variables),
-        state.descriptor_length,
         state.buffer_range,
         check_range,
         write_range,
@@ -173,21 +169,14 @@ class _Template:
             for function in scratch.functions
         ]
 
-    def copy_into(
-        self, builder: Builder, descriptor_set: int, shader_id: int, runtime_arrays: bool
-    ) -> Helpers:
+    def copy_into(self, builder: Builder, descriptor_set: int, shader_id: int) -> Helpers:
         module = builder.module
         ids: dict[int, int] = {}
         for instruction, positions in self.globals:
             ids[instruction.result_id or 0] = self._global(
                 builder, instruction, positions, ids, shader_id
             )
-        length = self.helpers.descriptor_length
-        functions = [
-            instructions
-            for instructions in self.functions
-            if runtime_arrays or instructions[0][0].result_id != length
-        ]
+        functions = self.functions
         for function_instructions in functions:
             for instruction, _positions in function_instructions:
                 result = instruction.result_id
@@ -213,7 +202,6 @@ class _Template:
             None if helpers.check_descriptor is None else ids[helpers.check_descriptor],
             ids[helpers.stage_info],
             tuple(ids[v] for v in helpers.variables),
-            None if length is None or not runtime_arrays else ids[length],
             None if helpers.buffer_range is None else ids[helpers.buffer_range],
             None if helpers.check_buffer_range is None else ids[helpers.check_buffer_range],
             None if helpers.write_range_record is None else ids[helpers.write_range_record],

@@ -23,10 +23,6 @@ from gpuav.spirv.instruction import Instruction
 if TYPE_CHECKING:
     from gpuav.instrument.descriptor_bounds import Guarder
 
-# The length given for a runtime array when the layer has no state for its set: every
-# index below it stays as it is.
-_UNKNOWN_LENGTH = 0xFFFF_FFFF
-
 
 @dataclass
 class SafeIndices:
@@ -123,26 +119,12 @@ class SafeIndexer:
         """A one-dimensional runtime array's length by the descriptor state, at least 1 (a
         divisor), or None."""
         guarder = self.guarder
-        length_helper = guarder.helpers.descriptor_length
-        descriptor_set, binding = lookup.descriptor_set, lookup.binding
-        if length_helper is None or descriptor_set is None or binding is None:
-            return None
-        if len(lookup.lengths) != 1 or not guarder.with_state(lookup):
+        # read once per function with its binding's table (descriptor_bounds)
+        table = guarder.tables_here.get(id(lookup))
+        if table is None or len(lookup.lengths) != 1:
             return None
         builder, uint = guarder.builder, guarder.uint
-        table = guarder.tables_here.get(id(lookup))
-        if table is not None:  # its length, read once per function with the table
-            length = builder.op(Op.CompositeExtract, uint, table, 1)
-        else:
-            guarder.called_descriptor_length = True
-            length = builder.op(
-                Op.FunctionCall,
-                uint,
-                length_helper,
-                builder.constant_uint(descriptor_set),
-                builder.constant_uint(binding),
-                builder.constant_uint(_UNKNOWN_LENGTH),
-            )
+        length = builder.op(Op.CompositeExtract, uint, table, 1)
         empty = builder.op(Op.IEqual, guarder.bool_, length, builder.constant_uint(0))
         return builder.op(Op.Select, uint, empty, builder.constant_uint(1), length)
 

@@ -16,9 +16,6 @@ no state every descriptor is ACCESSIBLE). A constant index reads it once per fun
 (descriptor_bounds) and an access tests it, calling ``gpuav_check_descriptor`` (which writes
 the record) only where it is 0.
 
-``uint gpuav_descriptor_length(uint set, uint binding, uint static_length)`` returns the same
-length: the guarded access of a runtime array takes its index modulo it (descriptor_bounds).
-
 ``uint gpuav_buffer_range(uint set, uint binding, uint index)`` returns the bytes bound to a
 uniform or storage buffer descriptor (texels of a texel buffer), RANGE_UNKNOWN where the state
 does not say (no state, an index outside the binding, a descriptor written with a range the
@@ -29,8 +26,9 @@ access needs no check of its own for that.
 
 A changing index reads its binding's table once per function instead (``binding_tables``):
 ``uvec3 gpuav_binding_table(uint set, uint binding, uint static_length)`` gives where the
-binding's descriptor words start, its length (as ``gpuav_descriptor_length`` gives it) and
-whether the state knows the binding; ``gpuav_check_in_table`` and ``gpuav_range_in_table``
+binding's descriptor words start, its length (as ``gpuav_check_descriptor`` takes it; the
+guarded access of a runtime array takes its index modulo it) and whether the state knows the
+binding; ``gpuav_check_in_table`` and ``gpuav_range_in_table``
 are ``gpuav_check_descriptor`` and ``gpuav_buffer_range`` given that table, reading only the
 descriptor's own word.
 """
@@ -76,7 +74,6 @@ class StateReader:
         self.binding_table = self._define_binding_table()
         self.check_in_table = self._define_check_in_table()
         self.range_in_table = self._define_range_in_table()
-        self.descriptor_length = self._define_descriptor_length()
         self.buffer_range = self._define_buffer_range()
         self.descriptor_word = self._define_descriptor_word()
 
@@ -101,16 +98,6 @@ class StateReader:
         for term in terms[1:]:
             at = builder.op(Op.IAdd, self.uint, at, term)
         return builder.op(Op.FunctionCall, self.uint, self.state_word, at)
-
-    def _define_descriptor_length(self) -> int:
-        builder = self.builder
-        function, (set_index, binding, static_length) = builder.new_function(
-            self.uint, [self.uint] * 3
-        )
-        builder.name(function.id, "gpuav_descriptor_length")
-        self.resources.begin()
-        builder.op_void(Op.ReturnValue, self._length(set_index, binding, static_length)[-1])
-        return function.id
 
     def _length(
         self, set_index: int, binding: int, static_length: int
