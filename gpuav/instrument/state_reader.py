@@ -7,9 +7,8 @@ length stands, and every descriptor counts as written). It writes the bounds rec
 ``index`` is outside (or ``also`` is false), the uninitialized record when the descriptor is
 unwritten, the mismatch record when its word has a ``forbidden`` bit (``image_facts``), and
 returns whether the access may go ahead. Every state word is read through
-``gpuav_state_word``, which returns 0 past the buffer's end (reading word 0 instead, without a
-branch), so a wrong offset can never make the check itself read out of bounds. Layout:
-``gpuav.instrument.descriptor_state``.
+``gpuav_state_word``, which returns 0 past the buffer's end, so a wrong offset can never make
+the check itself read out of bounds. Layout: ``gpuav.instrument.descriptor_state``.
 
 ``uint gpuav_descriptor_word(uint set, uint binding, uint index)`` returns the descriptor's word
 (0: it may not be accessed; an index outside the binding's actual size counts as 0, and with
@@ -83,13 +82,12 @@ class StateReader:
         function, (index,) = builder.new_function(self.uint, [self.uint])
         builder.name(function.id, "gpuav_state_word")
         self.resources.begin()
-        # Without a branch, so that the driver may issue the load early: an index past the
-        # end reads word 0 (the buffer is never empty) and gives 0.
-        zero = builder.constant_uint(0)
         inside = builder.op(Op.ULessThan, self.bool_, index, self.resources.state_length())
-        safe = builder.op(Op.Select, self.uint, inside, index, zero)
-        value = self.resources.load(self.resources.state_pointer(safe))
-        result = builder.op(Op.Select, self.uint, inside, value, zero)
+        with builder.if_then(inside) as branch:
+            value = self.resources.load(self.resources.state_pointer(index))
+        result = builder.phi(
+            self.uint, (value, branch.exit_label), (builder.constant_uint(0), branch.head_label)
+        )
         builder.op_void(Op.ReturnValue, result)
         return function.id
 
