@@ -18,10 +18,17 @@ every tracked descriptor set has a *region* of 32-bit words in one device buffer
 Our descriptor set at the reserved index holds, per action (draw or dispatch):
 
     binding OUTPUT_BINDING       the action's output block {uint DataWrittenLength; uint Data[];}
-    binding BOUND_SETS_BINDING   {uint region[MAX_TRACKED_SETS];}: for each set index s, the
-                                 word offset in the state buffer of the region of the set the
+    binding BOUND_SETS_BINDING   {uint words[BOUND_AREA_WORDS];}, the *bound-sets area*:
+                                 words[s] for each set index s < MAX_TRACKED_SETS, the word
+                                 offset in the state buffer of the region of the set the
                                  application had bound at s when the action was recorded, or
-                                 NO_STATE when none (or one we cannot track) was bound
+                                 NO_STATE when none (or one we cannot track) was bound; then
+                                 the *action tables* (``action_tables``): for each set index
+                                 below TABLE_SETS and binding below TABLE_BINDINGS, where the
+                                 binding's descriptor words start in the state buffer and its
+                                 actual size, so that a shader reaches a descriptor's word with
+                                 one load from this area and one from the state, instead of
+                                 following the region's header itself
     binding STATE_BINDING        {uint words[];}: the state buffer holding every region
 
 When the application uses every set index, the shader reaches the same three buffers without a
@@ -33,6 +40,7 @@ specialization constants (low and high words, at constant ids the layer chooses)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpuav.instrument.record import MAX_RECORD_WORDS
@@ -43,6 +51,12 @@ STATE_BINDING = 2
 
 MAX_TRACKED_SETS = 32
 NO_STATE = 0xFFFF_FFFF
+
+# The action tables: two words per (set, binding) pair below these, after the region words.
+TABLE_SETS = 4
+TABLE_BINDINGS = 16
+ACTION_TABLE_WORD = MAX_TRACKED_SETS
+BOUND_AREA_WORDS = ACTION_TABLE_WORD + 2 * TABLE_SETS * TABLE_BINDINGS
 
 BINDING_COUNT_WORD = 0
 ACCESSIBLE = 1
@@ -72,6 +86,44 @@ def binding_table_word(binding: int) -> int:
 def binding_size_word(binding: int) -> int:
     """Word (in the region) holding ``binding``'s actual array size."""
     return 2 + 2 * binding
+
+
+def table_entry_word(set_index: int, binding: int) -> int:
+    """Word (in the bound-sets area) of a (set, binding) pair's action table entry:
+    [where its descriptor words start in the state buffer, its actual size]. An entry's start
+    is NO_STATE where the set's region is not known; a binding its set lacks has size 0."""
+    return ACTION_TABLE_WORD + 2 * (set_index * TABLE_BINDINGS + binding)
+
+
+def set_tables(region: int, header: Sequence[int]) -> list[int]:
+    """The action table entries of the TABLE_BINDINGS first bindings of the set whose
+    region starts at ``region`` and begins with ``header`` (its binding count and per-binding
+    words)."""
+    entries = []
+    count = header[BINDING_COUNT_WORD]
+    for binding in range(TABLE_BINDINGS):
+        if binding < count:
+            entries += [
+                region + header[binding_table_word(binding)],
+                header[binding_size_word(binding)],
+            ]
+        else:
+            entries += [region, 0]
+    return entries
+
+
+UNKNOWN_SET_TABLES = [NO_STATE, 0] * TABLE_BINDINGS
+
+
+def bound_area(regions: Sequence[int], tables_of: Callable[[int], Sequence[int]]) -> list[int]:
+    """The bound-sets area for sets bound at the given ``regions`` (NO_STATE: none), whose
+    action tables ``tables_of(region)`` gives (``set_tables``)."""
+    words = list(regions[:MAX_TRACKED_SETS])
+    words += [NO_STATE] * (MAX_TRACKED_SETS - len(words))
+    for set_index in range(TABLE_SETS):
+        region = words[set_index]
+        words += UNKNOWN_SET_TABLES if region == NO_STATE else tables_of(region)
+    return words
 
 
 def range_word(range_bytes: int) -> int:

@@ -13,9 +13,9 @@ from gpuav.instrument.descriptor_state import (
     ADDRESS_BOUND_SETS,
     ADDRESS_OUTPUT,
     ADDRESS_STATE,
+    BOUND_AREA_WORDS,
     BOUND_SETS_BINDING,
     CONTEXT_DATA_WORDS,
-    MAX_TRACKED_SETS,
     MIN_CONTEXT_DATA_WORDS,
     OUTPUT_BINDING,
     STATE_BINDING,
@@ -63,7 +63,7 @@ class SetResources:
         builder.decorate(self.output, Decoration.Restrict)
         self.variables = [self.output]
         if with_state:
-            fixed = builder.declare(Op.TypeArray, uint, builder.constant_uint(MAX_TRACKED_SETS))
+            fixed = builder.declare(Op.TypeArray, uint, builder.constant_uint(BOUND_AREA_WORDS))
             builder.decorate(fixed, Decoration.ArrayStride, UINT_BYTES)
             bound = builder.type_struct(fixed)
             self.bound_sets = self._variable(
@@ -110,8 +110,8 @@ class SetResources:
         uint = self.builder.type_int(32, False)
         return self.builder.op(Op.ArrayLength, uint, self.output, DATA_FIRST_WORD)
 
-    def region_pointer(self, set_index: int) -> int:
-        return self._uint_pointer(self.bound_sets, self.builder.constant_uint(0), set_index)
+    def bound_area_pointer(self, word: int) -> int:
+        return self._uint_pointer(self.bound_sets, self.builder.constant_uint(0), word)
 
     def state_pointer(self, index: int) -> int:
         return self._uint_pointer(self.state, self.builder.constant_uint(0), index)
@@ -289,10 +289,8 @@ class AddressResources:
         minimum = builder.constant_uint(MIN_CONTEXT_DATA_WORDS)
         return builder.op(Op.Select, uint, unset, minimum, given)
 
-    def region_pointer(self, set_index: int) -> int:
-        return self._uint_pointer(
-            self._current["bound_sets"], self.builder.constant_uint(0), set_index
-        )
+    def bound_area_pointer(self, word: int) -> int:
+        return self._uint_pointer(self._current["bound_sets"], self.builder.constant_uint(0), word)
 
     def state_pointer(self, index: int) -> int:
         return self._uint_pointer(self._current["state"], self.builder.constant_uint(0), index)

@@ -37,11 +37,14 @@ from __future__ import annotations
 
 from gpuav.instrument.descriptor_state import (
     ACCESSIBLE,
+    ACTION_TABLE_WORD,
     BINDING_COUNT_WORD,
     MAX_TRACKED_SETS,
     NO_STATE,
     RANGE_BASE,
     RANGE_UNKNOWN,
+    TABLE_BINDINGS,
+    TABLE_SETS,
     binding_size_word,
     binding_table_word,
 )
@@ -99,10 +102,61 @@ class StateReader:
             at = builder.op(Op.IAdd, self.uint, at, term)
         return builder.op(Op.FunctionCall, self.uint, self.state_word, at)
 
-    def _length(
+    def _binding(
         self, set_index: int, binding: int, static_length: int
-    ) -> tuple[int, int, int, int, int]:
-        """(region, known, has, scaled binding, length) of a binding, emitted in place."""
+    ) -> tuple[int, int, int, int]:
+        """(start, known, stated, length) of a binding, emitted in place: where its
+        descriptor words start in the state, whether the region of the set bound at
+        ``set_index`` is known, whether the state knows the binding, and its actual size
+        (``static_length`` where the region is not known). From the action's table entry
+        (two loads from the bound-sets area) where the pair has one, else from the region's
+        header. The callers' set and binding are constants, so the driver keeps one side."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        in_table = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.ULessThan, bool_, set_index, builder.constant_uint(TABLE_SETS)),
+            builder.op(Op.ULessThan, bool_, binding, builder.constant_uint(TABLE_BINDINGS)),
+        )
+        with builder.if_else(in_table) as (table_side, header_side):
+            with table_side:
+                from_table = self._from_table(set_index, binding)
+            with header_side:
+                from_header = self._from_header(set_index, binding)
+        start, known, stated, actual = (
+            builder.phi(type_id, (ours, table_side.exit_label), (theirs, header_side.exit_label))
+            for type_id, ours, theirs in zip(
+                (uint, bool_, bool_, uint), from_table, from_header, strict=True
+            )
+        )
+        length = builder.op(Op.Select, uint, known, actual, static_length)
+        return start, known, stated, length
+
+    def _from_table(self, set_index: int, binding: int) -> tuple[int, int, int, int]:
+        """(start, known, stated, actual size) from the action's table entry."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        pair = builder.op(
+            Op.IAdd,
+            uint,
+            builder.op(Op.IMul, uint, set_index, builder.constant_uint(TABLE_BINDINGS)),
+            binding,
+        )
+        entry = builder.op(
+            Op.IAdd,
+            uint,
+            builder.op(Op.IMul, uint, pair, builder.constant_uint(2)),
+            builder.constant_uint(ACTION_TABLE_WORD),
+        )
+        start = self.resources.load(self.resources.bound_area_pointer(entry))
+        following = builder.op(Op.IAdd, uint, entry, builder.constant_uint(1))
+        size = self.resources.load(self.resources.bound_area_pointer(following))
+        known = builder.op(Op.INotEqual, bool_, start, builder.constant_uint(NO_STATE))
+        return start, known, known, size
+
+    def _from_header(self, set_index: int, binding: int) -> tuple[int, int, int, int]:
+        """(start, known, stated, actual size) from the header of the set's region."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
         # The region of the set bound at set_index (NO_STATE past the tracked sets).
@@ -110,7 +164,7 @@ class StateReader:
             Op.ULessThan, bool_, set_index, builder.constant_uint(MAX_TRACKED_SETS)
         )
         safe_set = builder.op(Op.Select, uint, tracked, set_index, builder.constant_uint(0))
-        region_word = self.resources.load(self.resources.region_pointer(safe_set))
+        region_word = self.resources.load(self.resources.bound_area_pointer(safe_set))
         region = builder.op(Op.Select, uint, tracked, region_word, builder.constant_uint(NO_STATE))
         known = builder.op(Op.INotEqual, bool_, region, builder.constant_uint(NO_STATE))
         count = self._word(region, builder.constant_uint(BINDING_COUNT_WORD))
@@ -119,8 +173,10 @@ class StateReader:
         size = self._word(region, scaled, builder.constant_uint(_SIZE_BASE))
         # A binding the set's layout lacks has no descriptors at all.
         actual = builder.op(Op.Select, uint, has, size, builder.constant_uint(0))
-        length = builder.op(Op.Select, uint, known, actual, static_length)
-        return region, known, has, scaled, length
+        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
+        start = builder.op(Op.IAdd, uint, region, table)
+        stated = builder.op(Op.LogicalAnd, bool_, known, has)
+        return start, known, stated, actual
 
     def _define_buffer_range(self) -> int:
         builder = self.builder
@@ -129,14 +185,10 @@ class StateReader:
         builder.name(function.id, "gpuav_buffer_range")
         self.resources.begin()
         unknown = builder.constant_uint(RANGE_UNKNOWN)
-        region, known, has, scaled, length = self._length(set_index, binding, unknown)
-        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
-        word = self._word(region, table, index)
+        start, _, known_binding, length = self._binding(set_index, binding, unknown)
+        word = self._word(start, index)
         stated = builder.op(
-            Op.LogicalAnd,
-            bool_,
-            builder.op(Op.LogicalAnd, bool_, known, has),
-            builder.op(Op.ULessThan, bool_, index, length),
+            Op.LogicalAnd, bool_, known_binding, builder.op(Op.ULessThan, bool_, index, length)
         )
         builder.op_void(Op.ReturnValue, self._range_of(stated, word))
         return function.id
@@ -190,9 +242,8 @@ class StateReader:
         builder.name(function.id, "gpuav_descriptor_word")
         self.resources.begin()
         zero = builder.constant_uint(0)
-        region, known, _, scaled, length = self._length(set_index, binding, zero)
-        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
-        word = self._word(region, table, index)
+        start, known, _, length = self._binding(set_index, binding, zero)
+        word = self._word(start, index)
         inside = builder.op(Op.ULessThan, bool_, index, length)
         stated = builder.op(Op.Select, uint, inside, word, zero)
         result = builder.op(Op.Select, uint, known, stated, builder.constant_uint(ACCESSIBLE))
@@ -201,14 +252,11 @@ class StateReader:
 
     def _define_binding_table(self) -> int:
         builder = self.builder
-        uint, bool_ = self.uint, self.bool_
+        uint = self.uint
         function, (set_index, binding, static_length) = builder.new_function(self.uvec3, [uint] * 3)
         builder.name(function.id, "gpuav_binding_table")
         self.resources.begin()
-        region, known, has, scaled, length = self._length(set_index, binding, static_length)
-        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
-        start = builder.op(Op.IAdd, uint, region, table)
-        stated = builder.op(Op.LogicalAnd, bool_, known, has)
+        start, _, stated, length = self._binding(set_index, binding, static_length)
         flag = builder.op(
             Op.Select, uint, stated, builder.constant_uint(1), builder.constant_uint(0)
         )
@@ -299,10 +347,8 @@ class StateReader:
         instruction_index, set_index, binding, index, static_length, forbidden, also = parameters
         builder.name(function.id, "gpuav_check_descriptor")
         self.resources.begin()
-        region, known, has, scaled, length = self._length(set_index, binding, static_length)
-        table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
-        flag = self._word(region, table, index)
-        stated = builder.op(Op.LogicalAnd, bool_, known, has)
+        start, _, stated, length = self._binding(set_index, binding, static_length)
+        flag = self._word(start, index)
         shifted = builder.op(Op.ShiftLeftLogical, uint, set_index, builder.constant_uint(SET_SHIFT))
         set_binding = builder.op(Op.BitwiseOr, uint, shifted, binding)
         ok = self._judge(

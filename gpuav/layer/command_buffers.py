@@ -13,10 +13,10 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Sequence
 
-from gpuav.instrument.descriptor_state import NO_STATE
+from gpuav.instrument.descriptor_state import NO_STATE, bound_area
 from gpuav.layer import action_checks, faults, notices, recording_site
 from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
-from gpuav.layer.descriptor_sets import NO_STATE_WORDS, PushedWrite
+from gpuav.layer.descriptor_sets import NO_STATE_AREA, NO_STATE_WORDS, PushedWrite
 from gpuav.layer.output_buffers import Block
 from gpuav.layer.state import Action, CommandBufferState, DeviceState, PipelineState
 
@@ -52,6 +52,7 @@ def _reset(state: CommandBufferState) -> None:
     state.bound.clear()
     state.bound_words.clear()
     state.bound_handles.clear()
+    state.bound_areas.clear()
     state.action_count = 0
     state.labels = None
     state.descriptor_buffers = None
@@ -187,7 +188,7 @@ def _bind_block(
             device.set_index,
             block.descriptor_set,
         )
-    words = state.bound_words.get(bind_point, NO_STATE_WORDS)
+    words = _bound_area(state, bind_point)
     offset = block.bound_sets_offset
     block.chunk.words[offset : offset + len(words)] = words
     state.chunks.add(block.chunk)
@@ -207,6 +208,20 @@ def _bind_block(
     )
 
 
+def _bound_area(state: CommandBufferState, bind_point: int) -> array[int]:
+    """The bound-sets area for the sets bound at ``bind_point`` now (descriptor_state)."""
+    area = state.bound_areas.get(bind_point)
+    if area is None:
+        words = state.bound_words.get(bind_point)
+        descriptors = state.device.descriptors
+        if words is None or descriptors is None:
+            area = NO_STATE_AREA
+        else:
+            area = array("I", bound_area(words, descriptors.state.set_tables))
+        state.bound_areas[bind_point] = area
+    return area
+
+
 def post_call_record_cmd_bind_descriptor_sets(
     state: CommandBufferState, bind_point: int, first_set: int, handles: list[int]
 ) -> None:
@@ -214,6 +229,7 @@ def post_call_record_cmd_bind_descriptor_sets(
     descriptors = state.device.descriptors
     if descriptors is None:
         return
+    state.bound_areas.pop(bind_point, None)
     words = array("I", state.bound_words.get(bind_point, NO_STATE_WORDS))
     bound = list(state.bound_handles.get(bind_point, ()))
     end = first_set + len(handles)

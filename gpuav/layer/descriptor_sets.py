@@ -30,8 +30,10 @@ from gpuav.instrument.descriptor_state import (
     ACCESSIBLE,
     MAX_TRACKED_SETS,
     NO_STATE,
+    UNKNOWN_SET_TABLES,
     binding_size_word,
     binding_table_word,
+    bound_area,
     range_word,
 )
 from gpuav.layer.buffer_views import BoundTexels, BufferViewTable, texel_count
@@ -54,6 +56,8 @@ DescriptorKey = tuple[int, int, int]
 MAX_PUSHED_REGIONS = 1024
 
 NO_STATE_WORDS = array("I", [NO_STATE] * MAX_TRACKED_SETS)
+# The bound-sets area of an action that no tracked set is bound for.
+NO_STATE_AREA = array("I", bound_area(NO_STATE_WORDS, lambda region: UNKNOWN_SET_TABLES))
 
 
 @dataclass(slots=True, eq=False)

@@ -28,7 +28,7 @@ from array import array
 from dataclasses import dataclass
 
 from gpuav.errors import ResourceExhausted
-from gpuav.instrument.descriptor_state import MAX_TRACKED_SETS
+from gpuav.instrument.descriptor_state import BOUND_AREA_WORDS
 from gpuav.instrument.record import (
     DATA_FIRST_WORD,
     MAX_RECORD_WORDS,
@@ -60,8 +60,8 @@ def block_size_bytes(
 
 
 def bound_sets_size_bytes(facts: PhysicalDeviceFacts) -> int:
-    """Bytes of a bound-sets area (MAX_TRACKED_SETS words), aligned like a block."""
-    return round_up(MAX_TRACKED_SETS * 4, max(16, facts.min_storage_buffer_offset_alignment))
+    """Bytes of a bound-sets area (BOUND_AREA_WORDS words), aligned like a block."""
+    return round_up(BOUND_AREA_WORDS * 4, max(16, facts.min_storage_buffer_offset_alignment))
 
 
 @dataclass(slots=True, eq=False)

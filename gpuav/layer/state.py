@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuav.layer.calls import SHADER_STAGES_CORE
+from gpuav.layer.instance_state import InstanceState as InstanceState
 from gpuav.layer.reporting import Reporter
-from gpuav.layer.settings import Settings
 
 if TYPE_CHECKING:  # recording_site brings the report modules: not at instance creation
     from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
@@ -27,17 +27,6 @@ if TYPE_CHECKING:  # recording_site brings the report modules: not at instance c
     from gpuav.layer.module_cache import Outcome
     from gpuav.layer.output_buffers import Block, Chunk, OutputBuffers
     from gpuav.layer.recording_site import RecordedAt
-
-
-@dataclass
-class InstanceState:
-    handle: int
-    settings: Settings
-    api_version: int
-    reporter: Reporter
-    # The app's own apiVersion when gpuav raised it (told at device creation, when the app's
-    # messengers exist), else None.
-    asked_api_version: int | None = None
 
 
 @dataclass
@@ -145,6 +134,9 @@ class CommandBufferState:
     # (replaced, never changed in place, so that actions can share them).
     bound_words: dict[int, array[int]] = field(default_factory=dict)
     bound_handles: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # Per bind point: the bound-sets area the actions get (the region words and the action
+    # tables), made from bound_words at the first action after they change.
+    bound_areas: dict[int, array[int]] = field(default_factory=dict)
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
     # Descriptor buffers bound and the sets used in them (None until the app binds one).

@@ -20,7 +20,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from gpuav.instrument.address_table import TABLE_OFFSET_WORD
-from gpuav.instrument.descriptor_state import NO_STATE
+from gpuav.instrument.descriptor_state import NO_STATE, UNKNOWN_SET_TABLES, set_tables
 from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts, StateBufferHandles
 
 DEFAULT_STATE_WORDS = 1 << 20  # 4 MiB
@@ -64,6 +64,9 @@ class StateBuffer:
     # before).
     table_head: Region | None = None
     tables: list[Region] = field(default_factory=list)
+    # Regions by offset, and the action tables of those that sets were bound with.
+    live: dict[int, Region] = field(default_factory=dict)
+    action_tables: dict[int, list[int]] = field(default_factory=dict)
 
     @classmethod
     def create(
@@ -90,15 +93,28 @@ class StateBuffer:
             self.next_free += size
         else:
             return Region(NO_STATE, words)
-        region = Region(offset, words)
+        region = self.live[offset] = Region(offset, words)
         self.mark(region, 0, size)
         return region
 
     def release(self, region: Region) -> None:
         if region.offset != NO_STATE:
             self.free.setdefault(len(region.words), []).append(region.offset)
+            self.live.pop(region.offset, None)
+            self.action_tables.pop(region.offset, None)
             region.offset = NO_STATE
             region.dirty_low = region.dirty_high = 0
+
+    def set_tables(self, offset: int) -> list[int]:
+        """The action table entries of the set whose region starts at ``offset``
+        (``descriptor_state.set_tables``): its header never changes while it lives."""
+        tables = self.action_tables.get(offset)
+        if tables is None:
+            region = self.live.get(offset)
+            if region is None:
+                return UNKNOWN_SET_TABLES
+            tables = self.action_tables[offset] = set_tables(offset, region.words)
+        return tables
 
     def mark(self, region: Region, low: int, high: int) -> None:
         if region.offset != NO_STATE and region.touch(low, high):

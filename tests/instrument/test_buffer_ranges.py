@@ -10,8 +10,6 @@ import pytest
 from gpuav.instrument import record
 from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import (
-    MAX_TRACKED_SETS,
-    NO_STATE,
     binding_table_word,
     range_word,
     region_words,
@@ -19,7 +17,7 @@ from gpuav.instrument.descriptor_state import (
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, load_origins, origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, load_origins, origins
 from tests.shaders.glsl import compile_glsl, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -55,7 +53,7 @@ def _run(
     data = vk.buffer(data=np.arange(10, 10 + DATA_WORDS, dtype=np.uint32))
     out = vk.buffer(4 * 8)
     debug = vk.debug_buffer(capacity_words=1024)
-    bound = np.array([0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
+    bound = bound_sets_area(state, 0)
     app = [
         Binding(0, "storage_buffer", [data]),
         Binding(1, "storage_buffer", [vk.buffer(data=np.array(indices, np.int32))]),

@@ -13,15 +13,13 @@ import pytest
 from gpuav.instrument import record
 from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import (
-    MAX_TRACKED_SETS,
-    NO_STATE,
     binding_table_word,
     range_word,
     region_words,
 )
 from gpuav.instrument.record import ErrorCode, Stage
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, load_origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, load_origins
 from tests.shaders.glsl import compile_glsl, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -126,7 +124,7 @@ def _draw(
     data = vk.buffer(data=np.full(WORDS, 0x3F80_0000, np.uint32))  # 1.0
     state = region_words({0: 1})
     state[state[binding_table_word(0)]] = range_word(4 * WORDS)
-    bound = np.array([0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
+    bound = bound_sets_area(state, 0)
     debug = vk.debug_buffer(capacity_words=4096)
     ours = DescriptorSetSpec(
         [

@@ -12,7 +12,6 @@ import pytest
 from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import (
     CONTEXT_ADDRESSES,
-    MAX_TRACKED_SETS,
     MIN_CONTEXT_DATA_WORDS,
     NO_STATE,
     ContextAddressSource,
@@ -31,7 +30,7 @@ from gpuav.instrument.record import (
 from gpuav.spirv.disassembler import disassemble
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, origins
 from tests.shaders.glsl import TargetEnv, compile_glsl, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -88,8 +87,9 @@ def _app_set(vk: VulkanContext, indices: list[int], out: object) -> list[Binding
     ]
 
 
-def _bound_sets(region_of_set_0: int) -> np.ndarray:
-    return np.array([region_of_set_0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
+def _with_state(region_of_set_0: int, state: list[int]) -> tuple[np.ndarray, list[int]]:
+    """The bound-sets area of set 0 at ``region_of_set_0`` of ``state``, and ``state``."""
+    return bound_sets_area(state, region_of_set_0), state
 
 
 def _records(
@@ -130,7 +130,7 @@ def _run_with_set(
 def test_runtime_array_bounds_and_unwritten_descriptor(vk: VulkanContext) -> None:
     words = _words()
     values, records = _run_with_set(
-        vk, _instrument(words), [1, 2, 4, 0xFFFF_FFFF], _bound_sets(0), _state(unwritten=2)
+        vk, _instrument(words), [1, 2, 4, 0xFFFF_FFFF], *_with_state(0, _state(unwritten=2))
     )
     sample = origins(words, Op.ImageSampleExplicitLod)[0]
     assert records == _records(
@@ -147,7 +147,7 @@ def test_runtime_array_bounds_and_unwritten_descriptor(vk: VulkanContext) -> Non
 def test_state_size_smaller_than_the_declared_array(vk: VulkanContext) -> None:
     words = _words("4")
     _, records = _run_with_set(
-        vk, _instrument(words), [0, 3, 1, 2], _bound_sets(0), _state(None, size=3)
+        vk, _instrument(words), [0, 3, 1, 2], *_with_state(0, _state(None, size=3))
     )
     sample = origins(words, Op.ImageSampleExplicitLod)[0]
     assert records == _records([(1, ErrorCode.INDEX_OUT_OF_BOUNDS, 3, 3)], sample)
@@ -157,7 +157,7 @@ def test_no_state_means_unknown(vk: VulkanContext) -> None:
     words = _words()
     indices = [3, 2, 1, 0]
     values, records = _run_with_set(
-        vk, _instrument(words), indices, _bound_sets(NO_STATE), _state(unwritten=2)
+        vk, _instrument(words), indices, *_with_state(NO_STATE, _state(unwritten=2))
     )
     assert records == []
     assert values[0::4] == [4.0, 3.0, 2.0, 1.0]
@@ -183,7 +183,7 @@ def test_context_address_modes(vk: VulkanContext, source: str) -> None:
     vk.require("bufferDeviceAddress", "shaderInt64")
     words = _words()
     debug = vk.debug_buffer(capacity_words=256)
-    context = _context(vk, debug, _bound_sets(0), _state(unwritten=2), debug.capacity_words)
+    context = _context(vk, debug, *_with_state(0, _state(unwritten=2)), debug.capacity_words)
     address = context.device_address  # type: ignore[attr-defined]
     out = vk.buffer(4 * 16)
     app = {0: _app_set(vk, [1, 2, 4, 0], out)}
@@ -215,7 +215,7 @@ def test_context_data_words_bound_the_records(
     vk.require("bufferDeviceAddress", "shaderInt64")
     assert MIN_CONTEXT_DATA_WORDS >= 2 * 10
     debug = vk.debug_buffer(capacity_words=MIN_CONTEXT_DATA_WORDS)
-    context = _context(vk, debug, _bound_sets(0), _state(unwritten=2), data_words)
+    context = _context(vk, debug, *_with_state(0, _state(unwritten=2)), data_words)
     out = vk.buffer(4 * 16)
     checked = _instrument(_words(), context=PushConstantAddress(0))
     push = struct.pack("<Q", context.device_address)  # type: ignore[attr-defined]

@@ -11,13 +11,13 @@ import pytest
 
 from gpuav.instrument.address_table import TABLE_OFFSET_WORD, table_words
 from gpuav.instrument.api import instrument_module, instrument_shader
-from gpuav.instrument.descriptor_state import MAX_TRACKED_SETS, NO_STATE, PushConstantAddress
+from gpuav.instrument.descriptor_state import NO_STATE, PushConstantAddress
 from gpuav.instrument.device_addresses import UNCHECKABLE
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
 from gpuav.spirv import read
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, origins
 from tests.shaders.glsl import TargetEnv, compile_glsl, spirv_val
 
 SHADER = """#version 450
@@ -125,7 +125,7 @@ def _run(
     inputs[2:] = np.array(indices, np.int32).view(np.uint32)
     out = vk.buffer(4 * 8)
     debug = vk.debug_buffer(capacity_words=1024)
-    bound = np.array([NO_STATE] * MAX_TRACKED_SETS, np.uint32)
+    bound = bound_sets_area([], NO_STATE)
     state = [0, *(table_words([(address, 4 * DATA_WORDS)]) if table is None else table)]
     state[TABLE_OFFSET_WORD] = 1 if published else 0
     app = [

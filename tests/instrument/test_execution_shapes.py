@@ -10,8 +10,6 @@ import pytest
 
 from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import (
-    MAX_TRACKED_SETS,
-    NO_STATE,
     binding_table_word,
     region_words,
 )
@@ -24,7 +22,7 @@ from tests.instrument.test_pass_shapes import (
     asm,
     split_chain_instrumented,
 )
-from tests.instrument.util import DEBUG_SET, SHADER_ID, instrumented, origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, instrumented, origins
 from tests.shaders.glsl import compile_glsl, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -127,7 +125,7 @@ def test_block_chosen_in_a_loop_against_descriptor_state(vk: VulkanContext) -> N
     spirv_val(checked, "vulkan1.1")
     state = region_words({0: 6})
     state[state[binding_table_word(0)] + 3] = 0  # bufs[3] never written
-    bound = np.array([0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
+    bound = bound_sets_area(state, 0)
     debug = vk.debug_buffer(capacity_words=256)
     ours = DescriptorSetSpec(
         [

@@ -13,12 +13,12 @@ import pytest
 
 from gpuav.instrument import record
 from gpuav.instrument.api import instrument_shader
-from gpuav.instrument.descriptor_state import MAX_TRACKED_SETS, NO_STATE, region_words
+from gpuav.instrument.descriptor_state import region_words
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
 from gpuav.spirv import read
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, load_origins, origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, load_origins, origins
 from tests.shaders.glsl import compile_glsl, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -76,8 +76,8 @@ def _run(
         Binding(1, "storage_buffer", [out]),
     ]
     # The descriptor state of set 0 (ranges unknown), for modules instrumented with it.
-    bound = np.array([0] + [NO_STATE] * (MAX_TRACKED_SETS - 1), np.uint32)
     state = np.array(region_words({0: 1, 1: 1}), np.uint32)
+    bound = bound_sets_area(state, 0)
     ours = DescriptorSetSpec(
         [
             debug.binding(),

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
 from gpuav.instrument.api import instrument_shader
+from gpuav.instrument.descriptor_state import bound_area, set_tables
 from gpuav.spirv import read
 from gpuav.spirv.grammar import Op
 from tests.shaders.glsl import TargetEnv, spirv_val
@@ -22,6 +27,14 @@ def instrumented(
     out = instrument_shader(words, shader_id=shader_id, descriptor_set=descriptor_set)
     spirv_val(out, target_env)
     return out
+
+
+def bound_sets_area(state: Sequence[int], *regions: int) -> np.ndarray:
+    """The bound-sets area the layer gives an action whose sets 0, 1... have their regions at
+    ``regions`` (NO_STATE: unknown) of ``state``: the region words and the action tables."""
+    return np.array(
+        bound_area(list(regions), lambda region: set_tables(region, state[region:])), np.uint32
+    )
 
 
 def origins(words: list[int], opcode: int) -> list[int]:

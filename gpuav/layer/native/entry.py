@@ -29,6 +29,7 @@ hooks_buffer_views = LazyHooks("gpuav.layer.native.hooks_buffer_views")
 hooks_buffers = LazyHooks("gpuav.layer.native.hooks_buffers")
 hooks_commands = LazyHooks("gpuav.layer.native.hooks_commands")
 hooks_debug = LazyHooks("gpuav.layer.native.hooks_debug")
+hooks_device = LazyHooks("gpuav.layer.native.hooks_device")
 hooks_descriptor_buffer_memory = LazyHooks("gpuav.layer.native.hooks_descriptor_buffer_memory")
 hooks_descriptor_buffers = LazyHooks("gpuav.layer.native.hooks_descriptor_buffers")
 hooks_descriptors = LazyHooks("gpuav.layer.native.hooks_descriptors")
@@ -48,10 +49,10 @@ ERROR_INITIALIZATION_FAILED = -3
 IMPLEMENTATIONS: dict[str, LazyHook] = {
     "vkCreateInstance": hooks_instance.create_instance,
     "vkDestroyInstance": hooks_instance.destroy_instance,
-    "vkGetPhysicalDeviceProperties": hooks_instance.get_physical_device_properties,
-    "vkGetPhysicalDeviceProperties2": hooks_instance.get_physical_device_properties2,
-    "vkCreateDevice": hooks_instance.create_device,
-    "vkDestroyDevice": hooks_instance.destroy_device,
+    "vkGetPhysicalDeviceProperties": hooks_device.get_physical_device_properties,
+    "vkGetPhysicalDeviceProperties2": hooks_device.get_physical_device_properties2,
+    "vkCreateDevice": hooks_device.create_device,
+    "vkDestroyDevice": hooks_device.destroy_device,
     "vkCreateDebugUtilsMessengerEXT": hooks_debug.create_debug_utils_messenger,
     "vkDestroyDebugUtilsMessengerEXT": hooks_debug.destroy_debug_utils_messenger,
     "vkCreateDebugReportCallbackEXT": hooks_debug.create_debug_report_callback,
@@ -232,7 +233,7 @@ def retire() -> None:
     if not records:
         return
     from gpuav.layer import queue_submit  # imported already where a device was created
-    from gpuav.layer.descriptor_sets import NO_STATE_WORDS
+    from gpuav.layer.descriptor_sets import NO_STATE_AREA
 
     for record in records:
         state = record.state
@@ -244,9 +245,8 @@ def retire() -> None:
             if state.output is not None:
                 spill = state.output.spill
                 words = spill.chunk.words
-                words[spill.bound_sets_offset : spill.bound_sets_offset + len(NO_STATE_WORDS)] = (
-                    NO_STATE_WORDS
-                )
+                start = spill.bound_sets_offset
+                words[start : start + len(NO_STATE_AREA)] = NO_STATE_AREA
         except BaseException as error:
             report_error("exit", error, record.instance.state)
 
@@ -256,11 +256,12 @@ def attach(ffi: Any, lib: Any) -> None:
     Native.ffi = ffi
     Native.lib = lib
     for name in prototypes.HOOKED:
-        result, _ = prototypes.signature(name)
-        error = ERROR_INITIALIZATION_FAILED if result == "int32_t" else 0
+        # The result type from the layer's own declarations: prototypes.signature would import
+        # the vulkan package's tables (issue 17 target 3).
+        result = ffi.typeof(prototypes.typedef_name(name)).result
         options: dict[str, Any] = {"name": prototypes.python_name(name), "onerror": _on_error(name)}
-        if result != "void":
-            options["error"] = error
+        if result.kind != "void":
+            options["error"] = ERROR_INITIALIZATION_FAILED if result.cname == "int32_t" else 0
         binder = ffi.def_extern(**options)
         implementation = IMPLEMENTATIONS[name]
         implementation.bind = binder
