@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gpuav.errors import ResourceExhausted
+from gpuav.layer.api_versions import API_VERSION_1_1 as API_VERSION_1_1
+from gpuav.layer.api_versions import API_VERSION_1_2 as API_VERSION_1_2
 
 # Vulkan constants the engine reasons with (values from the Vulkan specification).
 PIPELINE_BIND_POINT_GRAPHICS = 0
@@ -50,14 +52,6 @@ OBJECT_TYPE_PIPELINE = 19
 OBJECT_TYPE_COMMAND_BUFFER = 6
 OBJECT_TYPE_QUEUE = 4
 OBJECT_TYPE_DEVICE = 3
-
-
-def api_version_number(major: int, minor: int, patch: int = 0) -> int:
-    return (major << 22) | (minor << 12) | patch
-
-
-API_VERSION_1_1 = api_version_number(1, 1)
-API_VERSION_1_2 = api_version_number(1, 2)
 
 
 class VulkanCallFailed(ResourceExhausted):

@@ -15,21 +15,12 @@ from gpuav.layer.calls import (
     FeatureRequest,
     PhysicalDeviceFacts,
 )
-from gpuav.layer.reporting import Reporter
-from gpuav.layer.settings import Settings
 from gpuav.layer.shader_modules import instrumenter_accepts
 from gpuav.layer.state import DeviceState, InstanceState
 
 # For devices with a very high (or no) limit, seed 000 picks "an index that isn't too high,
 # but above most other device maxima such as 32".
 MAX_SET_INDEX = 31
-
-
-def post_call_record_create_instance(
-    handle: int, settings: Settings, api_version: int, reporter: Reporter
-) -> InstanceState:
-    reporter.message_log = settings.message_log
-    return InstanceState(handle, settings, api_version or (1 << 22), reporter)
 
 
 def choose_set_index(max_bound_descriptor_sets: int) -> int:

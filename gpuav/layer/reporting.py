@@ -5,18 +5,19 @@ and user-data addresses); the front end supplies the two functions that actually
 Every message is also appended as a JSON line to the message log when one is configured (that
 is how ``gpuav run`` collects them). Messages are duck-typed: anything with ``message_id``,
 ``severity`` (an enum or a string: error / warning / info) and ``text``.
+
+Every vkCreateInstance makes a reporter, so this module defines no dataclass (that would import
+``dataclasses`` at instance creation) and imports ``json`` and ``traceback`` when first used
+(issue 17 target 3).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
-import traceback
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 # VkDebugUtilsMessageSeverityFlagBitsEXT / VkDebugUtilsMessageTypeFlagBitsEXT.
 SEVERITY_BITS = {"verbose": 0x1, "info": 0x10, "warning": 0x100, "error": 0x1000}
@@ -36,8 +37,7 @@ class MessageLike(Protocol):
     def text(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class LayerMessage:
+class LayerMessage(NamedTuple):
     """A message about the layer itself (set-up, fallbacks, resources), not a shader error."""
 
     message_id: str
@@ -45,8 +45,7 @@ class LayerMessage:
     text: str
 
 
-@dataclass(frozen=True)
-class ObjectRef:
+class ObjectRef(NamedTuple):
     """An object a message is about (VkDebugUtilsObjectNameInfoEXT in the callback data)."""
 
     object_type: int
@@ -54,16 +53,14 @@ class ObjectRef:
     name: str | None = None
 
 
-@dataclass(frozen=True)
-class Messenger:
+class Messenger(NamedTuple):
     severity_mask: int
     type_mask: int
     callback: int
     user_data: int
 
 
-@dataclass(frozen=True)
-class ReportCallback:
+class ReportCallback(NamedTuple):
     flags: int
     callback: int
     user_data: int
@@ -91,17 +88,22 @@ def message_id_number(message_id: str) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-@dataclass
 class Reporter:
     """Delivers messages for one instance."""
 
-    message_log: str | None = None
-    deliver_utils: DeliverUtils | None = None
-    deliver_report: DeliverReport | None = None
-    messengers: dict[int, Messenger] = field(default_factory=dict)
-    report_callbacks: dict[int, ReportCallback] = field(default_factory=dict)
-    _said: set[str] = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(
+        self,
+        message_log: str | None = None,
+        deliver_utils: DeliverUtils | None = None,
+        deliver_report: DeliverReport | None = None,
+    ) -> None:
+        self.message_log = message_log
+        self.deliver_utils = deliver_utils
+        self.deliver_report = deliver_report
+        self.messengers: dict[int, Messenger] = {}
+        self.report_callbacks: dict[int, ReportCallback] = {}
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
 
     def emit(self, message: MessageLike, objects: Sequence[ObjectRef] = ()) -> None:
         severity = severity_name(message.severity)
@@ -142,6 +144,8 @@ class Reporter:
     def _log(self, message: MessageLike, severity: str, objects: Sequence[ObjectRef]) -> None:
         if not self.message_log:
             return
+        import json
+
         entry = {
             "message_id": message.message_id,
             "severity": severity,
@@ -174,6 +178,8 @@ def write_stderr(message_id: str, severity: str, number: int, text: str) -> None
 
 def internal_error_message(where: str, error: BaseException) -> LayerMessage:
     """A layer bug, reported instead of letting the exception reach the application."""
+    import traceback
+
     frames = traceback.format_exception(type(error), error, error.__traceback__)
     return LayerMessage(
         message_id="GPUAV-internal-error",

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 SETTINGS_PREFIX = "gpuav_gpu_assisted"
 SETTINGS_FILE_NAME = "vk_layer_settings.txt"
@@ -52,8 +52,10 @@ _TRUE = {"1", "true", "yes", "on", "all"}
 _FALSE = {"0", "false", "no", "off", "none"}
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
+    """Read at every vkCreateInstance: a named tuple, since defining a dataclass means
+    importing ``dataclasses`` before anything else needs it (issue 17 target 3)."""
+
     enabled: bool = False
     reserve_binding_slot: bool = False
     message_log: str | None = None

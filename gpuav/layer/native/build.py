@@ -22,9 +22,9 @@ from importlib import resources
 from pathlib import Path
 
 from gpuav.errors import SetupError
-from gpuav.layer.native import prototypes
+from gpuav.layer.native import instance_info, prototypes
+from gpuav.layer.native.layer_name import LAYER_NAME as LAYER_NAME
 
-LAYER_NAME = "VK_LAYER_GPUAV_gpu_assisted"
 MODULE_NAME = "_gpuav_layer"
 LIBRARY_STEM = "libVkLayer_gpuav_gpu_assisted"
 MANIFEST_NAME = "VkLayer_gpuav_gpu_assisted.json"
@@ -119,10 +119,11 @@ def build_inputs() -> dict[str, str]:
         .replace("/* @GPUAV_SLOTS@ */", prototypes.c_slots())
         .replace("/* @GPUAV_WRAPPERS@ */", prototypes.c_wrappers())
     )
+    structures = instance_info.declarations()  # read by the Python side only
     return {
-        "c_source": c_source,
+        "c_source": c_source + "\n" + structures,
         "builder": _read_resource("build.py"),
-        "cdef": prototypes.cdef() + HELPER_CDEF,
+        "cdef": prototypes.cdef() + HELPER_CDEF + structures,
         "embedding_api": EMBEDDING_API,
         "init_code": init_code,
         "python": f"{sys.version} {sys.executable} {sysconfig.get_config_var('INSTSONAME')}",

@@ -1,12 +1,14 @@
-"""Calling the app's debug-utils messenger and debug-report callbacks with a message."""
+"""Calling the app's debug-utils messenger and debug-report callbacks with a message.
+
+Every instance's reporter names these functions; the ``vulkan`` package they build the
+callback data with is imported at the first message, not at instance creation (issue 17
+target 3).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-import vulkan._vulkan as vk
-from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer.reporting import (
     MESSAGE_TYPE_VALIDATION,
@@ -29,6 +31,9 @@ def deliver_utils(
     text: str,
     objects: Sequence[ObjectRef],
 ) -> None:
+    import vulkan._vulkan as vk
+    from vulkan._vulkan import ffi as vkffi
+
     keep: list[Any] = []
     data = vkffi.new("VkDebugUtilsMessengerCallbackDataEXT *")
     data.sType = vk.VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT
@@ -63,6 +68,8 @@ def deliver_report(
     text: str,
     objects: Sequence[ObjectRef],
 ) -> None:
+    from vulkan._vulkan import ffi as vkffi
+
     first = objects[0] if objects else None
     object_type = _REPORT_OBJECT_TYPES.get(first.object_type, 0) if first else 0
     function = vkffi.cast("PFN_vkDebugReportCallbackEXT", callback.callback)

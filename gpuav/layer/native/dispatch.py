@@ -3,16 +3,23 @@
 Every dispatchable handle starts with the loader's dispatch table pointer; objects of one
 instance (its physical devices) or of one device (its queues and command buffers) share it,
 so that pointer keys our per-instance and per-device records.
+
+The first vkCreateInstance imports this module: its records are plain classes and the engine's
+state is named for the type checker only (issue 17 target 3).
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuav.layer.native import prototypes
-from gpuav.layer.state import DeviceState, InstanceState
+
+if TYPE_CHECKING:
+    from gpuav.layer.instance_state import InstanceState
+    from gpuav.layer.state import DeviceState
+
+LAYER_LINK_INFO = 0  # VkLayerFunction's VK_LAYER_LINK_INFO
 
 
 class Native:
@@ -24,6 +31,22 @@ class Native:
 
 def dispatch_key(handle: int) -> int:
     return int(Native.lib.gpuav_dispatch_key(handle)) if handle else 0
+
+
+def take_link(create_info: int, structure_type: int, link_type: str) -> Any:
+    """Find our VK_LAYER_LINK_INFO element of the loader's create info in the chain and
+    advance it for the next layer; None when there is none."""
+    ffi = Native.ffi
+    node = ffi.cast("struct gpuav_base_structure *", create_info).pNext
+    while node != ffi.NULL:
+        if node.sType == structure_type:
+            head = ffi.cast("struct gpuav_layer_create_info *", node)
+            if head.function == LAYER_LINK_INFO and head.pLayerInfo != ffi.NULL:
+                link = ffi.cast(link_type, head.pLayerInfo)
+                head.pLayerInfo = link.pNext
+                return link
+        node = node.pNext
+    return None
 
 
 def register_table(
@@ -87,29 +110,47 @@ DEVICE_COMMANDS: tuple[str, ...] = tuple(
 )
 
 
-@dataclass
 class InstanceRecord:
-    handle: int
-    state: InstanceState
-    get_proc_addr: Any
-    next: NextFunctions
-    # Physical device -> its properties' apiVersion etc. are read on demand; nothing cached.
+    """An instance with GPU-AV on. Its physical devices' properties are read on demand."""
+
+    __slots__ = ("get_proc_addr", "handle", "next", "state")
+
+    def __init__(
+        self, handle: int, state: InstanceState, get_proc_addr: Any, next: NextFunctions
+    ) -> None:
+        self.handle = handle
+        self.state = state
+        self.get_proc_addr = get_proc_addr
+        self.next = next
 
 
-@dataclass
 class DeviceRecord:
-    handle: int
-    instance: InstanceRecord
-    get_proc_addr: Any
-    next: NextFunctions
-    state: DeviceState | None = None
+    """A device of one of our instances; ``state`` is the engine's (None until made)."""
+
+    __slots__ = ("get_proc_addr", "handle", "instance", "next", "state")
+
+    def __init__(
+        self,
+        handle: int,
+        instance: InstanceRecord,
+        get_proc_addr: Any,
+        next: NextFunctions,
+        state: DeviceState | None = None,
+    ) -> None:
+        self.handle = handle
+        self.instance = instance
+        self.get_proc_addr = get_proc_addr
+        self.next = next
+        self.state = state
 
 
-@dataclass
 class Registry:
-    instances: dict[int, InstanceRecord] = field(default_factory=dict)
-    devices: dict[int, DeviceRecord] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Our records by dispatch key."""
+
+    def __init__(self) -> None:
+        self.instances: dict[int, InstanceRecord] = {}
+        self.devices: dict[int, DeviceRecord] = {}
+        self.lock = threading.Lock()
 
     def instance_of(self, handle: int) -> InstanceRecord | None:
         return self.instances.get(dispatch_key(handle)) if handle else None

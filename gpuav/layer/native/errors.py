@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from gpuav.layer.instance_state import InstanceState
 from gpuav.layer.reporting import internal_error_message, write_stderr
-from gpuav.layer.state import InstanceState
 
 
 def report_error(where: str, error: BaseException, instance: InstanceState | None = None) -> None:

@@ -23,7 +23,7 @@ from gpuav.layer.calls import PIPELINE_BIND_POINT_COMPUTE, PIPELINE_BIND_POINT_G
 from gpuav.layer.native import (
     hooks_buffers,
     hooks_commands,
-    hooks_instance,
+    hooks_device,
 )
 from gpuav.layer.native.action_check_submits import queue_submit as queue_submit
 from gpuav.layer.native.action_check_submits import queue_submit2 as queue_submit2
@@ -80,7 +80,7 @@ def _limits(record: DeviceRecord, physical_device: int, create_info: int) -> Dev
 
 
 def create_device(physical_device: int, create_info: int, allocator: int, device_out: int) -> int:
-    result = hooks_instance.create_device(physical_device, create_info, allocator, device_out)
+    result = hooks_device.create_device(physical_device, create_info, allocator, device_out)
     if result != 0:
         return result
     record = REGISTRY.device_of(handles_at(device_out, 1)[0])
@@ -107,7 +107,7 @@ def destroy_device(device: int, allocator: int) -> None:
         except BaseException as error:
             report_error("vkDestroyDevice (action checks)", error, record.instance.state)
         record.state.action_checks = None
-    hooks_instance.destroy_device(device, allocator)
+    hooks_device.destroy_device(device, allocator)
 
 
 def create_buffer(device: int, create_info: int, allocator: int, buffer_out: int) -> int:

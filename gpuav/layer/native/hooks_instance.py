@@ -1,4 +1,9 @@
-"""Instance- and device-creation entry points: link-chain walking, settings, features.
+"""Instance-creation entry points: the first calls into the layer's Python side.
+
+The first vkCreateInstance starts Python, so what it imports is what an app pays before its
+instance exists (issue 17 target 3): this module reads the create info through the layer's own
+declarations (``instance_info``), not the ``vulkan`` package, and the device-level engine is
+imported with the first device (``hooks_device``).
 
 Each entry point calls down the chain exactly once. Engine work before the call may only
 change what is passed down; engine work after it may only record. Either failing is reported
@@ -7,178 +12,63 @@ and the app's call proceeds as if the layer were absent.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from typing import Any
 
-import vulkan._vulkan as vk
-from vulkan._vulkan import ffi as vkffi
-
-from gpuav.layer import device_setup, module_cache, notices, shader_validation
-from gpuav.layer.calls import (
-    API_VERSION_1_1,
-    API_VERSION_1_2,
-    STAGE_EXTENSIONS,
-    FeatureRequest,
-    PhysicalDeviceFacts,
-)
-from gpuav.layer.native import callbacks, enabled_features
-from gpuav.layer.native.build import LAYER_NAME
-from gpuav.layer.native.device_calls import NativeDeviceCalls
+from gpuav.layer.api_versions import API_VERSION_1_1
+from gpuav.layer.instance_state import post_call_record_create_instance
+from gpuav.layer.native import callbacks, instance_info
 from gpuav.layer.native.dispatch import (
-    DEVICE_COMMANDS,
     INSTANCE_COMMANDS,
     REGISTRY,
-    DeviceRecord,
     InstanceRecord,
     Native,
     NextFunctions,
     dispatch_key,
     register_table,
+    take_link,
 )
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.native.vk import (
-    STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
-    STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
-    address,
-    at,
-    copy_struct,
-    find,
-    handles_at,
-    replace_in_chain,
-    string_at,
-)
 from gpuav.layer.reporting import Reporter
-from gpuav.layer.settings import Settings, resolve_settings
+from gpuav.layer.settings import Settings
 
-LAYER_LINK_INFO = 0
+STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO = 47  # vk_layer.h
 ERROR_INITIALIZATION_FAILED = -3
-# With either on, an out-of-range buffer access is defined behaviour: reported as a warning.
-ROBUST_BUFFER_FEATURES = frozenset({"robustBufferAccess", "robustBufferAccess2"})
-
-
-def _take_link(create_info: int, structure_type: int, link_type: str) -> Any:
-    """Find our VK_LAYER_LINK_INFO element and advance it for the next layer."""
-    ffi = Native.ffi
-    node = ffi.cast("struct gpuav_base_structure *", create_info).pNext
-    while node != ffi.NULL:
-        if node.sType == structure_type:
-            head = ffi.cast("struct gpuav_layer_create_info *", node)
-            if head.function == LAYER_LINK_INFO and head.pLayerInfo != ffi.NULL:
-                link = ffi.cast(link_type, head.pLayerInfo)
-                head.pLayerInfo = link.pNext
-                return link
-        node = node.pNext
-    return None
-
-
-def _instance_settings(create_info: int) -> tuple[Settings, int]:
-    info = at(create_info, "VkInstanceCreateInfo")
-    api_version = 0
-    if info.pApplicationInfo != vkffi.NULL:
-        api_version = int(info.pApplicationInfo.apiVersion)
-    enables: list[int] = []
-    features = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT)
-    if features:
-        chained = at(features, "VkValidationFeaturesEXT")
-        enables = [
-            int(chained.pEnabledValidationFeatures[index])
-            for index in range(chained.enabledValidationFeatureCount)
-        ]
-    return resolve_settings(enables, layer_settings=_layer_settings(info)), api_version
-
-
-def _layer_settings(info: Any) -> dict[str, str]:
-    """Our layer's VK_EXT_layer_settings values as settings-file text (lists comma-joined)."""
-    found = find(address(info.pNext), vk.VK_STRUCTURE_TYPE_LAYER_SETTINGS_CREATE_INFO_EXT)
-    if not found:
-        return {}
-    chained = at(found, "VkLayerSettingsCreateInfoEXT")
-    values: dict[str, str] = {}
-    for index in range(chained.settingCount):
-        setting = chained.pSettings[index]
-        if not setting.pLayerName or not setting.pSettingName or not setting.pValues:
-            continue
-        if string_at(address(setting.pLayerName)) != LAYER_NAME:
-            continue
-        reader = _SETTING_READERS.get(int(setting.type))
-        if reader is None:
-            continue
-        items = reader(setting.pValues, int(setting.valueCount))
-        values[string_at(address(setting.pSettingName))] = ",".join(items)
-    return values
-
-
-def _values_of(c_type: str, format_: Callable[[Any], str]) -> Callable[[Any, int], list[str]]:
-    def read(pointer: Any, count: int) -> list[str]:
-        array = vkffi.cast(f"{c_type} *", pointer)
-        return [format_(array[index]) for index in range(count)]
-
-    return read
-
-
-_SETTING_READERS: dict[int, Callable[[Any, int], list[str]]] = {
-    vk.VK_LAYER_SETTING_TYPE_BOOL32_EXT: _values_of("uint32_t", lambda v: "1" if v else "0"),
-    vk.VK_LAYER_SETTING_TYPE_INT32_EXT: _values_of("int32_t", str),
-    vk.VK_LAYER_SETTING_TYPE_INT64_EXT: _values_of("int64_t", str),
-    vk.VK_LAYER_SETTING_TYPE_UINT32_EXT: _values_of("uint32_t", str),
-    vk.VK_LAYER_SETTING_TYPE_UINT64_EXT: _values_of("uint64_t", str),
-    vk.VK_LAYER_SETTING_TYPE_FLOAT32_EXT: _values_of("float", str),
-    vk.VK_LAYER_SETTING_TYPE_FLOAT64_EXT: _values_of("double", str),
-    vk.VK_LAYER_SETTING_TYPE_STRING_EXT: _values_of(
-        "char *", lambda v: vkffi.string(v).decode("utf-8", "replace")
-    ),
-}
-
-
-def _with_api_version(create_info: int, api_version: int, keep: list[Any]) -> int:
-    """A copy of the VkInstanceCreateInfo asking for ``api_version`` (the app's own
-    VkApplicationInfo copied, or a new one when it gave none)."""
-    copy = copy_struct(create_info, "VkInstanceCreateInfo", keep)
-    if copy.pApplicationInfo != vkffi.NULL:
-        application = copy_struct(address(copy.pApplicationInfo), "VkApplicationInfo", keep)
-    else:
-        application = vkffi.new("VkApplicationInfo *")
-        keep.append(application)
-        application.sType = vk.VK_STRUCTURE_TYPE_APPLICATION_INFO
-    application.apiVersion = api_version
-    copy.pApplicationInfo = application
-    return address(copy)
 
 
 def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
-    link = _take_link(
+    link = take_link(
         create_info,
         STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
         "struct gpuav_layer_instance_link *",
     )
     if link is None:
         return ERROR_INITIALIZATION_FAILED
-    get_proc_addr = Native.ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetInstanceProcAddr)
-    create = Native.ffi.cast("gpuav_PFN_vkCreateInstance", get_proc_addr(0, b"vkCreateInstance"))
+    ffi = Native.ffi
+    get_proc_addr = ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetInstanceProcAddr)
+    create = ffi.cast("gpuav_PFN_vkCreateInstance", get_proc_addr(0, b"vkCreateInstance"))
     settings, api_version = Settings(), 0
     keep: list[Any] = []
     passed_info = create_info
     try:
-        settings, api_version = _instance_settings(create_info)
+        settings, api_version = instance_info.instance_settings(create_info)
         if settings.enabled and api_version < API_VERSION_1_1:
             # GPU-AV needs Vulkan 1.1 (SPIR-V 1.3); a 1.0 app on a newer loader and driver gets
-            # 1.1 as the Khronos layer gives it, and is told so below.
-            passed_info = _with_api_version(create_info, API_VERSION_1_1, keep)
+            # 1.1 as the Khronos layer gives it, and is told so at device creation.
+            passed_info = instance_info.with_api_version(create_info, API_VERSION_1_1, keep)
     except BaseException as error:
         report_error("vkCreateInstance (settings)", error)
         passed_info = create_info
     result = int(create(passed_info, allocator, instance_out))
     if result != 0:
         return result
-    instance = handles_at(instance_out, 1)[0]
+    instance = int(ffi.cast("uintptr_t *", instance_out)[0])
     register_table(instance, get_proc_addr, False, settings.enabled, settings.reserve_binding_slot)
     reporter = Reporter(
         deliver_utils=callbacks.safe(callbacks.deliver_utils),
         deliver_report=callbacks.safe(callbacks.deliver_report),
     )
     raised = passed_info != create_info
-    state = device_setup.post_call_record_create_instance(
+    state = post_call_record_create_instance(
         instance, settings, API_VERSION_1_1 if raised else api_version, reporter
     )
     if raised:
@@ -196,313 +86,3 @@ def destroy_instance(instance: int, allocator: int) -> None:
     Native.lib.gpuav_unregister_table(instance)
     if record is not None:
         record.next.vkDestroyInstance(instance, allocator)
-
-
-def _adjust_limits(physical_device: int, limits: Any) -> None:
-    record = REGISTRY.instance_of(physical_device)
-    if record is None:
-        return
-    limits.maxBoundDescriptorSets = device_setup.post_call_record_get_physical_device_properties(
-        record.state, int(limits.maxBoundDescriptorSets)
-    )
-
-
-def get_physical_device_properties(physical_device: int, properties: int) -> None:
-    record = REGISTRY.instance_of(physical_device)
-    if record is None:
-        return
-    record.next.vkGetPhysicalDeviceProperties(physical_device, properties)
-    try:
-        _adjust_limits(physical_device, at(properties, "VkPhysicalDeviceProperties").limits)
-    except BaseException as error:
-        report_error("vkGetPhysicalDeviceProperties", error, record.state)
-
-
-def get_physical_device_properties2(physical_device: int, properties: int) -> None:
-    record = REGISTRY.instance_of(physical_device)
-    if record is None:
-        return
-    record.next.vkGetPhysicalDeviceProperties2(physical_device, properties)
-    try:
-        chained = at(properties, "VkPhysicalDeviceProperties2")
-        _adjust_limits(physical_device, chained.properties.limits)
-    except BaseException as error:
-        report_error("vkGetPhysicalDeviceProperties2", error, record.state)
-
-
-def _physical_device_facts(record: InstanceRecord, physical_device: int) -> PhysicalDeviceFacts:
-    properties = vkffi.new("VkPhysicalDeviceProperties *")
-    record.next.vkGetPhysicalDeviceProperties(physical_device, address(properties))
-    features = vkffi.new("VkPhysicalDeviceFeatures *")
-    record.next.vkGetPhysicalDeviceFeatures(physical_device, address(features))
-    memory = vkffi.new("VkPhysicalDeviceMemoryProperties *")
-    record.next.vkGetPhysicalDeviceMemoryProperties(physical_device, address(memory))
-    limits = properties.limits
-    buffer_device_address = False
-    if (
-        int(properties.apiVersion) >= API_VERSION_1_2
-        and record.state.api_version >= API_VERSION_1_2
-        and record.next.vkGetPhysicalDeviceFeatures2 is not None
-    ):
-        features12 = vkffi.new("VkPhysicalDeviceVulkan12Features *")
-        features12.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
-        features2 = vkffi.new("VkPhysicalDeviceFeatures2 *")
-        features2.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
-        features2.pNext = features12
-        record.next.vkGetPhysicalDeviceFeatures2(physical_device, address(features2))
-        buffer_device_address = bool(features12.bufferDeviceAddress)
-    return PhysicalDeviceFacts(
-        api_version=int(properties.apiVersion),
-        max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
-        min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
-        max_storage_buffer_range=int(limits.maxStorageBufferRange),
-        memory_type_flags=tuple(
-            int(memory.memoryTypes[index].propertyFlags) for index in range(memory.memoryTypeCount)
-        ),
-        fragment_stores_and_atomics=bool(features.fragmentStoresAndAtomics),
-        vertex_pipeline_stores_and_atomics=bool(features.vertexPipelineStoresAndAtomics),
-        buffer_device_address=buffer_device_address,
-        max_push_constants_size=int(limits.maxPushConstantsSize),
-        shader_int64=bool(features.shaderInt64),
-    )
-
-
-def _extension_stages(create_info: int) -> int:
-    """The shader stages that the device's enabled extensions bring (mesh, ray tracing)."""
-    info = at(create_info, "VkDeviceCreateInfo")
-    stages = 0
-    for index in range(info.enabledExtensionCount):
-        name = string_at(address(info.ppEnabledExtensionNames[index]))
-        stages |= STAGE_EXTENSIONS.get(name, 0)
-    return stages
-
-
-def _turn_on(features: Any, request: FeatureRequest) -> None:
-    if request.fragment_stores_and_atomics:
-        features.fragmentStoresAndAtomics = 1
-    if request.vertex_pipeline_stores_and_atomics:
-        features.vertexPipelineStoresAndAtomics = 1
-    if request.shader_int64:
-        features.shaderInt64 = 1
-
-
-def _with_buffer_device_address(create_info: int, keep: list[Any]) -> int:
-    """``create_info`` (already ours or the app's) with bufferDeviceAddress on (issue 8).
-
-    The feature goes where the app put its Vulkan 1.2 features, if anywhere (chaining both
-    structures is invalid: VUID-VkDeviceCreateInfo-pNext-02830); otherwise a
-    VkPhysicalDeviceBufferDeviceAddressFeatures is put at the head of the chain.
-    """
-    info = at(create_info, "VkDeviceCreateInfo")
-    first = address(info.pNext)
-    for structure_type, type_name in (
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-            "VkPhysicalDeviceVulkan12Features",
-        ),
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
-            "VkPhysicalDeviceBufferDeviceAddressFeatures",
-        ),
-    ):
-        chained = find(first, structure_type)
-        if not chained:
-            continue
-        if at(chained, type_name).bufferDeviceAddress:
-            return create_info
-        replacement = copy_struct(chained, type_name, keep)
-        replacement.bufferDeviceAddress = 1
-        head = replace_in_chain(first, chained, address(replacement), keep)
-        if head is None:
-            return create_info
-        copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
-        copy.pNext = vkffi.cast("void *", head)
-        return address(copy)
-    added = vkffi.new("VkPhysicalDeviceBufferDeviceAddressFeatures *")
-    keep.append(added)
-    added.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES
-    added.bufferDeviceAddress = 1
-    added.pNext = info.pNext
-    copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
-    copy.pNext = added
-    return address(copy)
-
-
-def _enables_buffer_device_address(create_info: int) -> bool:
-    """Whether the device was created with bufferDeviceAddress and shaderInt64 on."""
-    info = at(create_info, "VkDeviceCreateInfo")
-    first = address(info.pNext)
-    if info.pEnabledFeatures != vkffi.NULL:
-        int64 = bool(info.pEnabledFeatures.shaderInt64)
-    else:
-        features2 = find(first, vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)
-        int64 = bool(features2) and bool(
-            at(features2, "VkPhysicalDeviceFeatures2").features.shaderInt64
-        )
-    if not int64:
-        return False
-    for structure_type, type_name in (
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-            "VkPhysicalDeviceVulkan12Features",
-        ),
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
-            "VkPhysicalDeviceBufferDeviceAddressFeatures",
-        ),
-    ):
-        chained = find(first, structure_type)
-        if chained and at(chained, type_name).bufferDeviceAddress:
-            return True
-    return False
-
-
-def _with_features(create_info: int, request: FeatureRequest, keep: list[Any]) -> int | None:
-    """The create info with our features on; None if nothing to change."""
-    changed = _with_stores(create_info, request, keep)
-    if request.buffer_device_address:
-        return _with_buffer_device_address(changed or create_info, keep)
-    return changed
-
-
-def _with_stores(create_info: int, request: FeatureRequest, keep: list[Any]) -> int | None:
-    """A copy of the VkDeviceCreateInfo with our VkPhysicalDeviceFeatures on; None if nothing
-    to change.
-
-    Seed 000 (GpuPreCallRecordCreateDevice) modifies pEnabledFeatures; apps may instead chain
-    VkPhysicalDeviceFeatures2, which then gets a modified copy in a copied chain.
-    """
-    info = at(create_info, "VkDeviceCreateInfo")
-    if info.pEnabledFeatures != vkffi.NULL:
-        current = info.pEnabledFeatures
-        if (
-            (current.fragmentStoresAndAtomics or not request.fragment_stores_and_atomics)
-            and (
-                current.vertexPipelineStoresAndAtomics
-                or not request.vertex_pipeline_stores_and_atomics
-            )
-            and (current.shaderInt64 or not request.shader_int64)
-        ):
-            return None
-        copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
-        features = copy_struct(address(info.pEnabledFeatures), "VkPhysicalDeviceFeatures", keep)
-        _turn_on(features, request)
-        copy.pEnabledFeatures = features
-        return address(copy)
-    first = address(info.pNext)
-    chained = find(first, vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)
-    copy = copy_struct(create_info, "VkDeviceCreateInfo", keep)
-    if not chained:
-        features = vkffi.new("VkPhysicalDeviceFeatures *")
-        keep.append(features)
-        _turn_on(features, request)
-        copy.pEnabledFeatures = features
-        return address(copy)
-    features2 = copy_struct(chained, "VkPhysicalDeviceFeatures2", keep)
-    _turn_on(features2.features, request)
-    head = replace_in_chain(first, chained, address(features2), keep)
-    if head is None:
-        return None
-    copy.pNext = vkffi.cast("void *", head)
-    return address(copy)
-
-
-def create_device(physical_device: int, create_info: int, allocator: int, device_out: int) -> int:
-    link = _take_link(
-        create_info, STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO, "struct gpuav_layer_device_link *"
-    )
-    if link is None:
-        return ERROR_INITIALIZATION_FAILED
-    ffi = Native.ffi
-    instance_gpa = ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetInstanceProcAddr)
-    device_gpa = ffi.cast("gpuav_PFN_GetProcAddr", link.pfnNextGetDeviceProcAddr)
-    instance = REGISTRY.instance_of(physical_device)
-    instance_handle = instance.handle if instance is not None else 0
-    create = ffi.cast("gpuav_PFN_vkCreateDevice", instance_gpa(instance_handle, b"vkCreateDevice"))
-
-    keep: list[Any] = []
-    facts: PhysicalDeviceFacts | None = None
-    passed_info = create_info
-    if instance is not None and instance.state.settings.enabled:
-        asked = instance.state.asked_api_version
-        if asked is not None:
-            instance.state.reporter.emit_once(
-                "api-version-raised", notices.api_version_raised(asked, instance.state.api_version)
-            )
-        try:
-            facts = _physical_device_facts(instance, physical_device)
-            request = device_setup.pre_call_record_create_device(instance.state, facts)
-            if request is not None:
-                passed_info = _with_features(create_info, request, keep) or create_info
-        except BaseException as error:
-            report_error("vkCreateDevice (features)", error, instance.state)
-            passed_info = create_info
-    result = int(create(physical_device, passed_info, allocator, device_out))
-    if result != 0 or instance is None:
-        return result
-    device = handles_at(device_out, 1)[0]
-    register_table(device, device_gpa, True, False)
-    next_functions = NextFunctions(device_gpa, device, DEVICE_COMMANDS)
-    record = DeviceRecord(device, instance, device_gpa, next_functions)
-    REGISTRY.devices[dispatch_key(device)] = record
-    try:
-        if facts is None:
-            facts = _physical_device_facts(instance, physical_device)
-        if facts.buffer_device_address and not _enables_buffer_device_address(passed_info):
-            # Our copy of the create info could not be made: no device-address path.
-            facts = dataclasses.replace(facts, buffer_device_address=False)
-        facts = dataclasses.replace(facts, extension_stages=_extension_stages(create_info))
-        record.state = device_setup.post_call_record_create_device(
-            instance.state, device, NativeDeviceCalls(device, next_functions), facts
-        )
-    except BaseException as error:
-        report_error("vkCreateDevice", error, instance.state)
-    if record.state is not None and record.state.enabled:
-        register_table(device, device_gpa, True, True)
-        try:
-            features = enabled_features.enabled_feature_names(create_info)
-            record.state.robust_buffer_access = not features.isdisjoint(ROBUST_BUFFER_FEATURES)
-        except BaseException as error:
-            report_error("vkCreateDevice (robustness)", error, instance.state)
-    else:  # layer.c passes everything of this device through
-        REGISTRY.devices.pop(dispatch_key(device), None)
-    _record_shader_environment(device, create_info, physical_device, instance, facts)
-    return result
-
-
-def _record_shader_environment(
-    device: int,
-    create_info: int,
-    physical_device: int,
-    instance: InstanceRecord,
-    facts: PhysicalDeviceFacts | None,
-) -> None:
-    """What the app enabled (its own create info), for validation at vkCreateShaderModule."""
-    if facts is None or not instance.state.settings.enabled:
-        return
-    if not shader_validation.validation_enabled():
-        return
-    try:
-        version = device_setup.effective_api_version(instance.state, facts)
-        environment = enabled_features.shader_environment(
-            create_info, physical_device, version, instance.next
-        )
-        cache = module_cache.cache_for(instance.state.settings)
-        shader_validation.post_call_record_create_device(device, environment, cache)
-    except BaseException as error:
-        report_error("vkCreateDevice (shader validation)", error, instance.state)
-
-
-def destroy_device(device: int, allocator: int) -> None:
-    record = REGISTRY.devices.pop(dispatch_key(device), None)
-    Native.lib.gpuav_forget_pipeline(device, 0)
-    Native.lib.gpuav_unregister_table(device)
-    if record is None:
-        return
-    shader_validation.pre_call_record_destroy_device(device)
-    if record.state is not None:
-        try:
-            device_setup.pre_call_record_destroy_device(record.state)
-        except BaseException as error:
-            report_error("vkDestroyDevice", error, record.instance.state)
-    record.next.vkDestroyDevice(device, allocator)

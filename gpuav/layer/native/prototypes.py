@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from functools import cache
 
-from vulkan._vulkan import ffi as vkffi
-
 # Commands with a C entry point of ours (returned from GetProcAddr when GPU-AV is on).
 HOOKED: tuple[str, ...] = (
     "vkCreateInstance",
@@ -259,6 +257,10 @@ def signature(name: str) -> tuple[str, tuple[str, ...]]:
     """(result type, parameter types) of command ``name`` after widening."""
     if name in NEWER_SIGNATURES:
         return NEWER_SIGNATURES[name]
+    # Build time only: at run time the layer's own ffi declares them (the vulkan package's
+    # tables stay off the instance path, issue 17 target 3).
+    from vulkan._vulkan import ffi as vkffi
+
     function = vkffi.typeof(f"PFN_{name}")
     return _widen(function.result), tuple(_widen(arg) for arg in function.args)
 
