@@ -18,12 +18,16 @@ the layout) with no layer: the driver's own cost of compiling instrumented code,
 the layer's work. Figures are each module's median over ``--runs`` (fresh caches each), then
 the median and mean over modules, in microseconds. Not a test: timings depend on the machine.
 
-    python -m benchmarks.bench_module_creation [--runs 3] [--no-khronos]
+    python -m benchmarks.bench_module_creation [--runs 3] [--no-khronos] [--compare-tree PATH]
+
+``--compare-tree`` adds gpuav as another checkout has it (its own layer build and Python), in
+the same interleaved runs: before and after a change, side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import os
 import statistics
@@ -33,7 +37,7 @@ from array import array
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.layer_apps import LAYER_NAME, REPOSITORY
+from benchmarks.layer_apps import LAYER_NAME, REPOSITORY, tree_layer_folder
 from benchmarks.shader_resources import NoLayout, resources_of
 from benchmarks.timing import print_table
 from gpuav.layer.native.build import layer_dir
@@ -88,15 +92,20 @@ def drop_failing_pipelines(app: Path, listing: Path) -> None:
     listing.write_text("\n".join(lines) + "\n")
 
 
-def command(configuration: str, argv: list[str], cache: Path) -> tuple[list[str], dict[str, str]]:
+def command(
+    configuration: str, argv: list[str], cache: Path, trees: dict[str, Path] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The app's command line and environment under ``configuration``; ``trees``: the
+    checkouts of the "gpuav at PATH" configurations."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(_LAYER_VARIABLES)}
     environment["XDG_CACHE_HOME"] = str(cache)
-    if configuration == "gpuav":
+    tree = (trees or {}).get(configuration)
+    if configuration == "gpuav" or tree is not None:
         environment.update(
-            VK_ADD_LAYER_PATH=str(layer_dir()),
+            VK_ADD_LAYER_PATH=tree_layer_folder(tree) if tree else str(layer_dir()),
             VK_INSTANCE_LAYERS=LAYER_NAME,
             GPUAV_ENABLE="1",
-            PYTHONPATH=str(REPOSITORY),
+            PYTHONPATH=str(tree or REPOSITORY),
         )
     elif configuration == "Khronos 1.4.309":
         quoted = " ".join(f"'{part}'" for part in argv)
@@ -150,14 +159,22 @@ def write_instrumented(listing: Path) -> Path:
     return written
 
 
-def measure(app: Path, listings: dict[str, Path], configurations: list[str], runs: int) -> Figures:
+def measure(
+    app: Path,
+    listings: dict[str, Path],
+    configurations: list[str],
+    runs: int,
+    trees: dict[str, Path] | None = None,
+) -> Figures:
     per_module: dict[tuple[str, str, int], list[tuple[float, float]]] = defaultdict(list)
     for _ in range(runs):
         for configuration in configurations:
             listing = listings.get(configuration, listings["no layer"])
             layers = "no layer" if configuration == DRIVER_ON_GPUAV_WORDS else configuration
             with tempfile.TemporaryDirectory(prefix="gpuav-bench-cache-") as cache:
-                argv, environment = command(layers, [str(app), str(listing), "2"], Path(cache))
+                argv, environment = command(
+                    layers, [str(app), str(listing), "2"], Path(cache), trees
+                )
                 processes = [run_app(argv, environment) for _ in range(2)]
             for scenario, (process, pass_index) in SCENARIOS.items():
                 for (pass_, index), timing in processes[process].items():
@@ -179,8 +196,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-khronos", action="store_true")
+    parser.add_argument("--compare-tree", type=Path)
     options = parser.parse_args()
     configurations = ["no layer", "gpuav", DRIVER_ON_GPUAV_WORDS]
+    trees = {}
+    if options.compare_tree:
+        trees[f"gpuav at {options.compare_tree}"] = options.compare_tree.resolve()
+        configurations.insert(2, f"gpuav at {options.compare_tree}")
+    for tree in [REPOSITORY, *trees.values()]:
+        compileall.compile_dir(str(tree / "gpuav"), quiet=1)  # as an installed package runs
     configurations += [] if options.no_khronos else ["Khronos 1.4.309"]
     with tempfile.TemporaryDirectory(prefix="gpuav-bench-modules-") as folder_name:
         folder = Path(folder_name)
@@ -188,7 +212,7 @@ def main() -> None:
         listing = write_corpus(folder)
         drop_failing_pipelines(app, listing)
         listings = {"no layer": listing, DRIVER_ON_GPUAV_WORDS: write_instrumented(listing)}
-        figures = measure(app, listings, configurations, options.runs)
+        figures = measure(app, listings, configurations, options.runs, trees)
     modules = len(next(iter(figures.values())))
     pipelines = sum(1 for _, pipeline in next(iter(figures.values())) if pipeline >= 0)
     print(f"{modules} modules, {pipelines} with a compute pipeline; median of {options.runs} runs")

@@ -13,12 +13,15 @@ app's words do not hold), and the positions of that constant's value are kept be
 each creation writes its own id there, so a cache hit gives the very words a fresh
 instrumentation with that id would give.
 
+An outcome also carries static validation's diagnostics for the same words on the device, so
+that a module created again in a later process is served by reading one file.
+
 Files are written to a temporary name and renamed, so concurrent processes never see half an
-entry; each file holds a checksum and its full key, and one that does not match (truncated,
-corrupt, another key) is read as a miss and written anew. Once a day the least recently used
-files go until the folder fits in 256 MiB (every change to gpuav's sources makes new keys).
-Nothing here raises ``OSError``: a cache that cannot be read or written only makes the layer
-do the work itself.
+entry; each file holds a CRC-32 of the rest and its full key, and one that does not match
+(truncated, corrupt, another key) is read as a miss and written anew. Once a day the least
+recently used files go until the folder fits in 256 MiB (every change to gpuav's sources makes
+new keys). Nothing here raises ``OSError``: a cache that cannot be read or written only makes
+the layer do the work itself.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import contextlib
 import hashlib
 import json
 import os
+import struct
 import time
+import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -39,18 +44,20 @@ from typing import TYPE_CHECKING
 
 from gpuav import __version__
 from gpuav.layer.settings import Settings
+from gpuav.validate.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
     from gpuav.instrument.shader_id_slot import SlottedWords
     from gpuav.layer.shader_validation import ShaderEnvironment
 
-FORMAT = b"GPUAVMC1"  # changes with the layout of an entry
-CHECKSUM_BYTES = 32
+FORMAT = b"GPUAVMC2"  # changes with the layout of an entry
+CHECKSUM_BYTES = 4  # CRC-32: finds a torn or damaged file; the key is compared whole
 KEY_BYTES = 32
 MEMORY_WORD_BUDGET = 16 << 20  # words kept in memory across all entries (64 MiB)
 DISK_BUDGET_BYTES = 256 << 20  # what pruning leaves on disk
 PRUNE_INTERVAL_SECONDS = 24 * 3600
 PRUNE_MARK = ".pruned"  # its modification time: the last pruning
+USE_MARK_SECONDS = 3600  # a hit marks its file as used when the last mark is this old
 
 
 class Kind(Enum):
@@ -67,13 +74,15 @@ class Outcome:
     """An intake-and-pass result that holds for every module with the same key.
 
     ``words`` are the instrumented words with ``placeholder`` as the shader id at each of
-    ``shader_id_positions``."""
+    ``shader_id_positions``. ``diagnostics`` are static validation's for the same words in
+    the key's environment (None: not validated, or not known when the outcome was made)."""
 
     kind: Kind
     reason: str = ""
     words: bytes = b""
     placeholder: int = 0
     shader_id_positions: tuple[int, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] | None = None
 
     def words_for(self, shader_id: int) -> list[int]:
         """The instrumented words with ``shader_id`` in the records they write."""
@@ -84,29 +93,73 @@ class Outcome:
         return words.tolist()
 
     def to_bytes(self) -> bytes:
-        header = {
-            "kind": self.kind.value,
-            "reason": self.reason,
-            "placeholder": self.placeholder,
-            "positions": list(self.shader_id_positions),
-        }
-        return json.dumps(header).encode() + b"\n" + self.words
+        """``_HEADER``, the shader id positions, the reason (UTF-8), the diagnostics (JSON
+        rows; nothing for None), the words: fixed fields that read without a parser."""
+        reason = self.reason.encode()
+        rows = b"" if self.diagnostics is None else json.dumps(rows_of(self.diagnostics)).encode()
+        positions = self.shader_id_positions
+        return b"".join(
+            (
+                _HEADER.pack(
+                    _KINDS.index(self.kind),
+                    self.placeholder,
+                    len(positions),
+                    len(reason),
+                    len(rows),
+                ),
+                struct.pack(f"<{len(positions)}I", *positions),
+                reason,
+                rows,
+                self.words,
+            )
+        )
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> Outcome:
-        """Raises ``ValueError`` (or ``KeyError``/``TypeError``) for anything malformed."""
-        text, _, words = data.partition(b"\n")
-        header = json.loads(text)
-        positions = tuple(int(position) for position in header["positions"])
-        if len(words) % 4 or any(not 0 <= p < len(words) // 4 for p in positions):
+    def from_bytes(cls, data: bytes | memoryview) -> Outcome:
+        """Raises ``ValueError``, ``IndexError``, ``TypeError`` or ``struct.error`` for
+        anything malformed."""
+        view = memoryview(data)
+        kind, placeholder, count, reason_size, rows_size = _HEADER.unpack_from(view)
+        start = _HEADER.size + 4 * count
+        positions = struct.unpack_from(f"<{count}I", view, _HEADER.size)
+        rows_start = start + reason_size
+        words_start = rows_start + rows_size
+        words = bytes(view[words_start:])
+        if len(view) < words_start or len(words) % 4:
+            raise ValueError("an outcome shorter than its header, or words not whole")
+        if positions and max(positions) >= len(words) // 4:
             raise ValueError("shader id positions outside the words")
+        diagnostics = None
+        if rows_size:
+            diagnostics = diagnostics_of(json.loads(bytes(view[rows_start:words_start])))
         return cls(
-            Kind(header["kind"]),
-            str(header["reason"]),
+            _KINDS[kind],
+            str(view[start:rows_start], "utf-8"),
             words,
-            int(header["placeholder"]),
+            placeholder,
             positions,
+            diagnostics,
         )
+
+
+# Kind (its index in ``_KINDS``), placeholder, shader id positions, reason and diagnostics bytes.
+_HEADER = struct.Struct("<BIIII")
+_KINDS = tuple(Kind)
+
+
+def rows_of(diagnostics: tuple[Diagnostic, ...]) -> list[list[object]]:
+    """Diagnostics as JSON rows."""
+    return [[d.rule, d.message, d.instruction_index, d.severity.value] for d in diagnostics]
+
+
+def diagnostics_of(rows: list[list[object]]) -> tuple[Diagnostic, ...]:
+    """Diagnostics from JSON rows; raises ``ValueError`` or ``TypeError`` for other rows."""
+    found = []
+    for rule, message, index, severity in rows:
+        if index is not None and not isinstance(index, int):
+            raise TypeError("instruction index")
+        found.append(Diagnostic(str(rule), str(message), index, Severity(severity)))
+    return tuple(found)
 
 
 def instrumented(slotted: SlottedWords) -> Outcome:
@@ -144,24 +197,38 @@ def key_for(
     """The key of an outcome: everything the intake and the pass read besides the words.
     ``environment`` is the device's validation environment (None when not validated); the
     options' values have stable reprs (booleans, numbers, frozen dataclasses)."""
-    material = "\0".join(
-        (
-            source_fingerprint(),
-            code_digest.hex(),
-            repr(sorted(options.items())),
-            _environment_text(environment),
-            ",".join(sorted(driver_features)),
-        )
-    )
-    return hashlib.blake2b(material.encode(), digest_size=KEY_BYTES).digest()
+    context = _outcome_context(tuple(sorted(options.items())), environment, driver_features)
+    return hashlib.sha256(context + code_digest).digest()
 
 
 def validation_key(code_digest: bytes, environment: ShaderEnvironment) -> bytes:
     """The key of static validation's diagnostics for the words in an environment."""
+    return hashlib.sha256(_validation_context(environment) + code_digest).digest()
+
+
+@cache
+def _outcome_context(
+    options: tuple[tuple[str, object], ...],
+    environment: ShaderEnvironment | None,
+    driver_features: frozenset[str],
+) -> bytes:
+    """The digest of an outcome key's parts besides the words: the same for every module of a
+    device, so made once."""
     material = "\0".join(
-        ("validation", source_fingerprint(), code_digest.hex(), _environment_text(environment))
+        (
+            source_fingerprint(),
+            repr(options),
+            _environment_text(environment),
+            ",".join(sorted(driver_features)),
+        )
     )
-    return hashlib.blake2b(material.encode(), digest_size=KEY_BYTES).digest()
+    return hashlib.sha256(material.encode()).digest()
+
+
+@cache
+def _validation_context(environment: ShaderEnvironment) -> bytes:
+    material = "\0".join(("validation", source_fingerprint(), _environment_text(environment)))
+    return hashlib.sha256(material.encode()).digest()
 
 
 @cache
@@ -189,28 +256,42 @@ class DiskCache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._folder_text = str(folder)
         self._prune_checked = False
 
     def path_for(self, key: bytes) -> Path:
-        name = key.hex()
-        return self.folder / name[:2] / name
+        return Path(self._file_for(key))
 
-    def load(self, key: bytes) -> bytes | None:
-        """The payload kept under ``key``, or None (absent, unreadable, not whole)."""
-        path = self.path_for(key)
+    def _file_for(self, key: bytes) -> str:
+        """``path_for`` as text: a lookup builds no ``Path``, which costs more than the read."""
+        name = key.hex()
+        return f"{self._folder_text}/{name[:2]}/{name}"
+
+    def load(self, key: bytes) -> memoryview | None:
+        """The payload kept under ``key``, or None (absent, unreadable, not whole). One open
+        and one read; a hit marks the file as used at most once an hour (for pruning)."""
         try:
-            data = path.read_bytes()
+            handle = os.open(self._file_for(key), os.O_RDONLY)
         except OSError:
             return None
-        payload = payload_of(data, key)
-        if payload is not None:
-            with contextlib.suppress(OSError):
-                os.utime(path)  # used now: pruned last
-        return payload
+        try:
+            status = os.fstat(handle)
+            data = os.read(handle, status.st_size + 1)  # one byte more: a file grown meanwhile
+            if len(data) != status.st_size:
+                return None
+            payload = payload_of(data, key)
+            if payload is not None and time.time() - status.st_mtime > USE_MARK_SECONDS:
+                with contextlib.suppress(OSError):
+                    os.utime(handle)  # used now: pruned last
+            return payload
+        except OSError:
+            return None
+        finally:
+            os.close(handle)
 
     def store(self, key: bytes, payload: bytes) -> None:
         body = key + payload
-        data = FORMAT + hashlib.blake2b(body, digest_size=CHECKSUM_BYTES).digest() + body
+        data = FORMAT + zlib.crc32(body).to_bytes(CHECKSUM_BYTES, "little") + body
         path = self.path_for(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,14 +352,14 @@ class DiskCache:
             total -= size
 
 
-def payload_of(data: bytes, key: bytes) -> bytes | None:
-    """The payload of a file's ``data``, or None when it is not a whole, intact entry for
-    ``key``."""
+def payload_of(data: bytes, key: bytes) -> memoryview | None:
+    """The payload of a file's ``data`` (a view, not a copy), or None when it is not a whole,
+    intact entry for ``key``."""
     start = len(FORMAT) + CHECKSUM_BYTES
     if not data.startswith(FORMAT) or len(data) < start + KEY_BYTES:
         return None
-    body = data[start:]
-    if hashlib.blake2b(body, digest_size=CHECKSUM_BYTES).digest() != data[len(FORMAT) : start]:
+    body = memoryview(data)[start:]
+    if zlib.crc32(body).to_bytes(CHECKSUM_BYTES, "little") != data[len(FORMAT) : start]:
         return None
     if body[:KEY_BYTES] != key:
         return None
@@ -304,7 +385,7 @@ class ModuleCache:
             return None
         try:
             outcome = Outcome.from_bytes(payload)
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, IndexError, TypeError, struct.error):
             return None
         self._keep(key, outcome)
         return outcome

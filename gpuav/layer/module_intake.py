@@ -47,12 +47,14 @@ class Refused:
 
 
 def admit(
-    device: int, words: Sequence[int], driver_features: frozenset[str] = frozenset()
+    device: int, words: Sequence[int] | ShaderCode, driver_features: frozenset[str] = frozenset()
 ) -> Module | Refused:
     """The module read from ``words``, for the pass to change, or why it must not be
     instrumented. ``driver_features`` are features the layer enabled for itself: the app did
     not, but the driver has them, so a module that needs them is valid where it runs (it is
     validated again with them only when it has errors without)."""
+    code = ShaderCode.of(words)
+    words = code.words
     if len(words) < HEADER_WORDS:
         return Refused("it is shorter than a SPIR-V header")
     bound = header_bound(words)
@@ -61,7 +63,6 @@ def admit(
             f"its id bound {bound} is above SPIR-V's universal limit of {MAX_ID_BOUND} ids "
             "(SPIR-V 2.17)"
         )
-    code = ShaderCode.of(words)
     # No environment recorded for the device: not judged, but it must read, at least.
     diagnostics = shader_validation.diagnostics_for(device, code)
     if diagnostics is not None:
@@ -84,7 +85,7 @@ def admit(
 
 
 def refusal_before(
-    device: int, words: Sequence[int], driver_features: frozenset[str] = frozenset()
+    device: int, words: Sequence[int] | ShaderCode, driver_features: frozenset[str] = frozenset()
 ) -> str | None:
     """Why the module must not be instrumented, or None when it may be (``admit``)."""
     admitted = admit(device, words, driver_features)

@@ -1,11 +1,13 @@
-"""One decode of each module's words on the layer's path (issue 19 item 7, issue 17).
+"""One decode and one hash of each module's words on the layer's path (issue 19 item 7, issue 17).
 
-The native layer hands a module's words to the engine twice: to static validation, then to
-instrumentation (at vkCreateShaderModule; for inline stage code, all stages of the call are
-validated before any is instrumented). ``ShaderCode`` makes the bytes, digest and Module of
-one set of words at most once. The validator only reads a Module, so once it has finished
-with one, the Module is handed on (by the digest of its words) to the instrumentation that
-follows on the same thread; the pass changes it in place, so it is taken at most once.
+The native layer takes a module's code from the app as bytes, one copy, and hands the same
+``ShaderCode`` to static validation, then to instrumentation (at vkCreateShaderModule; for
+inline stage code, all stages of the call are validated before any is instrumented).
+``ShaderCode`` makes the words, digest and Module of that code at most once each; a module
+found in the cache needs only the digest, so its words are never turned into Python ints
+there. The validator only reads a Module, so once it has finished with one, the Module is
+handed on (by the digest of its words) to the instrumentation that follows on the same
+thread; the pass changes it in place, so it is taken at most once.
 
 Handed-on modules are kept per thread (threads may create modules at once) and only the
 last few (a pipeline's stages): one that nobody takes (a degraded device, a layout that did
@@ -15,6 +17,7 @@ not take gpuav's set) is dropped when the thread reads others.
 from __future__ import annotations
 
 import hashlib
+import struct
 import threading
 from array import array
 from collections.abc import Sequence
@@ -33,24 +36,42 @@ _HANDED_ON = threading.local()
 class ShaderCode:
     """A module's words, and what is made from them, each made at most once."""
 
-    __slots__ = ("_data", "_digest", "_error", "_module", "words")
+    __slots__ = ("_data", "_digest", "_error", "_module", "_words")
 
     @classmethod
-    def of(cls, words: Sequence[int]) -> ShaderCode:
-        """The code of these very words (the same object) if this thread made it last, so that
+    def of(cls, words: Sequence[int] | ShaderCode) -> ShaderCode:
+        """The code of these words: ``words`` itself when it is one already, else the code
+        this thread made last when it was made of these very words (the same object), so that
         validation and the module cache, handed one read of a module, hash it once."""
+        if isinstance(words, ShaderCode):
+            return words
         last: ShaderCode | None = getattr(_HANDED_ON, "last", None)
-        if last is not None and last.words is words:
+        if last is not None and last._words is words:
             return last
         code = _HANDED_ON.last = cls(words)
         return code
 
-    def __init__(self, words: Sequence[int]) -> None:
-        self.words = words
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ShaderCode:
+        """The code of 32-bit words in the machine's byte order, as the app handed them."""
+        code = cls(None)
+        code._data = data
+        return code
+
+    def __init__(self, words: Sequence[int] | None) -> None:
+        self._words = words
         self._data: bytes | None = None
         self._digest: bytes | None = None
         self._module: Module | None = None
         self._error: GpuavError | None = None
+
+    @property
+    def words(self) -> Sequence[int]:
+        """The words (a tuple when the code came as bytes)."""
+        if self._words is None:
+            data = self.data
+            self._words = struct.unpack(f"={len(data) // 4}I", data)
+        return self._words
 
     @property
     def data(self) -> bytes:
@@ -61,8 +82,9 @@ class ShaderCode:
 
     @property
     def digest(self) -> bytes:
+        """SHA-256 of the bytes (the CPU's SHA instructions make it the cheapest safe hash)."""
         if self._digest is None:
-            self._digest = hashlib.blake2b(self.data, digest_size=16).digest()
+            self._digest = hashlib.sha256(self.data).digest()
         return self._digest
 
     def module(self) -> Module:

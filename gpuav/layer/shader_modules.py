@@ -21,18 +21,20 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from gpuav.errors import GpuavError
 from gpuav.layer import faults, notices, shader_validation
 from gpuav.layer.reporting import internal_error_message
+from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState, ShaderModuleState
 
 if TYPE_CHECKING:
     from gpuav.instrument.shader_id_slot import SlottedWords
-    from gpuav.layer.module_cache import Outcome
+    from gpuav.layer.module_cache import ModuleCache, Outcome
     from gpuav.spirv.module import Module
 
 OVERRIDE = "GPUAV_INSTRUMENTER"
@@ -75,7 +77,7 @@ def instrumenter_accepts(option: str) -> bool:
 
 def instrument_words(
     device: DeviceState,
-    words: list[int],
+    words: Sequence[int] | ShaderCode,
     shader_id: int,
     source: str = "A shader module",
     **options: Any,
@@ -93,7 +95,7 @@ def instrument_words(
 
 def instrumentation(
     device: DeviceState,
-    words: list[int],
+    words: Sequence[int] | ShaderCode,
     shader_id: int,
     source: str = "A shader module",
     **options: Any,
@@ -102,6 +104,48 @@ def instrumentation(
     module (its words for any shader id), or None."""
     if not device.enabled or device.degraded:
         return None
+    options = _with_layer_options(device, options)
+    code = ShaderCode.of(words)
+    cache = _cache_for(device)
+    try:
+        faults.check("instrument_shader")
+        key = outcome = None
+        if cache is not None:
+            key = _key(device, code, options)
+            outcome = cache.lookup(key)
+        if outcome is None:
+            made = _outcome(device, code, shader_id, **options)
+            if made is None:
+                return None
+            outcome, keep = made
+            if key is not None and cache is not None and keep:
+                diagnostics = shader_validation.known_diagnostics(device.handle, code)
+                cache.remember(key, replace(outcome, diagnostics=diagnostics))
+        return outcome if _delivered(device, outcome, source) else None
+    except Exception as error:
+        device.reporter.emit(internal_error_message("instrument_shader", error))
+    return None
+
+
+def recall(device: DeviceState, code: ShaderCode) -> None:
+    """Before static validation of a module the device may instrument: look up its kept
+    outcome, which holds validation's diagnostics too, so that a module kept on disk by an
+    earlier process is served from that one file (the lookup that follows finds it in
+    memory). Nothing is looked up when validation's result is in memory already."""
+    if not device.enabled or device.degraded:
+        return
+    if shader_validation.known_diagnostics(device.handle, code) is not None:
+        return
+    cache = _cache_for(device)
+    if cache is None:
+        return
+    outcome = cache.lookup(_key(device, code, _with_layer_options(device, {})))
+    if outcome is not None and outcome.diagnostics is not None:
+        shader_validation.recall_diagnostics(device.handle, code, outcome.diagnostics)
+
+
+def _with_layer_options(device: DeviceState, options: dict[str, Any]) -> dict[str, Any]:
+    """The pass's options as the layer runs it on the device, besides the caller's."""
     if instrumenter_accepts("descriptor_state"):
         options.setdefault("descriptor_state", True)
     settings = device.instance.settings
@@ -111,37 +155,31 @@ def instrumentation(
         options.setdefault("checks", False)  # printf only
     if device.context_offset is not None and instrumenter_accepts("shader_int64"):
         options.setdefault("shader_int64", True)  # the layer turned shaderInt64 on
-    # Imported at the first module, not at instance creation (issue 17 target 3).
-    from gpuav.layer import module_cache, module_intake
-    from gpuav.layer.shader_code import ShaderCode
+    return options
 
-    cache = None if os.environ.get(OVERRIDE) else module_cache.cache_for(settings)
-    try:
-        faults.check("instrument_shader")
-        key = outcome = None
-        if cache is not None:
-            key = module_cache.key_for(
-                ShaderCode.of(words).digest,
-                {**options, "descriptor_set": device.set_index},
-                shader_validation.environment_of(device.handle),
-                module_intake.layer_enabled_features(device),
-            )
-            outcome = cache.lookup(key)
-        if outcome is None:
-            made = _outcome(device, words, shader_id, **options)
-            if made is None:
-                return None
-            outcome, keep = made
-            if key is not None and cache is not None and keep:
-                cache.remember(key, outcome)
-        return outcome if _delivered(device, outcome, source) else None
-    except Exception as error:
-        device.reporter.emit(internal_error_message("instrument_shader", error))
-    return None
+
+def _cache_for(device: DeviceState) -> ModuleCache | None:
+    """The module cache, or None when off or when an override replaces the pass."""
+    if os.environ.get(OVERRIDE):
+        return None
+    from gpuav.layer import module_cache
+
+    return module_cache.cache_for(device.instance.settings)
+
+
+def _key(device: DeviceState, code: ShaderCode, options: dict[str, Any]) -> bytes:
+    from gpuav.layer import module_cache, module_intake
+
+    return module_cache.key_for(
+        code.digest,
+        {**options, "descriptor_set": device.set_index},
+        shader_validation.environment_of(device.handle),
+        module_intake.layer_enabled_features(device),
+    )
 
 
 def _outcome(
-    device: DeviceState, words: list[int], shader_id: int, **options: Any
+    device: DeviceState, code: ShaderCode, shader_id: int, **options: Any
 ) -> tuple[Outcome, bool] | None:
     """What the intake and the pass make of the words, and whether it may be kept (None when
     the pass failed and said so). gpuav's pass leaves a slot for the shader id
@@ -151,7 +189,7 @@ def _outcome(
 
     try:
         admitted = module_intake.admit(
-            device.handle, words, module_intake.layer_enabled_features(device)
+            device.handle, code, module_intake.layer_enabled_features(device)
         )
     except Exception as error:  # whatever failed, the module cannot be vouched for
         reason = f"it could not be checked ({type(error).__name__}: {error})"
@@ -160,7 +198,7 @@ def _outcome(
         return Outcome(Kind.REFUSED, admitted.reason), True
     try:
         instrumented = _instrumented(
-            admitted, words, shader_id, descriptor_set=device.set_index, **options
+            admitted, code.words, shader_id, descriptor_set=device.set_index, **options
         )
     except GpuavError as error:
         return Outcome(Kind.DECLINED, str(error) or type(error).__name__), True
@@ -178,15 +216,16 @@ def _outcome(
 
 
 def _instrumented(
-    module: Module, words: list[int], shader_id: int, **keywords: Any
+    module: Module, words: Sequence[int], shader_id: int, **keywords: Any
 ) -> SlottedWords | None:
     """The instrumented words, or None when nothing needs a check: gpuav's pass changes the
     module the intake read; an override gets the words and the id (and leaves no slot)."""
     from gpuav.instrument.shader_id_slot import SlottedWords
 
     if os.environ.get(OVERRIDE):
-        instrumented = load_instrumenter()(list(words), shader_id=shader_id, **keywords)
-        return None if instrumented == words else SlottedWords(instrumented, shader_id, ())
+        given = list(words)
+        instrumented = load_instrumenter()(list(given), shader_id=shader_id, **keywords)
+        return None if instrumented == given else SlottedWords(instrumented, shader_id, ())
     from gpuav.instrument.api import instrument_slotted
 
     return instrument_slotted(module, **keywords)
@@ -206,7 +245,7 @@ def _delivered(device: DeviceState, outcome: Outcome, source: str) -> bool:
 
 
 def pre_call_record_create_shader_module(
-    device: DeviceState, words: list[int]
+    device: DeviceState, words: Sequence[int] | ShaderCode
 ) -> tuple[int, Outcome | None]:
     """A fresh shader id (seed 000's per-device counter) and the instrumentation, if any."""
     shader_id = next(device.shader_ids)
@@ -217,13 +256,15 @@ def post_call_record_create_shader_module(
     device: DeviceState,
     handle: int,
     shader_id: int,
-    words: list[int],
+    words: Sequence[int] | ShaderCode,
     instrumented: Outcome | None,
 ) -> None:
     """Keep the module; its instrumented twin is made when a pipeline first needs it
     (``shadow_of``), so that creating a module hands the driver nothing but the app's."""
+    if isinstance(words, ShaderCode):
+        words = words.words
     device.shader_modules[handle] = ShaderModuleState(
-        handle, shader_id, tuple(words), pending=instrumented
+        handle, shader_id, words if isinstance(words, tuple) else tuple(words), pending=instrumented
     )
 
 

@@ -13,16 +13,16 @@ reads the module).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from gpuav.errors import GpuavError
 from gpuav.layer.reporting import LayerMessage, Reporter, internal_error_message
 from gpuav.layer.shader_code import ShaderCode
-from gpuav.validate.diagnostics import Diagnostic, Severity
+from gpuav.validate.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from gpuav.layer.module_cache import ModuleCache
@@ -35,12 +35,20 @@ CACHED_RESULTS = 4096  # a few hundred bytes each; an app with many modules keep
 @dataclass(frozen=True)
 class ShaderEnvironment:
     """What a device enabled at creation: the validator's view of it. ``limits`` are
-    VkPhysicalDeviceLimits names and values (empty when the front end did not give them)."""
+    VkPhysicalDeviceLimits names and values (empty when the front end did not give them).
+    Its hash is made once: every module creation looks results up by it."""
 
     target_env: str
     features: frozenset[str]
     extensions: frozenset[str]
     limits: tuple[tuple[str, int], ...] = ()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.target_env, self.features, self.extensions, self.limits))
 
 
 # Environments by device handle, recorded at vkCreateDevice, and the module caches.
@@ -85,12 +93,13 @@ def pre_call_record_destroy_device(device: int) -> None:
 
 def pre_call_validate_create_shader_module(
     device: int,
-    words: Sequence[int],
+    words: Sequence[int] | ShaderCode,
     reporter: Reporter,
     module_name: str = "a shader module",
     command: str = "vkCreateShaderModule",
 ) -> list[Diagnostic]:
-    """Report every broken rule of the module; never raises. Returns the diagnostics."""
+    """Report every broken rule of the module (its words, or its code as the native layer
+    read it); never raises. Returns the diagnostics."""
     environment = _ENVIRONMENTS.get(device)
     if environment is None:
         return []
@@ -120,6 +129,21 @@ def diagnostics_for(
     return _validate_cached(code, environment, _CACHES.get(device))
 
 
+def known_diagnostics(device: int, code: ShaderCode) -> tuple[Diagnostic, ...] | None:
+    """The module's diagnostics for the device when they are at hand (validated already in
+    this process), else None; validates nothing."""
+    environment = _ENVIRONMENTS.get(device)
+    return None if environment is None else _RESULTS.get((code.digest, environment))
+
+
+def recall_diagnostics(device: int, code: ShaderCode, diagnostics: tuple[Diagnostic, ...]) -> None:
+    """Take the module's diagnostics for the device from where they were kept with its
+    instrumentation (``module_cache``): validating it then reads no file of its own."""
+    environment = _ENVIRONMENTS.get(device)
+    if environment is not None:
+        _remember((code.digest, environment), diagnostics)
+
+
 def message_for(
     diagnostic: Diagnostic, module_name: str, command: str = "vkCreateShaderModule"
 ) -> LayerMessage:
@@ -144,31 +168,33 @@ def _validate_cached(
     found = _RESULTS.get(key)
     if found is None:
         found = _validate_kept(code, environment, cache) if cache else _validate(code, environment)
-        if len(_RESULTS) >= CACHED_RESULTS:
-            _RESULTS.clear()
-        _RESULTS[key] = found
+        _remember(key, found)
     return found
+
+
+def _remember(key: tuple[bytes, ShaderEnvironment], diagnostics: tuple[Diagnostic, ...]) -> None:
+    if len(_RESULTS) >= CACHED_RESULTS:
+        _RESULTS.clear()
+    _RESULTS[key] = diagnostics
 
 
 def _validate_kept(
     code: ShaderCode, environment: ShaderEnvironment, cache: ModuleCache
 ) -> tuple[Diagnostic, ...]:
     """The diagnostics kept on disk for the words, or found and kept now."""
-    from gpuav.layer.module_cache import validation_key
+    import json
+
+    from gpuav.layer.module_cache import diagnostics_of, rows_of, validation_key
 
     key = validation_key(code.digest, environment)
     payload = cache.disk.load(key)
     if payload is not None:
         try:
-            return tuple(
-                Diagnostic(str(rule), str(message), index, Severity(severity))
-                for rule, message, index, severity in json.loads(payload)
-            )
+            return diagnostics_of(json.loads(bytes(payload)))
         except (ValueError, TypeError):
             pass  # not what this version writes: validated again and written anew
     found = _validate(code, environment)
-    rows = [[d.rule, d.message, d.instruction_index, d.severity.value] for d in found]
-    cache.disk.store(key, json.dumps(rows).encode())
+    cache.disk.store(key, json.dumps(rows_of(found)).encode())
     return found
 
 

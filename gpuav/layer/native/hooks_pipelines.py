@@ -29,6 +29,7 @@ from gpuav.layer.native.vk import (
     words_at,
 )
 from gpuav.layer.pipelines import PipelinePlan
+from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState
 
 if TYPE_CHECKING:
@@ -52,44 +53,55 @@ def create_shader_module(device: int, create_info: int, allocator: int, module_o
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
-    words: list[int] | None = None
-    try:  # read once, for validation and the engine (issue 17)
+    code: ShaderCode | None = None
+    try:  # one copy of the app's bytes, for validation and the engine (issue 17)
         info = at(create_info, "VkShaderModuleCreateInfo")
-        words = words_at(address(info.pCode), int(info.codeSize) // 4)
+        code = ShaderCode.from_bytes(_code_bytes(address(info.pCode), int(info.codeSize)))
     except BaseException as error:
         report_error("vkCreateShaderModule", error, record.instance.state)
-    if words is not None:
-        _validate_shader_module(record, device, words)
     state = _enabled(record)
-    prepared: tuple[list[int], int, Outcome | None] | None = None
-    if state is not None and words is not None:
+    if state is not None and code is not None:
+        try:
+            shader_modules.recall(state, code)
+        except BaseException as error:
+            report_error("vkCreateShaderModule", error, record.instance.state)
+    if code is not None:
+        _validate_shader_module(record, device, code)
+    prepared: tuple[ShaderCode, int, Outcome | None] | None = None
+    if state is not None and code is not None:
         try:
             shader_id, instrumented = shader_modules.pre_call_record_create_shader_module(
-                state, words
+                state, code
             )
-            prepared = (words, shader_id, instrumented)
+            prepared = (code, shader_id, instrumented)
         except BaseException as error:
             report_error("vkCreateShaderModule", error, record.instance.state)
     result = int(record.next.vkCreateShaderModule(device, create_info, allocator, module_out))
     if result == 0 and state is not None and prepared is not None:
         try:
-            words, shader_id, instrumented = prepared
+            code, shader_id, instrumented = prepared
             handle = handles_at(module_out, 1)[0]
             shader_modules.post_call_record_create_shader_module(
-                state, handle, shader_id, words, instrumented
+                state, handle, shader_id, code, instrumented
             )
         except BaseException as error:
             report_error("vkCreateShaderModule", error, record.instance.state)
     return result
 
 
-def _validate_shader_module(record: DeviceRecord, device: int, words: list[int]) -> None:
+def _code_bytes(code_address: int, code_size: int) -> bytes:
+    """The module's whole words (``codeSize`` rounded down to a word) as bytes: one copy."""
+    size = code_size - code_size % 4
+    return bytes(vkffi.unpack(vkffi.cast("char *", code_address), size)) if size else b""
+
+
+def _validate_shader_module(record: DeviceRecord, device: int, code: ShaderCode) -> None:
     """Static validation against the device's enabled features; the shader is passed on."""
     if not shader_validation.has_environment(device):
         return
     try:
         shader_validation.pre_call_validate_create_shader_module(
-            device, words, record.instance.state.reporter
+            device, code, record.instance.state.reporter
         )
     except BaseException as error:
         report_error("vkCreateShaderModule (validation)", error, record.instance.state)
