@@ -261,11 +261,8 @@ def post_call_record_create_shader_module(
 ) -> None:
     """Keep the module; its instrumented twin is made when a pipeline first needs it
     (``shadow_of``), so that creating a module hands the driver nothing but the app's."""
-    if isinstance(words, ShaderCode):
-        words = words.words
-    device.shader_modules[handle] = ShaderModuleState(
-        handle, shader_id, words if isinstance(words, tuple) else tuple(words), pending=instrumented
-    )
+    code = ShaderCode.of(words).data
+    device.shader_modules[handle] = ShaderModuleState(handle, shader_id, code, pending=instrumented)
 
 
 def shadow_of(device: DeviceState, module: ShaderModuleState) -> int:

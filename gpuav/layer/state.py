@@ -31,15 +31,24 @@ if TYPE_CHECKING:  # recording_site brings the report modules: not at instance c
 
 @dataclass
 class ShaderModuleState:
-    """A module the app created; ``shadow`` is our instrumented twin (0 when there is none)."""
+    """A module the app created; ``shadow`` is our instrumented twin (0 when there is none).
+    ``code`` is its words as bytes (the machine's order), made into ints only when a pipeline
+    first asks for ``words`` (issue 17: creating a module again makes none)."""
 
     handle: int
     shader_id: int
-    words: tuple[int, ...]
+    code: bytes
     shadow: int = 0
     context_shadow: int = 0  # instrumented to reach our buffers through a context address
     pending: Outcome | None = None  # made into ``shadow`` at first use (shader_modules.shadow_of)
     context_tried: bool = False
+    _words: tuple[int, ...] | None = None
+
+    @property
+    def words(self) -> tuple[int, ...]:
+        if self._words is None:
+            self._words = tuple(memoryview(self.code).cast("I"))
+        return self._words
 
 
 @dataclass
