@@ -7,12 +7,11 @@ of the device-level engine (issue 17 target 3).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gpuav.layer.api_versions import API_VERSION_1_0
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
 if TYPE_CHECKING:
-    from gpuav.layer.reporting import Reporter
+    from gpuav.layer.message_delivery import Reporter
     from gpuav.layer.settings import Settings
 
 

@@ -34,9 +34,11 @@ another folder.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from pathlib import Path
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
 SETTINGS_PREFIX = "gpuav_gpu_assisted"
 SETTINGS_FILE_NAME = "vk_layer_settings.txt"
@@ -52,31 +54,77 @@ _TRUE = {"1", "true", "yes", "on", "all"}
 _FALSE = {"0", "false", "no", "off", "none"}
 
 
-class Settings(NamedTuple):
-    """Read at every vkCreateInstance: a named tuple, since defining a dataclass means
-    importing ``dataclasses`` before anything else needs it (issue 17 target 3)."""
+class Settings:
+    """An instance's settings, compared by value. Read at every vkCreateInstance, so a plain
+    class: a dataclass would import ``dataclasses``, a named tuple ``typing``, before anything
+    else needs them (issue 17 target 3)."""
 
-    enabled: bool = False
-    reserve_binding_slot: bool = False
-    message_log: str | None = None
-    printf: bool = True
-    checks: bool = True  # off with printf only
-    printf_to_stdout: bool = False
-    printf_buffer_size: int = DEFAULT_PRINTF_BUFFER_SIZE  # bytes per action
-    robust_buffer_warnings: bool = True
-    shader_cache: bool = True
-    shader_cache_path: str | None = None  # None: module_cache's default folder
+    __slots__ = (
+        "checks",
+        "enabled",
+        "message_log",
+        "printf",
+        "printf_buffer_size",
+        "printf_to_stdout",
+        "reserve_binding_slot",
+        "robust_buffer_warnings",
+        "shader_cache",
+        "shader_cache_path",
+    )
+
+    def __init__(
+        self,
+        enabled: bool = False,
+        reserve_binding_slot: bool = False,
+        message_log: str | None = None,
+        printf: bool = True,
+        checks: bool = True,  # off with printf only
+        printf_to_stdout: bool = False,
+        printf_buffer_size: int = DEFAULT_PRINTF_BUFFER_SIZE,  # bytes per action
+        robust_buffer_warnings: bool = True,
+        shader_cache: bool = True,
+        shader_cache_path: str | None = None,  # None: module_cache's default folder
+    ) -> None:
+        self.enabled = enabled
+        self.reserve_binding_slot = reserve_binding_slot
+        self.message_log = message_log
+        self.printf = printf
+        self.checks = checks
+        self.printf_to_stdout = printf_to_stdout
+        self.printf_buffer_size = printf_buffer_size
+        self.robust_buffer_warnings = robust_buffer_warnings
+        self.shader_cache = shader_cache
+        self.shader_cache_path = shader_cache_path
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Settings) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Settings({fields})"
+
+    def replace(self, **changes: Any) -> Settings:
+        """These settings with some changed."""
+        return Settings(**{name: getattr(self, name) for name in self.__slots__} | changes)
 
 
-def find_settings_file(environ: Mapping[str, str], cwd: Path) -> Path | None:
-    """The settings file the Khronos convention points at, if it exists."""
+def find_settings_file(environ: Mapping[str, str], cwd: str | os.PathLike[str]) -> str | None:
+    """The settings file the Khronos convention points at, if it exists (``os.path``, since
+    ``pathlib`` is a large import at instance creation)."""
     explicit = environ.get("VK_LAYER_SETTINGS_PATH")
     if explicit:
-        path = Path(explicit)
-        candidate = path / SETTINGS_FILE_NAME if path.is_dir() else path
-        return candidate if candidate.is_file() else None
-    candidate = cwd / SETTINGS_FILE_NAME
-    return candidate if candidate.is_file() else None
+        candidate = (
+            os.path.join(explicit, SETTINGS_FILE_NAME) if os.path.isdir(explicit) else explicit
+        )
+        return candidate if os.path.isfile(candidate) else None
+    candidate = os.path.join(cwd, SETTINGS_FILE_NAME)
+    return candidate if os.path.isfile(candidate) else None
 
 
 def parse_settings_text(text: str) -> dict[str, str]:
@@ -117,7 +165,7 @@ def _flag(value: str | None) -> bool | None:
 def resolve_settings(
     validation_feature_enables: Iterable[int] = (),
     environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     layer_settings: Mapping[str, str] | None = None,
 ) -> Settings:
     """Combine the programmatic (validation features, ``layer_settings`` from
@@ -127,11 +175,12 @@ def resolve_settings(
     enabled = VALIDATION_FEATURE_ENABLE_GPU_ASSISTED in enables
     reserve = VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT in enables
 
-    path = find_settings_file(environ, cwd or Path.cwd())
+    path = find_settings_file(environ, os.getcwd() if cwd is None else cwd)
     file_values: dict[str, str] = {k.lower(): v for k, v in (layer_settings or {}).items()}
     if path is not None:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            with open(path, encoding="utf-8", errors="replace") as file:
+                text = file.read()
             file_values.update(parse_settings_text(text))
         except OSError:
             pass

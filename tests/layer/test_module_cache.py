@@ -232,7 +232,7 @@ def test_settings_turn_the_cache_off_and_relocate_it(tmp_path: Path) -> None:
     )
     settings = resolve_settings(environ={}, cwd=tmp_path)
     assert settings.shader_cache_path == "/somewhere/else"
-    assert module_cache.cache_for(settings._replace(shader_cache=False)) is None
+    assert module_cache.cache_for(settings.replace(shader_cache=False)) is None
     cache = module_cache.cache_for(settings)
     assert cache is not None
     assert cache.disk.folder == Path("/somewhere/else")

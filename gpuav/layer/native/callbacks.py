@@ -1,22 +1,20 @@
 """Calling the app's debug-utils messenger and debug-report callbacks with a message.
 
-Every instance's reporter names these functions; the ``vulkan`` package they build the
-callback data with is imported at the first message, not at instance creation (issue 17
+Every instance's reporter names these functions; what they build the callback data with (the
+``vulkan`` package) is imported at the first message, not at instance creation (issue 17
 target 3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from gpuav.layer.message_delivery import MESSAGE_TYPE_VALIDATION
 
-from gpuav.layer.reporting import (
-    MESSAGE_TYPE_VALIDATION,
-    Messenger,
-    ObjectRef,
-    ReportCallback,
-    internal_error_message,
-)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from gpuav.layer.reporting import Messenger, ObjectRef, ReportCallback
 
 # VkDebugReportObjectTypeEXT values for the VkObjectType values we name in messages.
 _REPORT_OBJECT_TYPES = {6: 6, 15: 15, 19: 19, 4: 4, 3: 3}
@@ -92,7 +90,7 @@ def safe(function: Any) -> Any:
         try:
             function(*args)
         except Exception as error:
-            from gpuav.layer.reporting import write_stderr
+            from gpuav.layer.reporting import internal_error_message, write_stderr
 
             message = internal_error_message("debug callback delivery", error)
             write_stderr(message.message_id, "error", 0, message.text)

@@ -10,12 +10,14 @@ state is named for the type checker only (issue 17 target 3).
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Any
+from _thread import allocate_lock  # threading.Lock, without importing threading
 
 from gpuav.layer.native import prototypes
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gpuav.layer.instance_state import InstanceState
     from gpuav.layer.state import DeviceState
 
@@ -150,7 +152,7 @@ class Registry:
     def __init__(self) -> None:
         self.instances: dict[int, InstanceRecord] = {}
         self.devices: dict[int, DeviceRecord] = {}
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
 
     def instance_of(self, handle: int) -> InstanceRecord | None:
         return self.instances.get(dispatch_key(handle)) if handle else None

@@ -15,13 +15,16 @@ after that the C wrappers no longer enter Python.
 from __future__ import annotations
 
 import atexit
-from collections.abc import Callable
-from typing import Any
 
 from gpuav.layer.native import prototypes
 from gpuav.layer.native.dispatch import REGISTRY, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.lazy_hooks import LazyHook, LazyHooks
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 # Each hook module is imported at the first call of one of its entry points (lazy_hooks).
 hooks_action_checks = LazyHooks("gpuav.layer.native.hooks_action_checks")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from gpuav.layer.instance_state import InstanceState
-from gpuav.layer.reporting import internal_error_message, write_stderr
 
 
 def report_error(where: str, error: BaseException, instance: InstanceState | None = None) -> None:
     """Tell the app (its messengers, else stderr) that the layer failed in ``where``."""
     try:
+        # Imported when needed: entry imports this module when Python starts (issue 17).
+        from gpuav.layer.reporting import internal_error_message, write_stderr
+
         message = internal_error_message(where, error)
         if instance is not None:
             # A failing hook tends to fail on every call (say, per draw): say it once.

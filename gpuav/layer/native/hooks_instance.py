@@ -12,10 +12,9 @@ and the app's call proceeds as if the layer were absent.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpuav.layer.api_versions import API_VERSION_1_1
 from gpuav.layer.instance_state import post_call_record_create_instance
+from gpuav.layer.message_delivery import Reporter
 from gpuav.layer.native import callbacks, instance_info
 from gpuav.layer.native.dispatch import (
     INSTANCE_COMMANDS,
@@ -28,8 +27,11 @@ from gpuav.layer.native.dispatch import (
     take_link,
 )
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.reporting import Reporter
 from gpuav.layer.settings import Settings
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+if TYPE_CHECKING:
+    from typing import Any
 
 STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO = 47  # vk_layer.h
 ERROR_INITIALIZATION_FAILED = -3

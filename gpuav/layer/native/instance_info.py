@@ -11,12 +11,14 @@ commands: the layout stays the package's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from gpuav.layer.native.dispatch import Native
 from gpuav.layer.native.layer_name import LAYER_NAME
 from gpuav.layer.settings import Settings, resolve_settings
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 STRUCTURES = (
     "VkApplicationInfo",

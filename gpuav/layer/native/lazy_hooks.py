@@ -11,10 +11,13 @@ function (later calls go straight there) and makes the call.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import Any
 
-Binder = Callable[[Callable[..., Any]], object]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Binder = Callable[[Callable[..., Any]], object]
 
 
 class LazyHook:

@@ -10,8 +10,6 @@ read by casting an address into the ``vulkan`` package's ffi.
 
 from __future__ import annotations
 
-from functools import cache
-
 # Commands with a C entry point of ours (returned from GetProcAddr when GPU-AV is on).
 HOOKED: tuple[str, ...] = (
     "vkCreateInstance",
@@ -252,7 +250,6 @@ def _widen(ctype: object) -> str:
     raise ValueError(f"unsupported parameter kind {kind} ({ctype})")
 
 
-@cache
 def signature(name: str) -> tuple[str, tuple[str, ...]]:
     """(result type, parameter types) of command ``name`` after widening."""
     if name in NEWER_SIGNATURES:
