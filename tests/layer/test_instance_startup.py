@@ -1,8 +1,8 @@
 """Issue 17 target 3: the first vkCreateInstance starts the layer's Python side, so what it
 imports is what every app pays before its instance exists. It reads the create info through
 the layer's own declarations of a few structures (``instance_info``), generated from the
-``vulkan`` package's, and imports neither that package nor ``dataclasses`` nor the
-device-level engine.
+``vulkan`` package's, and imports neither that package nor ``dataclasses``, ``typing`` or
+``pathlib`` nor the device-level engine.
 
 The start-up test is a Python program that calls the Vulkan loader through ctypes (so nothing
 of the ``vulkan`` package is loaded by the app) under the real layer on lavapipe, and asks its
@@ -127,11 +127,17 @@ print(json.dumps({
     "versions": [[record.state.api_version, record.state.asked_api_version] for record in records],
 }))
 """
-# Imported with the first device or later, never by instance creation.
+# Imported with the first device or later, never by instance creation: the vulkan package, the
+# standard modules an interpreter started by a C host has not loaded yet, the device engine.
 NOT_AT_INSTANCE_CREATION = (
     "vulkan",
     "vulkan._vulkan",
     "dataclasses",
+    "typing",
+    "pathlib",
+    "functools",
+    "threading",
+    "json",
     "gpuav.layer.state",
     "gpuav.layer.calls",
     "gpuav.layer.device_setup",
