@@ -11,14 +11,17 @@ import pytest
 
 from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import (
+    BOUND_AREA_WORDS,
     CONTEXT_ADDRESSES,
     MIN_CONTEXT_DATA_WORDS,
     NO_STATE,
+    TABLE_SETS,
     ContextAddressSource,
     PushConstantAddress,
     SpecializationAddress,
     binding_table_word,
     region_words,
+    table_entry_word,
 )
 from gpuav.instrument.record import (
     ErrorCode,
@@ -38,9 +41,9 @@ pytestmark = pytest.mark.vulkan
 RUNTIME_COMP = """#version 450
 #extension GL_EXT_nonuniform_qualifier : require
 layout(local_size_x = 4) in;
-layout(set = 0, binding = 0) uniform sampler2D textures[{size}];
-layout(set = 0, binding = 1) readonly buffer Indices {{ uint index[4]; }} indices;
-layout(set = 0, binding = 2) buffer Out {{ vec4 v[4]; }} o;
+layout(set = {set}, binding = 0) uniform sampler2D textures[{size}];
+layout(set = {set}, binding = 1) readonly buffer Indices {{ uint index[4]; }} indices;
+layout(set = {set}, binding = 2) buffer Out {{ vec4 v[4]; }} o;
 void main() {{
     uint i = gl_GlobalInvocationID.x;
     o.v[i] = texture(textures[nonuniformEXT(indices.index[i])], vec2(0.5));
@@ -48,8 +51,9 @@ void main() {{
 """
 
 
-def _words(size: str = "") -> list[int]:
-    return compile_glsl(RUNTIME_COMP.format(size=size), "comp", target_env="vulkan1.2")
+def _words(size: str = "", set_index: int = 0) -> list[int]:
+    source = RUNTIME_COMP.format(size=size, set=set_index)
+    return compile_glsl(source, "comp", target_env="vulkan1.2")
 
 
 def _instrument(
@@ -93,7 +97,7 @@ def _with_state(region_of_set_0: int, state: list[int]) -> tuple[np.ndarray, lis
 
 
 def _records(
-    x_and_codes: list[tuple[int, ErrorCode, int, int | None]], sample: int
+    x_and_codes: list[tuple[int, ErrorCode, int, int | None]], sample: int, set_index: int = 0
 ) -> list[ErrorRecord]:
     return [
         ErrorRecord(
@@ -104,14 +108,19 @@ def _records(
             code,
             index,
             length,
-            (pack_set_binding(0, 0),),  # the sampled array's set and binding
+            (pack_set_binding(set_index, 0),),  # the sampled array's set and binding
         )
         for x, code, index, length in x_and_codes
     ]
 
 
 def _run_with_set(
-    vk: VulkanContext, words: list[int], indices: list[int], bound: np.ndarray, state: list[int]
+    vk: VulkanContext,
+    words: list[int],
+    indices: list[int],
+    bound: np.ndarray,
+    state: list[int],
+    set_index: int = 0,
 ) -> tuple[list[float], list[ErrorRecord]]:
     out = vk.buffer(4 * 16)
     debug = vk.debug_buffer(capacity_words=256)
@@ -122,7 +131,7 @@ def _run_with_set(
             Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
         ]
     )
-    result = vk.run_compute(words, {0: _app_set(vk, indices, out), DEBUG_SET: ours})
+    result = vk.run_compute(words, {set_index: _app_set(vk, indices, out), DEBUG_SET: ours})
     records = sorted(debug.records(), key=lambda r: r.stage_words)
     return result.buffer(out, np.float32).tolist(), records
 
@@ -142,6 +151,40 @@ def test_runtime_array_bounds_and_unwritten_descriptor(vk: VulkanContext) -> Non
         sample,
     )
     assert values[:4] == [2.0, 0.0, 0.0, 1.0] and values[4:] == [0.0] * 12
+
+
+def test_a_set_past_the_action_tables_is_read_through_its_region_header(
+    vk: VulkanContext,
+) -> None:
+    # Set 4 has no action table entries (TABLE_SETS): the shader follows its region's header.
+    set_index = 4
+    assert set_index >= TABLE_SETS
+    words = _words(set_index=set_index)
+    state = _state(unwritten=2)
+    bound = bound_sets_area(state, *[NO_STATE] * set_index, 0)
+    values, records = _run_with_set(
+        vk, _instrument(words), [1, 2, 4, 0xFFFF_FFFF], bound, state, set_index
+    )
+    sample = origins(words, Op.ImageSampleExplicitLod)[0]
+    expected = [
+        (1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, 4),
+        (2, ErrorCode.INDEX_OUT_OF_BOUNDS, 4, 4),
+        (3, ErrorCode.INDEX_OUT_OF_BOUNDS, 0xFFFF_FFFF, 4),
+    ]
+    assert records == _records(expected, sample, set_index)
+    assert values[:4] == [2.0, 0.0, 0.0, 1.0]
+
+
+def test_the_action_table_entry_is_what_the_shader_reads(vk: VulkanContext) -> None:
+    # The table entry of set 0's binding 0 says 3 descriptors where the header says 4: the
+    # shader takes the entry's, so index 3 is outside.
+    words = _words()
+    state = _state(None)
+    bound = bound_sets_area(state, 0)
+    bound[table_entry_word(0, 0) + 1] = 3
+    _, records = _run_with_set(vk, _instrument(words), [0, 3, 1, 2], bound, state)
+    sample = origins(words, Op.ImageSampleExplicitLod)[0]
+    assert records == _records([(1, ErrorCode.INDEX_OUT_OF_BOUNDS, 3, 3)], sample)
 
 
 def test_state_size_smaller_than_the_declared_array(vk: VulkanContext) -> None:
@@ -222,3 +265,18 @@ def test_context_data_words_bound_the_records(
     vk.run_compute(checked, {0: _app_set(vk, [1, 2, 4, 0], out)}, push_constants=push)
     assert len(debug.records()) == kept
     assert debug.written_length == 10 + 10
+
+
+def test_action_tables_say_where_each_binding_starts_and_its_size() -> None:
+    state = [0] * 10 + region_words({0: 3, 2: 5})
+    region = 10
+    area = bound_sets_area(state, NO_STATE, region)
+    assert list(area[:2]) == [NO_STATE, region]
+    assert area[table_entry_word(0, 0)] == NO_STATE  # no set bound at 0
+    first = region + state[region + binding_table_word(0)]
+    assert list(area[table_entry_word(1, 0) : table_entry_word(1, 0) + 2]) == [first, 3]
+    assert area[table_entry_word(1, 1) + 1] == 0  # binding 1 is not in the layout
+    third = region + state[region + binding_table_word(2)]
+    assert list(area[table_entry_word(1, 2) : table_entry_word(1, 2) + 2]) == [third, 5]
+    assert list(area[table_entry_word(1, 3) : table_entry_word(1, 3) + 2]) == [region, 0]
+    assert len(area) == BOUND_AREA_WORDS
