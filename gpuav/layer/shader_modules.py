@@ -134,6 +134,8 @@ def recall(device: DeviceState, code: ShaderCode) -> None:
     memory). Nothing is looked up when validation's result is in memory already."""
     if not device.enabled or device.degraded:
         return
+    if not shader_validation.has_environment(device.handle):
+        return  # not validated: nothing to recall
     if shader_validation.known_diagnostics(device.handle, code) is not None:
         return
     cache = _cache_for(device)
@@ -160,21 +162,30 @@ def _with_layer_options(device: DeviceState, options: dict[str, Any]) -> dict[st
 
 def _cache_for(device: DeviceState) -> ModuleCache | None:
     """The module cache, or None when off or when an override replaces the pass."""
-    if os.environ.get(OVERRIDE):
+    if _overridden():
         return None
-    from gpuav.layer import module_cache
+    # Imported at the first module, not at instance creation (issue 17 target 3); from the
+    # module itself, which costs less at each call than from its package.
+    from gpuav.layer.module_cache import cache_for
 
-    return module_cache.cache_for(device.instance.settings)
+    return cache_for(device.instance.settings)
+
+
+@cache
+def _overridden() -> bool:
+    """Whether ``GPUAV_INSTRUMENTER`` replaces the pass (read once, like its options)."""
+    return bool(os.environ.get(OVERRIDE))
 
 
 def _key(device: DeviceState, code: ShaderCode, options: dict[str, Any]) -> bytes:
-    from gpuav.layer import module_cache, module_intake
+    from gpuav.layer.module_cache import key_for
+    from gpuav.layer.module_intake import layer_enabled_features
 
-    return module_cache.key_for(
+    return key_for(
         code.digest,
         {**options, "descriptor_set": device.set_index},
         shader_validation.environment_of(device.handle),
-        module_intake.layer_enabled_features(device),
+        layer_enabled_features(device),
     )
 
 
