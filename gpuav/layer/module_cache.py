@@ -188,17 +188,28 @@ def source_fingerprint() -> str:
     return digest.hexdigest()
 
 
+Key = tuple[bytes, bytes]
+"""An outcome's key: the digest of what the outcome depends on besides the words (the same
+for every module of a device, made once), and the digest of the words. Memory finds an
+outcome by the pair, so a hit hashes nothing more; a file is named by the pair's hash."""
+
+
 def key_for(
     code_digest: bytes,
     options: Mapping[str, object],
     environment: ShaderEnvironment | None,
     driver_features: frozenset[str],
-) -> bytes:
+) -> Key:
     """The key of an outcome: everything the intake and the pass read besides the words.
     ``environment`` is the device's validation environment (None when not validated); the
     options' values have stable reprs (booleans, numbers, frozen dataclasses)."""
     context = _outcome_context(tuple(sorted(options.items())), environment, driver_features)
-    return hashlib.sha256(context + code_digest).digest()
+    return context, code_digest
+
+
+def file_key(key: Key) -> bytes:
+    """The name of an outcome's file: one hash of its key's two digests."""
+    return hashlib.sha256(key[0] + key[1]).digest()
 
 
 def validation_key(code_digest: bytes, environment: ShaderEnvironment) -> bytes:
@@ -372,15 +383,15 @@ class ModuleCache:
 
     def __init__(self, disk: DiskCache) -> None:
         self.disk = disk
-        self._memory: OrderedDict[bytes, Outcome] = OrderedDict()
+        self._memory: OrderedDict[Key, Outcome] = OrderedDict()
         self._words = 0
 
-    def lookup(self, key: bytes) -> Outcome | None:
+    def lookup(self, key: Key) -> Outcome | None:
         outcome = self._memory.get(key)
         if outcome is not None:
             self._memory.move_to_end(key)
             return outcome
-        payload = self.disk.load(key)
+        payload = self.disk.load(file_key(key))
         if payload is None:
             return None
         try:
@@ -390,11 +401,11 @@ class ModuleCache:
         self._keep(key, outcome)
         return outcome
 
-    def remember(self, key: bytes, outcome: Outcome) -> None:
+    def remember(self, key: Key, outcome: Outcome) -> None:
         self._keep(key, outcome)
-        self.disk.store(key, outcome.to_bytes())
+        self.disk.store(file_key(key), outcome.to_bytes())
 
-    def _keep(self, key: bytes, outcome: Outcome) -> None:
+    def _keep(self, key: Key, outcome: Outcome) -> None:
         if key in self._memory:
             return
         self._memory[key] = outcome

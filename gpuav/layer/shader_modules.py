@@ -34,7 +34,7 @@ from gpuav.layer.state import DeviceState, ShaderModuleState
 
 if TYPE_CHECKING:
     from gpuav.instrument.shader_id_slot import SlottedWords
-    from gpuav.layer.module_cache import ModuleCache, Outcome
+    from gpuav.layer.module_cache import Key, ModuleCache, Outcome
     from gpuav.spirv.module import Module
 
 OVERRIDE = "GPUAV_INSTRUMENTER"
@@ -177,7 +177,7 @@ def _overridden() -> bool:
     return bool(os.environ.get(OVERRIDE))
 
 
-def _key(device: DeviceState, code: ShaderCode, options: dict[str, Any]) -> bytes:
+def _key(device: DeviceState, code: ShaderCode, options: dict[str, Any]) -> Key:
     from gpuav.layer.module_cache import key_for
     from gpuav.layer.module_intake import layer_enabled_features
 

@@ -158,9 +158,11 @@ def test_every_part_of_the_key_changes_it(monkeypatch: pytest.MonkeyPatch) -> No
         module_cache.key_for(digest, options, NONE, frozenset()),
         module_cache.key_for(digest, options, None, frozenset()),
         module_cache.key_for(digest, options, ALL, frozenset({"shaderInt64"})),
-        module_cache.validation_key(digest, ALL),
     ]
     assert len({base, *others}) == 1 + len(others)
+    files = {module_cache.file_key(key) for key in (base, *others)}
+    validation = module_cache.validation_key(digest, ALL)
+    assert len(files | {validation}) == 2 + len(others)
     assert module_cache.key_for(digest, dict(reversed(options.items())), ALL, frozenset()) == base
     # Another gpuav (its sources changed) makes other keys for the same module.
     monkeypatch.setattr(module_cache, "source_fingerprint", lambda: "another gpuav")
@@ -168,7 +170,7 @@ def test_every_part_of_the_key_changes_it(monkeypatch: pytest.MonkeyPatch) -> No
     module_cache._validation_context.cache_clear()
     try:
         assert module_cache.key_for(digest, options, ALL, frozenset()) != base
-        assert module_cache.validation_key(digest, ALL) != others[-1]
+        assert module_cache.validation_key(digest, ALL) != validation
     finally:
         module_cache._outcome_context.cache_clear()
         module_cache._validation_context.cache_clear()
@@ -195,9 +197,10 @@ def test_a_whole_file_with_a_malformed_outcome_is_a_miss(tmp_path: Path) -> None
     for number, payload in enumerate(
         (good[:-2], good[:10], b"", position_outside.to_bytes(), bad_rows, unknown_kind)
     ):
-        key = bytes([number]) * 32
-        cache.disk.store(key, payload)
-        assert cache.disk.load(key) == payload  # whole on disk...
+        key = (bytes([number]) * 32, bytes(32))
+        cache.disk.store(module_cache.file_key(key), payload)
+        assert cache.disk.load(module_cache.file_key(key)) == payload  # whole on disk...
         assert cache.lookup(key) is None  # ...and still not an outcome
-    cache.disk.store(bytes(32), good)
-    assert cache.lookup(bytes(32)) == Outcome.from_bytes(good)
+    key = (bytes(32), bytes(32))
+    cache.disk.store(module_cache.file_key(key), good)
+    assert cache.lookup(key) == Outcome.from_bytes(good)
