@@ -19,9 +19,13 @@ the layer's work. Figures are each module's median over ``--runs`` (fresh caches
 the median and mean over modules, in microseconds. Not a test: timings depend on the machine.
 
     python -m benchmarks.bench_module_creation [--runs 3] [--no-khronos] [--compare-tree PATH]
+        [--no-pipelines]
 
 ``--compare-tree`` adds gpuav as another checkout has it (its own layer build and Python), in
-the same interleaved runs: before and after a change, side by side.
+the same interleaved runs: before and after a change, side by side. ``--no-pipelines``
+creates the modules alone, one after another, as a program that makes all its modules
+before its pipelines does: no pipeline compile between two modules leaves the CPU's caches
+cold for the next.
 """
 
 from __future__ import annotations
@@ -78,6 +82,12 @@ def write_corpus(folder: Path) -> Path:
     listing = folder / "modules.txt"
     listing.write_text("\n".join(lines) + "\n")
     return listing
+
+
+def drop_pipelines(listing: Path) -> None:
+    """Ask no pipeline of any module."""
+    lines = [line.split(" ", 2) for line in listing.read_text().splitlines()]
+    listing.write_text("".join(f"{path} 0 {layout}\n" for path, _, layout in lines))
 
 
 def drop_failing_pipelines(app: Path, listing: Path) -> None:
@@ -189,6 +199,8 @@ def measure(
 
 
 def summary(values: list[float]) -> str:
+    if not values:
+        return f"{'-':>8} {'-':>8}"
     return f"{statistics.median(values):8.1f} {statistics.mean(values):8.1f}"
 
 
@@ -197,8 +209,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-khronos", action="store_true")
     parser.add_argument("--compare-tree", type=Path)
+    parser.add_argument("--no-pipelines", action="store_true")
     options = parser.parse_args()
-    configurations = ["no layer", "gpuav", DRIVER_ON_GPUAV_WORDS]
+    configurations = ["no layer", "gpuav"]
+    configurations += [] if options.no_pipelines else [DRIVER_ON_GPUAV_WORDS]
     trees = {}
     if options.compare_tree:
         trees[f"gpuav at {options.compare_tree}"] = options.compare_tree.resolve()
@@ -210,8 +224,12 @@ def main() -> None:
         folder = Path(folder_name)
         app = compile_c_program(folder / "module_creation_app", [APP_SOURCE])
         listing = write_corpus(folder)
-        drop_failing_pipelines(app, listing)
-        listings = {"no layer": listing, DRIVER_ON_GPUAV_WORDS: write_instrumented(listing)}
+        listings = {"no layer": listing}
+        if options.no_pipelines:
+            drop_pipelines(listing)
+        else:
+            drop_failing_pipelines(app, listing)
+            listings[DRIVER_ON_GPUAV_WORDS] = write_instrumented(listing)
         figures = measure(app, listings, configurations, options.runs, trees)
     modules = len(next(iter(figures.values())))
     pipelines = sum(1 for _, pipeline in next(iter(figures.values())) if pipeline >= 0)
