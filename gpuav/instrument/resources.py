@@ -39,6 +39,7 @@ from gpuav.spirv.instruction import Instruction, encode_string
 from gpuav.spirv.module import version_word
 
 UINT_BYTES = 4
+WORDS_PER_QUAD = 4  # the bound-sets area is an array of uvec4 (std140)
 UINT64_BYTES = 8
 
 
@@ -63,11 +64,21 @@ class SetResources:
         builder.decorate(self.output, Decoration.Restrict)
         self.variables = [self.output]
         if with_state:
-            fixed = builder.declare(Op.TypeArray, uint, builder.constant_uint(BOUND_AREA_WORDS))
-            builder.decorate(fixed, Decoration.ArrayStride, UINT_BYTES)
+            # The bound-sets area is a uniform buffer: the same for every invocation of an
+            # action, its words read at constant offsets come through the constant cache
+            # rather than the load path the app's own memory accesses use (issue 17).
+            quad = builder.type_vector(uint, WORDS_PER_QUAD)
+            count = builder.constant_uint(BOUND_AREA_WORDS // WORDS_PER_QUAD)
+            fixed = builder.declare(Op.TypeArray, quad, count)
+            builder.decorate(fixed, Decoration.ArrayStride, WORDS_PER_QUAD * UINT_BYTES)
             bound = builder.type_struct(fixed)
             self.bound_sets = self._variable(
-                bound, block, descriptor_set, BOUND_SETS_BINDING, "gpuav_bound_sets"
+                bound,
+                Decoration.Block,
+                descriptor_set,
+                BOUND_SETS_BINDING,
+                "gpuav_bound_sets",
+                StorageClass.Uniform,
             )
             state_runtime = builder.type_runtime_array(uint)
             builder.decorate(state_runtime, Decoration.ArrayStride, UINT_BYTES)
@@ -76,17 +87,23 @@ class SetResources:
             self.variables += [self.bound_sets, self.state]
             # Only read by the instrumented code: the driver may keep these look-ups apart
             # from the record writes and hoist them (issue 17).
-            for read_only in (self.bound_sets, self.state):
-                builder.decorate(read_only, Decoration.NonWritable)
-                builder.decorate(read_only, Decoration.Restrict)
+            builder.decorate(self.state, Decoration.NonWritable)
+            builder.decorate(self.state, Decoration.Restrict)
 
-    def _variable(self, struct: int, block: int, set_: int, binding: int, name: str) -> int:
+    def _variable(
+        self,
+        struct: int,
+        block: int,
+        set_: int,
+        binding: int,
+        name: str,
+        storage_class: int | None = None,
+    ) -> int:
         builder = self.builder
         builder.decorate(struct, block)
         builder.member_decorate(struct, 0, Decoration.Offset, 0)
-        variable = builder.variable(
-            builder.type_pointer(self.storage_class, struct), self.storage_class
-        )
+        storage_class = self.storage_class if storage_class is None else storage_class
+        variable = builder.variable(builder.type_pointer(storage_class, struct), storage_class)
         builder.decorate(variable, Decoration.DescriptorSet, set_)
         builder.decorate(variable, Decoration.Binding, binding)
         builder.name(variable, name)
@@ -111,7 +128,14 @@ class SetResources:
         return self.builder.op(Op.ArrayLength, uint, self.output, DATA_FIRST_WORD)
 
     def bound_area_pointer(self, word: int) -> int:
-        return self._uint_pointer(self.bound_sets, self.builder.constant_uint(0), word)
+        builder = self.builder
+        uint = builder.type_int(32, False)
+        quad = builder.op(Op.ShiftRightLogical, uint, word, builder.constant_uint(2))
+        lane = builder.op(Op.BitwiseAnd, uint, word, builder.constant_uint(WORDS_PER_QUAD - 1))
+        pointer = builder.type_pointer(StorageClass.Uniform, uint)
+        return builder.op(
+            Op.AccessChain, pointer, self.bound_sets, builder.constant_uint(0), quad, lane
+        )
 
     def state_pointer(self, index: int) -> int:
         return self._uint_pointer(self.state, self.builder.constant_uint(0), index)

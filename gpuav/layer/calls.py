@@ -213,11 +213,13 @@ class ChunkLayout:
 
     @property
     def bound_sets_start(self) -> int:
-        return self.blocks * self.block_range
+        """After the blocks, at a multiple of an area's size (which is aligned for binding)."""
+        blocks_end = self.blocks * self.block_range
+        return -(-blocks_end // self.bound_sets_range) * self.bound_sets_range
 
     @property
     def contexts_start(self) -> int:
-        return self.blocks * (self.block_range + self.bound_sets_range)
+        return self.bound_sets_start + self.blocks * self.bound_sets_range
 
     @property
     def size(self) -> int:

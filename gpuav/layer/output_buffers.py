@@ -59,9 +59,15 @@ def block_size_bytes(
     return max(alignment, min(wanted, limit))
 
 
+# The largest minUniformBufferOffsetAlignment a device may have: the bound-sets areas are
+# bound as uniform buffers at multiples of it.
+UNIFORM_OFFSET_ALIGNMENT_LIMIT = 256
+
+
 def bound_sets_size_bytes(facts: PhysicalDeviceFacts) -> int:
-    """Bytes of a bound-sets area (BOUND_AREA_WORDS words), aligned like a block."""
-    return round_up(BOUND_AREA_WORDS * 4, max(16, facts.min_storage_buffer_offset_alignment))
+    """Bytes of a bound-sets area (BOUND_AREA_WORDS words), aligned for a uniform buffer."""
+    alignment = max(UNIFORM_OFFSET_ALIGNMENT_LIMIT, facts.min_storage_buffer_offset_alignment)
+    return round_up(BOUND_AREA_WORDS * 4, alignment)
 
 
 @dataclass(slots=True, eq=False)

@@ -63,7 +63,7 @@ def _run(
     ours = DescriptorSetSpec(
         [
             debug.binding(),
-            Binding(1, "storage_buffer", [vk.buffer(data=bound)]),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound)]),
             Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
         ]
     )

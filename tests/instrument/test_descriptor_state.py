@@ -127,7 +127,7 @@ def _run_with_set(
     ours = DescriptorSetSpec(
         [
             debug.binding(),
-            Binding(1, "storage_buffer", [vk.buffer(data=bound)]),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound)]),
             Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
         ]
     )

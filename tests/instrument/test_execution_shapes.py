@@ -130,7 +130,7 @@ def test_block_chosen_in_a_loop_against_descriptor_state(vk: VulkanContext) -> N
     ours = DescriptorSetSpec(
         [
             debug.binding(),
-            Binding(1, "storage_buffer", [vk.buffer(data=bound)]),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound)]),
             Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
         ]
     )

@@ -46,6 +46,13 @@ MAP_FAILED = (1 << 64) - 1  # mmap's (void *) -1
 _HOST_MEMORY = MEMORY_PROPERTY_HOST_VISIBLE | MEMORY_PROPERTY_HOST_COHERENT
 
 
+def _descriptor_type(binding: int) -> int:
+    """Our set's bindings are storage buffers but for the bound-sets area, a uniform buffer."""
+    if binding == BOUND_SETS_BINDING:
+        return int(vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER)
+    return int(vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
+
+
 def choose_memory_type(type_bits: int, memory_type_flags: tuple[int, ...]) -> int:
     """A host-visible, coherent type allowed by ``type_bits``, cached if possible."""
     candidates = [
@@ -110,7 +117,7 @@ class NativeDeviceCalls:
         if storage_buffer_stages is not None:
             for index, number in enumerate(numbers):
                 bindings[index].binding = number
-                bindings[index].descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                bindings[index].descriptorType = _descriptor_type(number)
                 bindings[index].descriptorCount = 1
                 bindings[index].stageFlags = storage_buffer_stages
             info.bindingCount = len(numbers)
@@ -198,11 +205,14 @@ class NativeDeviceCalls:
         made: dict[str, int],
         device_address: bool = False,
     ) -> tuple[int, int, memoryview]:
-        """A zeroed, mapped, host-coherent storage buffer (its handles also go in ``made``)."""
+        """A zeroed, mapped, host-coherent storage and uniform buffer (its handles also go in
+        ``made``)."""
         buffer_info = vkffi.new("VkBufferCreateInfo *")
         buffer_info.sType = vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO
         buffer_info.size = size
-        buffer_info.usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+        buffer_info.usage = (
+            vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT
+        )
         if device_address:
             buffer_info.usage |= BUFFER_USAGE_SHADER_DEVICE_ADDRESS
         buffer_info.sharingMode = vk.VK_SHARING_MODE_EXCLUSIVE
@@ -242,14 +252,16 @@ class NativeDeviceCalls:
         """One pool, and in it one set per block written once (seed 000 wrote one per draw)."""
         count = layout.blocks
         set_layout = layout.set_layout
-        pool_size = vkffi.new("VkDescriptorPoolSize *")
-        pool_size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-        pool_size.descriptorCount = 3 * count
+        pool_sizes = vkffi.new("VkDescriptorPoolSize[2]")
+        pool_sizes[0].type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+        pool_sizes[0].descriptorCount = 2 * count
+        pool_sizes[1].type = vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+        pool_sizes[1].descriptorCount = count
         pool_info = vkffi.new("VkDescriptorPoolCreateInfo *")
         pool_info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
         pool_info.maxSets = count
-        pool_info.poolSizeCount = 1
-        pool_info.pPoolSizes = pool_size
+        pool_info.poolSizeCount = 2
+        pool_info.pPoolSizes = pool_sizes
         made["pool"] = self._create("vkCreateDescriptorPool", pool_info)
 
         layouts = vkffi.new("uint64_t[]", [set_layout] * count)
@@ -285,7 +297,7 @@ class NativeDeviceCalls:
                 write.dstSet = vkffi.cast("VkDescriptorSet", sets[index])
                 write.dstBinding = binding
                 write.descriptorCount = 1
-                write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                write.descriptorType = _descriptor_type(binding)
                 write.pBufferInfo = infos + at_index
         self.next.vkUpdateDescriptorSets(self.device, 3 * count, address(writes), 0, 0)
         # Each set's handle stays in ``sets``: the per-draw bind points right at it.

@@ -2,15 +2,16 @@
 // A runtime array of storage buffers (set 0, binding 1: variable count, PARTIALLY_BOUND)
 // indexed by push.index, checked the way the instrumentation checks it against the layer's
 // descriptor state (gpuav/instrument/descriptor_state.py): our set (placeholder 30, filled in
-// by tests/layer/fake_instrument.py) has the action's bound-sets words at binding 1 and the
-// state buffer at binding 2. The dispatch also copies what it read of the state into
-// result.words[push.slot * 32 ...] so that the tests can compare it word for word.
+// by tests/layer/fake_instrument.py) has the action's bound-sets area at binding 1 (a uniform
+// block of uvec4: word s is quads[s / 4][s % 4]) and the state buffer at binding 2. The
+// dispatch also copies what it read of the state into result.words[push.slot * 32 ...] so
+// that the tests can compare it word for word.
 #extension GL_EXT_nonuniform_qualifier : require
 layout(local_size_x = 1) in;
 layout(set = 0, binding = 0) buffer Result { uint words[]; } result;
 layout(set = 0, binding = 1) buffer Item { uint value; } items[];
 layout(set = 30, binding = 0) buffer GpuavOutput { uint written; uint words[]; } gpuav_out;
-layout(set = 30, binding = 1) readonly buffer GpuavBound { uint region[32]; } gpuav_bound;
+layout(set = 30, binding = 1) uniform GpuavBound { uvec4 quads[40]; } gpuav_bound;
 layout(set = 30, binding = 2) readonly buffer GpuavState { uint words[]; } gpuav_state;
 layout(push_constant) uniform Push { uint index; uint slot; } push;
 
@@ -39,9 +40,9 @@ void report(uint code, uint index, uint length) {
 
 void main() {
     uint base = push.slot * 32u;
-    uint region = gpuav_bound.region[0];
+    uint region = gpuav_bound.quads[0].x;
     result.words[base + 0u] = region == NO_STATE ? 0u : 1u;
-    result.words[base + 1u] = gpuav_bound.region[1];
+    result.words[base + 1u] = gpuav_bound.quads[0].y;
     bool ok = true;
     if (region != NO_STATE) {
         uint size = gpuav_state.words[region + SIZE_WORD];
