@@ -21,7 +21,7 @@ script is sourced (it downloads the layer once).
 
     python -m benchmarks.bench_frame_loop [--runs 5] [--frames 300] [--size 64x64]
         [--khronos-root $NK_ROOT] [--no-khronos] [--plain-shaders] [--gpuav-tree LABEL=TREE]
-        [--json figures.json]
+        [--fragment benchmarks/shaders/texture_array.frag] [--json figures.json]
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ from tests.apps_common.build import compile_c_program
 
 BENCHMARKS = REPOSITORY / "benchmarks"
 APP_SOURCE = BENCHMARKS / "frame_loop_app.c"
-SHADERS = (BENCHMARKS / "shaders" / "frame_loop.vert", BENCHMARKS / "shaders" / "frame_loop.frag")
+VERTEX_SHADER = BENCHMARKS / "shaders" / "frame_loop.vert"
+FRAGMENT_SHADER = BENCHMARKS / "shaders" / "frame_loop.frag"
 NEWER_KHRONOS = Path("/work/shared/tools/newer-khronos.sh")
 KHRONOS = "Khronos 1.4.309 GPU-AV"
 
@@ -159,6 +160,11 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--draws", type=int, default=100)
+    parser.add_argument(
+        "--fragment",
+        default=str(FRAGMENT_SHADER),
+        help="the fragment shader (shaders/texture_array.frag: 64 samples of the texture array)",
+    )
     parser.add_argument("--size", action="append", help="WIDTHxHEIGHT (default 64x64)")
     parser.add_argument("--khronos-root", help="$NK_ROOT of newer-khronos.sh (or its layout)")
     parser.add_argument(
@@ -182,8 +188,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpuav-frame-loop-") as work:
         folder = Path(work)
         app = compile_c_program(folder / "frame_loop_app", [APP_SOURCE])
-        spirv = [folder / f"{source.name}.spv" for source in SHADERS]
-        for source, output in zip(SHADERS, spirv, strict=True):
+        shaders = (VERTEX_SHADER, Path(options.fragment))
+        spirv = [folder / f"{source.name}.spv" for source in shaders]
+        for source, output in zip(shaders, spirv, strict=True):
             compile_shader(source, output)
         for size in options.size or ["64x64"]:
             width, height = size.split("x")
@@ -193,8 +200,8 @@ def main() -> int:
             found = measure(argv, configs, options.runs)
             everything[size] = found
             title = (
-                f"{size}, {options.draws} draws a frame, {options.frames} frames after "
-                f"{options.warmup}, {options.runs} runs"
+                f"{size}, {Path(options.fragment).name}, {options.draws} draws a frame, "
+                f"{options.frames} frames after {options.warmup}, {options.runs} runs"
             )
             print_table(title, found)
     if options.json:
