@@ -45,6 +45,7 @@ from gpuav.layer.action_check_rows import (
     DeviceLimits,
     Fetch,
     FetchFacts,
+    IndirectRow,
     RowCache,
     Window,
     compute_fetch,
@@ -141,6 +142,10 @@ class ActionCheckState:
     facts: dict[int, FetchFacts] = field(default_factory=dict)  # by action number
     resources: CheckResources = field(default_factory=CheckResources)
     recorded: bool = False
+    # The group rows of the last row added and what found them (its windows, workgroups per
+    # row and output chunk, compared by identity): a draw like the last one skips hashing its
+    # windows (``_add_row``).
+    last_group: tuple[object, ...] | None = None
 
 
 def checks_of(state: CommandBufferState) -> ActionCheckState:
@@ -190,11 +195,14 @@ def post_call_record_bind_index_buffer(
 
 
 def post_call_record_bind_graphics_pipeline(state: CommandBufferState, pipeline: int) -> None:
-    if state.checks is not None or state.device.action_checks is not None:
+    checks = state.checks
+    if checks is None:
+        if state.device.action_checks is None:
+            return
         checks = checks_of(state)
-        if checks.graphics_pipeline != pipeline:
-            checks.graphics_pipeline = pipeline
-            checks.fetched = [None, None]
+    if checks.graphics_pipeline != pipeline:
+        checks.graphics_pipeline = pipeline
+        checks.fetched = [None, None]
 
 
 def forget_pipeline(engine: ActionCheckDevice, pipeline: int) -> None:
@@ -221,6 +229,13 @@ def _fetch(
     known = checks.fetched[indexed]
     if known is not None:
         return known
+    return _fetch_anew(engine, device, checks, indexed)
+
+
+def _fetch_anew(
+    engine: ActionCheckDevice, device: DeviceState, checks: ActionCheckState, indexed: bool
+) -> Fetch:
+    """``_fetch`` after a binding changed (apart: its closure's cells would cost every call)."""
     pipeline = checks.graphics_pipeline
     vertex_buffers = checks.vertex_buffers
     index = checks.index_buffer if indexed else None
@@ -260,16 +275,29 @@ def _add_row(
     """Queue the action's row for the dispatch of the group that binds what it reads, and of
     its block's output chunk."""
     block = action.block
-    columns = 1 if row[P.P_GROUPS] <= 1 else P.SCAN_WORKGROUPS
-    key = (commands, count, indices, columns)
-    group = checks.rows.get(key)
-    if group is None:
-        group = checks.rows[key] = {}
     chunk = block.chunk
-    place = (chunk.handles.buffer, 4 * len(chunk.words))
-    rows = group.get(place)
-    if rows is None:
-        rows = group[place] = []
+    columns = 1 if row[P.P_GROUPS] <= 1 else P.SCAN_WORKGROUPS
+    last = checks.last_group
+    if (
+        last is not None
+        and last[0] is chunk
+        and last[1] is commands
+        and last[2] is count
+        and last[3] is indices
+        and last[4] == columns
+    ):
+        rows: list[int] = last[5]  # type: ignore[assignment]
+    else:
+        key = (commands, count, indices, columns)
+        group = checks.rows.get(key)
+        if group is None:
+            group = checks.rows[key] = {}
+        place = (chunk.handles.buffer, 4 * len(chunk.words))
+        found = group.get(place)
+        if found is None:
+            found = group[place] = []
+        rows = found
+        checks.last_group = (chunk, commands, count, indices, columns, rows)
     rows += row
     rows[-1] = block.word_offset  # P_BLOCK_WORD, the row's last
 
@@ -294,11 +322,15 @@ def record_indirect(
     checks = checks_of(state)
     fetch = None if kind == P.KIND_GROUPS else _fetch(engine, device, checks,
                                                       kind == P.KIND_DRAW_INDEXED)  # fmt: skip
-    key = (kind, buffer, offset, draw_count, stride, count_buffer, count_offset, task, fetch)
+    key: IndirectKey = (kind, buffer, offset, draw_count, stride, count_buffer, count_offset,
+                        task, fetch)  # fmt: skip
     size_of = _size_of(device)
-    made = engine.rows.indirect_row(key, (buffer, count_buffer), size_of, lambda: indirect_row(
-        engine.limits, fetch, kind, buffer, offset, draw_count, stride, count_buffer,
-        count_offset, task, size_of))  # fmt: skip
+    kept = engine.rows.indirect.get(key)
+    if kept is not None and kept[0] == (size_of(buffer), size_of(count_buffer) if count_buffer
+                                        else 0):  # fmt: skip
+        made = kept[1]  # RowCache.indirect_row's hit, without making its compute function
+    else:
+        made = _indirect_row_anew(engine, key, size_of)
     if made is None:
         return
     _add_row(checks, action, made.row, made.commands, made.count, made.indices)
@@ -306,68 +338,94 @@ def record_indirect(
         checks.facts[action.number] = made.facts
 
 
-def _add_rows(
-    checks: ActionCheckState, action: Action, rows: ActionRows, facts: FetchFacts
-) -> None:
+# record_indirect's key of RowCache.indirect: kind, buffer, offset, draw count, stride, count
+# buffer, count offset, task, fetch.
+IndirectKey = tuple[int, int, int, int, int, int, int, bool | None, Fetch | None]
+
+
+def _indirect_row_anew(
+    engine: ActionCheckDevice, key: IndirectKey, size_of: Callable[[int], int | None]
+) -> IndirectRow | None:
+    """``RowCache.indirect_row`` for ``record_indirect``'s key, its row computed anew where
+    not kept (apart: its closure's cells would cost every call)."""
+    kind, buffer, offset, draw_count, stride, count_buffer, count_offset, task, fetch = key
+    return engine.rows.indirect_row(key, (buffer, count_buffer), size_of, lambda: indirect_row(
+        engine.limits, fetch, kind, buffer, offset, draw_count, stride, count_buffer,
+        count_offset, task, size_of))  # fmt: skip
+
+
+def add_rows(state: CommandBufferState, action: Action, found: FoundRows) -> None:
+    """Queue the rows ``draw_rows_of`` or ``draw_indexed_rows_of`` found for the action."""
+    checks = checks_of(state)
+    rows, facts = found
     for row, indices in rows:
         _add_row(checks, action, row, indices=indices)
     if action.number is not None:
         checks.facts[action.number] = facts
 
 
-def record_draw(
+# A direct draw's rows (never empty) and the facts of its bound state.
+FoundRows = tuple[ActionRows, FetchFacts]
+
+
+def draw_rows_of(
     state: CommandBufferState,
-    action_of: Callable[[], Action | None],
     vertex_count: int,
     instance_count: int,
     first_vertex: int,
     first_instance: int,
     draw: int = 0,
-) -> None:
+) -> FoundRows | None:
     """vkCmdDraw (or ``draw`` of a vkCmdDrawMultiEXT): its vertices and instances against the
-    vertex buffers (host-side); only a draw that fails gets an output block and a row that
-    writes its records."""
+    vertex buffers (host-side). Only a draw that fails has rows, and gets an output block for
+    the row that writes its records (``add_rows``); None for the others."""
     checks = state.checks
     engine = state.device.action_checks
     if checks is None or engine is None or not checks.vertex_buffers:
-        return
+        return None
     if not vertex_count or not instance_count:
-        return
+        return None
     fetch = _fetch(engine, state.device, checks, indexed=False)
     parameters = (0, vertex_count, instance_count, first_vertex, first_instance, draw)
-    rows = engine.rows.direct_rows(fetch, parameters, lambda: draw_rows(
-        fetch, vertex_count, instance_count, first_vertex, first_instance, draw))  # fmt: skip
-    action = action_of() if rows else None
-    if action is not None:
-        _add_rows(checks, action, rows, fetch.facts)
+    rows = fetch.draws.get(parameters)  # RowCache.direct_rows' hit, without a compute function
+    if rows is None:
+        rows = _direct_rows_anew(engine, fetch, parameters)
+    return (rows, fetch.facts) if rows else None
 
 
-def record_draw_indexed(
+def draw_indexed_rows_of(
     state: CommandBufferState,
-    action_of: Callable[[], Action | None],
     index_count: int,
     instance_count: int,
     first_index: int,
     vertex_offset: int,
     first_instance: int,
     draw: int = 0,
-) -> None:
+) -> FoundRows | None:
     """vkCmdDrawIndexed (or ``draw`` of a vkCmdDrawMultiIndexedEXT): its index range and
-    instances (host-side), its index values (GPU); a draw with nothing to check gets no
-    output block."""
+    instances (host-side), its index values (GPU); None for a draw with nothing to check,
+    which gets no output block."""
     checks = state.checks
     engine = state.device.action_checks
     if checks is None or engine is None or not index_count or not instance_count:
-        return
+        return None
     fetch = _fetch(engine, state.device, checks, indexed=True)
     parameters = (1, index_count, instance_count, first_index, vertex_offset, first_instance,
                   draw)  # fmt: skip
-    rows = engine.rows.direct_rows(fetch, parameters, lambda: draw_indexed_rows(
-        fetch, index_count, instance_count, first_index, vertex_offset,
-        first_instance, draw))  # fmt: skip
-    action = action_of() if rows else None
-    if action is not None:
-        _add_rows(checks, action, rows, fetch.facts)
+    rows = fetch.draws.get(parameters)  # RowCache.direct_rows' hit, without a compute function
+    if rows is None:
+        rows = _direct_rows_anew(engine, fetch, parameters)
+    return (rows, fetch.facts) if rows else None
+
+
+def _direct_rows_anew(
+    engine: ActionCheckDevice, fetch: Fetch, parameters: tuple[int, ...]
+) -> ActionRows:
+    """A direct draw's rows where ``fetch`` keeps none for its parameters (0 or 1 for
+    indexed, then the draw's own arguments, as ``draw_rows`` and ``draw_indexed_rows`` take
+    them); apart from the callers, whose closure cells would cost every call."""
+    rows_of = draw_indexed_rows if parameters[0] else draw_rows
+    return engine.rows.direct_rows(fetch, parameters, lambda: rows_of(fetch, *parameters[1:]))
 
 
 # -- command buffer life cycle -----------------------------------------------------------------

@@ -134,25 +134,27 @@ def bind_spill_block(
 
 def pre_call_record_action(
     state: CommandBufferState, bind_point: int, command: str, runs: PipelineState | None = None
-) -> None:
-    """Give a draw or dispatch its output block and bind it at our set index. Actions are
-    numbered from 0 in their command buffer, as the Khronos layer numbers them. ``runs``: what
-    the action runs when not the bound pipeline (an execution set's members, execution_sets)."""
+) -> bool:
+    """Give a draw or dispatch its output block and bind it at our set index; whether it got
+    one (an Action appended). Actions are numbered from 0 in their command buffer, as the
+    Khronos layer numbers them. ``runs``: what the action runs when not the bound pipeline (an
+    execution set's members, execution_sets)."""
     number = state.action_count
-    state.action_count += 1
+    state.action_count = number + 1
     pipeline = state.bound.get(bind_point) if runs is None else runs
     if pipeline is None or not pipeline.instrumented:
-        return
+        return False
     if faults._POINTS:
         faults.check("record_action")
     device = state.device
     output = device.output
     if output is None:
-        return
+        return False
     block = output.acquire()
     if block.spill and not device.degraded:
         degrade(device, "no device memory left for output blocks")
     _bind_block(state, bind_point, pipeline, block, number, command)
+    return True
 
 
 def pushed_context_offset(device: DeviceState, pipeline: PipelineState) -> int | None:
@@ -169,29 +171,27 @@ def _bind_block(
     number: int | None,
     command: str,
 ) -> None:
-    """Bind (or push) an output block for the pipeline and remember the action it serves."""
+    """Bind (or push) an output block for the pipeline and remember the action it serves.
+    Runs per instrumented action: the look-ups are written out (``pushed_context_offset``,
+    ``_bound_area``'s hit)."""
     device = state.device
-    context_offset = pushed_context_offset(device, pipeline)
+    handle = state.handle
+    context_offset = device.context_offset if pipeline.context_stages else None
     if context_offset is not None:
         device.calls.cmd_push_context(
-            state.handle,
-            pipeline.layout,
-            pipeline.context_stages,
-            context_offset,
-            block.context_address,
+            handle, pipeline.layout, pipeline.context_stages, context_offset, block.context_address
         )
     else:
         device.calls.cmd_bind_output_block(
-            state.handle,
-            bind_point,
-            pipeline.layout,
-            device.set_index,
-            block.descriptor_set,
+            handle, bind_point, pipeline.layout, device.set_index, block.descriptor_set
         )
-    words = _bound_area(state, bind_point)
+    words = state.bound_areas.get(bind_point)
+    if words is None:
+        words = _bound_area(state, bind_point)
     offset = block.bound_sets_offset
-    block.chunk.words[offset : offset + len(words)] = words
-    state.chunks.add(block.chunk)
+    chunk = block.chunk
+    chunk.words[offset : offset + len(words)] = words
+    state.chunks.add(chunk)
     labels = state.labels
     state.actions.append(
         Action(
@@ -202,7 +202,7 @@ def _bind_block(
             state.bound_handles.get(bind_point, ()),
             # Past this function and pre_call_record_action; the spill block's records are
             # never pinned on one action, so it needs no site.
-            recording_site.capture(skip=2) if number is not None else None,
+            None if number is None else recording_site.capture(skip=2),
             None if labels is None else labels.at_action,
         )
     )

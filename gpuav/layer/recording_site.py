@@ -71,7 +71,9 @@ def capture(skip: int = 0) -> RecordedAt | None:
     ``skip``: frames above the caller known to be gpuav's, jumped over without making a frame
     object for each."""
     try:
-        frame = sys._getframe(1 + skip)
+        # The last skipped frame's f_back, not sys._getframe(1 + skip): in a C program's hook
+        # that is None, where the deeper look-up raises (an exception per action).
+        frame = sys._getframe(skip).f_back
     except ValueError:  # a shorter stack than the caller knows of
         return None
     fallback: RecordedAt | None = None
@@ -85,7 +87,7 @@ def capture(skip: int = 0) -> RecordedAt | None:
             return code, frame.f_lasti
         if kind == _INSTALLED and fallback is None:
             fallback = code, frame.f_lasti
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return fallback
 
 

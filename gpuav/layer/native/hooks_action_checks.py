@@ -22,18 +22,17 @@ from gpuav.layer.action_checks import ActionCheckDevice, DeviceLimits
 from gpuav.layer.calls import PIPELINE_BIND_POINT_COMPUTE, PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.native import (
     hooks_buffers,
-    hooks_commands,
     hooks_device,
 )
 from gpuav.layer.native.action_check_submits import queue_submit as queue_submit
 from gpuav.layer.native.action_check_submits import queue_submit2 as queue_submit2
 from gpuav.layer.native.device_calls import NativeDeviceCalls
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.enabled_features import enabled_feature_names
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.validation_calls import NativeActionCheckCalls
 from gpuav.layer.native.vk import address, at, chain, handles_at
-from gpuav.layer.state import Action, CommandBufferState
+from gpuav.layer.state import CommandBufferState
 
 ERROR_INITIALIZATION_FAILED = -3
 BUFFER_USAGE_INDEX = 0x40
@@ -44,8 +43,23 @@ STRUCTURE_TYPE_MESH_SHADER_PROPERTIES = 1000328001
 _MESH_WORDS = 64  # room for VkPhysicalDeviceMeshShaderPropertiesEXT after its header
 
 
+_devices = REGISTRY.devices
+_GRAPHICS = PIPELINE_BIND_POINT_GRAPHICS
+
+
+def _dispatch_key(handle: int) -> int:
+    """Replaced at first use by the C helper itself (one attribute look-up less per draw)."""
+    global _dispatch_key
+    _dispatch_key = Native.lib.gpuav_dispatch_key
+    return int(_dispatch_key(handle))
+
+
 def lookup(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
-    return hooks_commands._lookup(command_buffer)
+    """``hooks_commands._lookup``, written out: the bind hooks of every draw call it."""
+    record = _devices.get(_dispatch_key(command_buffer))
+    if record is None or record.state is None:
+        return record, None
+    return record, record.state.command_buffers.get(command_buffer)
 
 
 # -- device -------------------------------------------------------------------------------------
@@ -155,6 +169,93 @@ def create_command_pool(device: int, create_info: int, allocator: int, pool_out:
 
 
 # -- actions ------------------------------------------------------------------------------------
+# These run per draw, so they are written out flat: the command buffer's state found once, the
+# layer's action work (``command_buffers.pre_call_record_action``), the check's (whose output
+# block and Action are made only when it has rows to queue), the next layer's call.
+
+
+def _indirect(
+    command_buffer: int, bind_point: int, command: str, kind: int, buffer: int, offset: int,
+    draw_count: int, stride: int, count_buffer: int = 0, count_offset: int = 0,
+) -> Any:  # fmt: skip
+    """The layer's action work, then the indirect check's (the Action made first: its
+    validation dispatch writes into the action's block); the next layer's table."""
+    record = _devices.get(_dispatch_key(command_buffer))
+    if record is None:
+        return None
+    device = record.state
+    state = None if device is None else device.command_buffers.get(command_buffer)
+    if state is None:
+        return record.next
+    appended = False
+    try:
+        appended = engine.pre_call_record_action(state, bind_point, command)
+    except BaseException as error:
+        report_error(command, error, record.instance.state)
+    engine_ = state.device.action_checks
+    if engine_ is not None:
+        try:
+            action = engine.current_action(state, bind_point, command, appended)
+            if action is not None:
+                task = None
+                if "MeshTasks" in command:
+                    task = checks.checks_of(state).graphics_pipeline in engine_.task_pipelines
+                checks.record_indirect(state, action, kind, buffer, offset, draw_count, stride,
+                                       count_buffer, count_offset, task)  # fmt: skip
+        except BaseException as error:
+            report_error(command, error, record.instance.state)
+    return record.next
+
+
+def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
+    record = _devices.get(_dispatch_key(command_buffer))
+    if record is None:
+        return
+    device = record.state
+    state = None if device is None else device.command_buffers.get(command_buffer)
+    if state is not None:
+        appended = False
+        try:
+            appended = engine.pre_call_record_action(state, _GRAPHICS, "vkCmdDraw")
+        except BaseException as error:
+            report_error("vkCmdDraw", error, record.instance.state)
+        fetching = state.checks
+        if fetching is not None and fetching.vertex_buffers:
+            try:
+                found = checks.draw_rows_of(state, a, b, c, d)
+                if found is not None:
+                    action = engine.current_action(state, _GRAPHICS, "vkCmdDraw", appended)
+                    if action is not None:
+                        checks.add_rows(state, action, found)
+            except BaseException as error:
+                report_error("vkCmdDraw", error, record.instance.state)
+    record.next.vkCmdDraw(command_buffer, a, b, c, d)
+
+
+def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
+    record = _devices.get(_dispatch_key(command_buffer))
+    if record is None:
+        return
+    device = record.state
+    state = None if device is None else device.command_buffers.get(command_buffer)
+    if state is not None:
+        appended = False
+        try:
+            appended = engine.pre_call_record_action(state, _GRAPHICS, "vkCmdDrawIndexed")
+        except BaseException as error:
+            report_error("vkCmdDrawIndexed", error, record.instance.state)
+        fetching = state.checks
+        if fetching is not None and fetching.index_buffer is not None:
+            try:
+                offset = d - (1 << 32) if d >= 1 << 31 else d
+                found = checks.draw_indexed_rows_of(state, a, b, c, offset, e)
+                if found is not None:
+                    action = engine.current_action(state, _GRAPHICS, "vkCmdDrawIndexed", appended)
+                    if action is not None:
+                        checks.add_rows(state, action, found)
+            except BaseException as error:
+                report_error("vkCmdDrawIndexed", error, record.instance.state)
+    record.next.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
 
 
 def _counted_action(
@@ -166,77 +267,14 @@ def _counted_action(
     record, state = lookup(command_buffer)
     if record is None or state is None:
         return record, None, False
-    before = len(state.actions)
+    appended = False
     try:
-        engine.pre_call_record_action(state, bind_point, command)
+        appended = engine.pre_call_record_action(state, bind_point, command)
     except BaseException as error:
         report_error(command, error, record.instance.state)
     if state.device.action_checks is None:
         return record, None, False
-    return record, state, len(state.actions) > before
-
-
-def _checked_action(command_buffer: int, bind_point: int, command: str, work: Any) -> Any:
-    """The layer's action work, then the check's (given how to get the Action); the next
-    layer's table."""
-    record, state, appended = _counted_action(command_buffer, bind_point, command)
-    if record is None:
-        return None
-    if state is not None:
-        try:
-            work(state, lambda: engine.current_action(state, bind_point, command, appended))
-        except BaseException as error:
-            report_error(command, error, record.instance.state)
-    return record.next
-
-
-def _indirect(
-    command: str, kind: int, buffer: int, offset: int, draw_count: int, stride: int,
-    count_buffer: int = 0, count_offset: int = 0, bind_point: int = PIPELINE_BIND_POINT_GRAPHICS,
-) -> Any:  # fmt: skip
-    def work(state: CommandBufferState, action_of: Any) -> None:
-        action: Action | None = action_of()
-        if action is None:
-            return
-        task = None
-        if "MeshTasks" in command:
-            engine_ = state.device.action_checks
-            current = checks.checks_of(state).graphics_pipeline
-            task = engine_ is not None and current in engine_.task_pipelines
-        checks.record_indirect(state, action, kind, buffer, offset, draw_count, stride,
-                               count_buffer, count_offset, task)  # fmt: skip
-
-    return work
-
-
-def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
-    command = "vkCmdDraw"
-    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
-    if record is None:
-        return
-    if state is not None and state.checks is not None and state.checks.vertex_buffers:
-        try:
-            checks.record_draw(state, lambda: engine.current_action(
-                state, PIPELINE_BIND_POINT_GRAPHICS, command, appended), a, b, c, d)  # fmt: skip
-        except BaseException as error:
-            report_error(command, error, record.instance.state)
-    record.next.vkCmdDraw(command_buffer, a, b, c, d)
-
-
-def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
-    command = "vkCmdDrawIndexed"
-    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
-    if record is None:
-        return
-    if state is not None and state.checks is not None and state.checks.index_buffer is not None:
-        try:
-            offset = d - (1 << 32) if d >= 1 << 31 else d
-            checks.record_draw_indexed(state, lambda: engine.current_action(
-                state, PIPELINE_BIND_POINT_GRAPHICS, command, appended),
-                a, b, c, offset, e)  # fmt: skip
-        except BaseException as error:
-            report_error(command, error, record.instance.state)
-    record.next.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
+    return record, state, appended
 
 
 def cmd_draw_multi(
@@ -244,16 +282,19 @@ def cmd_draw_multi(
 ) -> None:
     """vkCmdDrawMultiEXT: one action, each of its draws checked as vkCmdDraw is."""
     command = "vkCmdDrawMultiEXT"
-    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
+    record, state, appended = _counted_action(command_buffer, _GRAPHICS, command)
     if record is None:
         return
     if state is not None and state.checks is not None and state.checks.vertex_buffers:
         try:
             for draw in range(count):
                 info = vkffi.cast("VkMultiDrawInfoEXT *", infos + draw * stride)[0]
-                checks.record_draw(state, lambda: engine.current_action(
-                    state, PIPELINE_BIND_POINT_GRAPHICS, command, appended),
-                    info.vertexCount, instances, info.firstVertex, first, draw)  # fmt: skip
+                found = checks.draw_rows_of(state, info.vertexCount, instances, info.firstVertex,
+                                            first, draw)  # fmt: skip
+                if found is not None:
+                    action = engine.current_action(state, _GRAPHICS, command, appended)
+                    if action is not None:
+                        checks.add_rows(state, action, found)
         except BaseException as error:
             report_error(command, error, record.instance.state)
     record.next.vkCmdDrawMultiEXT(command_buffer, count, infos, instances, first, stride)
@@ -266,7 +307,7 @@ def cmd_draw_multi_indexed(
     """vkCmdDrawMultiIndexedEXT: one action, each of its draws checked as vkCmdDrawIndexed
     is (``vertex_offset``, where not NULL, gives every draw's vertexOffset)."""
     command = "vkCmdDrawMultiIndexedEXT"
-    record, state, appended = _counted_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command)
+    record, state, appended = _counted_action(command_buffer, _GRAPHICS, command)
     if record is None:
         return
     if state is not None and state.checks is not None and state.checks.index_buffer is not None:
@@ -275,10 +316,13 @@ def cmd_draw_multi_indexed(
             for draw in range(count):
                 info = vkffi.cast("VkMultiDrawIndexedInfoEXT *", infos + draw * stride)[0]
                 offset = info.vertexOffset if shared is None else shared
-                checks.record_draw_indexed(state, lambda: engine.current_action(
-                    state, PIPELINE_BIND_POINT_GRAPHICS, command, appended),
-                    info.indexCount, instances, info.firstIndex, offset, first,
-                    draw)  # fmt: skip
+                found = checks.draw_indexed_rows_of(
+                    state, info.indexCount, instances, info.firstIndex, offset, first, draw
+                )
+                if found is not None:
+                    action = engine.current_action(state, _GRAPHICS, command, appended)
+                    if action is not None:
+                        checks.add_rows(state, action, found)
         except BaseException as error:
             report_error(command, error, record.instance.state)
     record.next.vkCmdDrawMultiIndexedEXT(
@@ -289,9 +333,8 @@ def cmd_draw_multi_indexed(
 def cmd_draw_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    command = "vkCmdDrawIndirect"
-    work = _indirect(command, KIND_DRAW, buffer, offset, count, stride)
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndirect", KIND_DRAW, buffer, offset,
+                      count, stride)  # fmt: skip
     if table is not None:
         table.vkCmdDrawIndirect(command_buffer, buffer, offset, count, stride)
 
@@ -299,9 +342,8 @@ def cmd_draw_indirect(
 def cmd_draw_indexed_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    command = "vkCmdDrawIndexedIndirect"
-    work = _indirect(command, KIND_DRAW_INDEXED, buffer, offset, count, stride)
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndexedIndirect", KIND_DRAW_INDEXED,
+                      buffer, offset, count, stride)  # fmt: skip
     if table is not None:
         table.vkCmdDrawIndexedIndirect(command_buffer, buffer, offset, count, stride)
 
@@ -310,10 +352,8 @@ def cmd_draw_indirect_count(
     command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
     max_count: int, stride: int,
 ) -> None:  # fmt: skip
-    command = "vkCmdDrawIndirectCount"
-    work = _indirect(command, KIND_DRAW, buffer, offset, max_count, stride, count_buffer,
-                     count_offset)  # fmt: skip
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndirectCount", KIND_DRAW, buffer,
+                      offset, max_count, stride, count_buffer, count_offset)  # fmt: skip
     if table is not None:
         table.vkCmdDrawIndirectCount(command_buffer, buffer, offset, count_buffer, count_offset,
                                      max_count, stride)  # fmt: skip
@@ -323,20 +363,17 @@ def cmd_draw_indexed_indirect_count(
     command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
     max_count: int, stride: int,
 ) -> None:  # fmt: skip
-    command = "vkCmdDrawIndexedIndirectCount"
-    work = _indirect(command, KIND_DRAW_INDEXED, buffer, offset, max_count, stride,
-                     count_buffer, count_offset)  # fmt: skip
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndexedIndirectCount",
+                      KIND_DRAW_INDEXED, buffer, offset, max_count, stride, count_buffer,
+                      count_offset)  # fmt: skip
     if table is not None:
         table.vkCmdDrawIndexedIndirectCount(command_buffer, buffer, offset, count_buffer,
                                             count_offset, max_count, stride)  # fmt: skip
 
 
 def cmd_dispatch_indirect(command_buffer: int, buffer: int, offset: int) -> None:
-    command = "vkCmdDispatchIndirect"
-    work = _indirect(command, KIND_GROUPS, buffer, offset, 1, 0,
-                     bind_point=PIPELINE_BIND_POINT_COMPUTE)  # fmt: skip
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, command, work)
+    table = _indirect(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchIndirect",
+                      KIND_GROUPS, buffer, offset, 1, 0)  # fmt: skip
     if table is not None:
         table.vkCmdDispatchIndirect(command_buffer, buffer, offset)
 
@@ -344,9 +381,8 @@ def cmd_dispatch_indirect(command_buffer: int, buffer: int, offset: int) -> None
 def cmd_draw_mesh_tasks_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    command = "vkCmdDrawMeshTasksIndirectEXT"
-    work = _indirect(command, KIND_GROUPS, buffer, offset, count, stride)
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawMeshTasksIndirectEXT", KIND_GROUPS,
+                      buffer, offset, count, stride)  # fmt: skip
     if table is not None:
         table.vkCmdDrawMeshTasksIndirectEXT(command_buffer, buffer, offset, count, stride)
 
@@ -355,10 +391,9 @@ def cmd_draw_mesh_tasks_indirect_count(
     command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
     max_count: int, stride: int,
 ) -> None:  # fmt: skip
-    command = "vkCmdDrawMeshTasksIndirectCountEXT"
-    work = _indirect(command, KIND_GROUPS, buffer, offset, max_count, stride, count_buffer,
-                     count_offset)  # fmt: skip
-    table = _checked_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, command, work)
+    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawMeshTasksIndirectCountEXT",
+                      KIND_GROUPS, buffer, offset, max_count, stride, count_buffer,
+                      count_offset)  # fmt: skip
     if table is not None:
         table.vkCmdDrawMeshTasksIndirectCountEXT(command_buffer, buffer, offset, count_buffer,
                                                  count_offset, max_count, stride)  # fmt: skip

@@ -36,7 +36,7 @@ def _device(handle: int) -> DeviceRecord | None:
 
 
 def _lookup(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
-    record = _devices.get(Native.lib.gpuav_dispatch_key(command_buffer))
+    record = _devices.get(_dispatch_key(command_buffer))
     if record is None or record.state is None:
         return record, None
     return record, record.state.command_buffers.get(command_buffer)
@@ -143,10 +143,13 @@ def reset_command_buffer(command_buffer: int, flags: int) -> int:
 
 
 def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> None:
-    record, state = _lookup(command_buffer)
+    """Renderers bind a pipeline per draw: the look-up is written out (``_lookup``)."""
+    record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return
     record.next.vkCmdBindPipeline(command_buffer, bind_point, pipeline)
+    device = record.state
+    state = None if device is None else device.command_buffers.get(command_buffer)
     if state is not None:
         try:
             engine.post_call_record_cmd_bind_pipeline(state, bind_point, pipeline)
