@@ -212,6 +212,8 @@ def _instrument(
     unused_helpers: list[int | None] = []
     if not guarder.called_check_in_table:
         unused_helpers.append(helpers.check_in_table)
+    if not guarder.verdicts.called:
+        unused_helpers.append(helpers.table_word_fits)
     if not ranges_read_tables:
         unused_helpers.append(helpers.range_in_table)
     if not tables.called:

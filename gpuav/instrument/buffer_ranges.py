@@ -125,9 +125,8 @@ class RangeGuarder:
                 elif test is None:
                     passed = self._check(index, span, bound)
                 else:
-                    passed = self._check_unless(
-                        self._quick_pass(span, test),
-                        partial(self._check, index, span, bound),
+                    passed = self.builder.or_else(
+                        self._quick_pass(span, test), partial(self._check, index, span, bound)
                     )
                 ok = (
                     passed if ok is None else self.builder.op(Op.LogicalAnd, self.bool_, ok, passed)
@@ -174,15 +173,6 @@ class RangeGuarder:
             return test
         index = self.as_uint(span.terms[0].index)
         return self.builder.op(Op.ULessThan, self.bool_, index, test)
-
-    def _check_unless(self, quick: int, check: Callable[[], int]) -> int:
-        """``quick`` or else, on a branch of its own, the full ``check()`` (which reports)."""
-        builder = self.builder
-        with builder.if_then(builder.op(Op.LogicalNot, self.bool_, quick)) as slow:
-            checked = check()
-        return builder.phi(
-            self.bool_, (checked, slow.exit_label), (builder.constant_bool(True), slow.head_label)
-        )
 
     def _width(self, value: int) -> int:
         type_id = self.types.type_of(value)

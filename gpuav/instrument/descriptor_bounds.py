@@ -34,9 +34,11 @@ from gpuav.instrument.accesses import (
     MergedLookup,
 )
 from gpuav.instrument.binding_tables import BindingTables
+from gpuav.instrument.binding_verdicts import BindingVerdicts
 from gpuav.instrument.descriptor_expectations import forbidden_bits
 from gpuav.instrument.empty_queries import emit_empty_start, empty_start_of
 from gpuav.instrument.helpers import Helpers
+from gpuav.instrument.index_conversions import IndexConversions
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, NO_SET_BINDING, pack_set_binding
 from gpuav.instrument.safe_indices import SafeIndexer, SafeIndices
 from gpuav.instrument.unusable_reports import NotedLookup, UnusableReports
@@ -89,13 +91,14 @@ class Guarder:
         self.tables = self.tables_read or BindingTables(self.builder, self.helpers.binding_table)
         self.uint = self.builder.type_int(32, False)
         self.bool_ = self.builder.type_bool()
-        # value -> its uint conversion, shared by one guard's check and safe indices (all in
-        # the guard's head block); None outside a guard
-        self._as_uint_cache: dict[int, int] | None = None
+        self.conversions = IndexConversions(self.builder, self.types)
         self.called_descriptor_word = False  # else the pass drops that helper
         self.called_check_in_table = False  # likewise
         # lookup id -> its binding's table, for the access being guarded
         self.tables_here: dict[int, int] = {}
+        self.verdicts = BindingVerdicts(self.builder, self.helpers.table_word_fits)
+        # lookup id -> its binding's verdict (binding_verdicts), for the access being guarded
+        self.verdicts_here: dict[int, int] = {}
         write_record, write_mismatch = self.helpers.write_record, self.helpers.write_mismatch
         self.reports = (
             None
@@ -131,16 +134,27 @@ class Guarder:
             and id(lookup) not in usable
             and (static_length := self._table_length(lookup)) is not None
         }
+        self.verdicts_here = {
+            id(lookup): self.verdicts.verdict(
+                function, table, lookup.static_length, self.forbidden(lookup, consumer)
+            )
+            for lookup in access.lookups
+            if isinstance(lookup, DescriptorLookup)
+            and (table := self.tables_here.get(id(lookup))) is not None
+            and lookup.static_length is not None
+            and self.verdicts.wanted(function, block, lookup.static_length)
+        }
         position = next(k for k, i in enumerate(block.instructions) if i is consumer)
         del block.instructions[position]
         builder.position_at_start(block, function)
         builder.index = position
-        self._as_uint_cache = {}
+        self.conversions.cache = {}
         try:
             self._guard_at(access, consumer, usable)
         finally:
-            self._as_uint_cache = None
+            self.conversions.cache = None
             self.tables_here = {}
+            self.verdicts_here = {}
 
     def _guard_at(
         self, access: DescriptorAccess, consumer: Instruction, usable: dict[int, HoistedWord]
@@ -351,17 +365,29 @@ class Guarder:
         table = self.tables_here.get(id(lookup))
         if table is not None and self.helpers.check_in_table is not None:
             self.called_check_in_table = True
-            return builder.op(
-                Op.FunctionCall,
-                self.bool_,
-                self.helpers.check_in_table,
-                index,
-                table,
-                operands.flat,
-                builder.constant_uint(self._set_binding(lookup)),
-                builder.constant_uint(self.forbidden(lookup, consumer)),
-                operands.extra_ok,
+            check_in_table = self.helpers.check_in_table
+
+            def check() -> int:
+                return builder.op(
+                    Op.FunctionCall,
+                    self.bool_,
+                    check_in_table,
+                    index,
+                    table,
+                    operands.flat,
+                    builder.constant_uint(self._set_binding(lookup)),
+                    builder.constant_uint(self.forbidden(lookup, consumer)),
+                    operands.extra_ok,
+                )
+
+            verdict = self.verdicts_here.get(id(lookup))
+            if verdict is None:
+                return check()
+            assert isinstance(lookup, DescriptorLookup) and lookup.static_length is not None
+            passes = self.verdicts.passes(
+                verdict, table, operands.flat, lookup.static_length, operands.extra_ok
             )
+            return builder.or_else(passes, check)
         if (
             self.helpers.check_descriptor is not None
             and operands.descriptor_set is not None
@@ -412,8 +438,8 @@ class Guarder:
         extra: int | None = None
         if lookup.element is None:  # seed 003: with an element only base + element counts
             for index, as_uint, length in zip(lookup.indices, indices, lengths, strict=True):
-                if length is not None and (len(indices) > 1 or self._is_wide(index)):
-                    ok = self._less_than(index, as_uint, length)
+                if length is not None and (len(indices) > 1 or self.conversions.is_wide(index)):
+                    ok = self.conversions.less_than(index, as_uint, length)
                     extra = (
                         ok if extra is None else builder.op(Op.LogicalAnd, self.bool_, extra, ok)
                     )
@@ -444,46 +470,5 @@ class Guarder:
             )
         return CheckOperands(flat, total, extra_ok, None, None)
 
-    def _is_wide(self, index: int) -> bool:
-        return self.types.constant_value(index) is None and self._int_type(index)[1] == 64
-
-    def _int_type(self, value: int) -> tuple[int, int, bool]:
-        type_id = self.types.type_of(value)
-        if type_id is None or self.types.opcode(type_id) != Op.TypeInt:
-            raise RuntimeError(f"%{value} is not an integer")
-        return type_id, self.types.width(type_id), self.types.is_signed(type_id)
-
     def as_uint(self, value: int) -> int:
-        """``value`` as a 32-bit uint: the same bits, or truncated/extended to 32 bits."""
-        cache = self._as_uint_cache
-        if cache is None:
-            return self._convert_to_uint(value)
-        if value not in cache:
-            cache[value] = self._convert_to_uint(value)
-        return cache[value]
-
-    def _convert_to_uint(self, value: int) -> int:
-        builder = self.builder
-        uint = builder.type_int(32, False)
-        constant = self.types.constant_value(value)
-        if constant is not None:
-            return builder.constant_uint(constant & 0xFFFF_FFFF)
-        type_id, width, signed = self._int_type(value)
-        if type_id == uint:
-            return value
-        if width == 32:
-            return builder.op(Op.Bitcast, uint, value)
-        if width < 32 and signed:
-            return builder.op(
-                Op.Bitcast, uint, builder.op(Op.SConvert, builder.type_int(32, True), value)
-            )
-        return builder.op(Op.UConvert, uint, value)
-
-    def _less_than(self, index: int, index_uint: int, length_uint: int) -> int:
-        """index < length as unsigned numbers (a negative index is huge, so out of bounds)."""
-        builder = self.builder
-        bool_ = self.bool_
-        if self._is_wide(index):
-            wide = builder.op(Op.UConvert, builder.type_int(64, False), length_uint)
-            return builder.op(Op.ULessThan, bool_, index, wide)
-        return builder.op(Op.ULessThan, bool_, index_uint, length_uint)
+        return self.conversions.as_uint(value)

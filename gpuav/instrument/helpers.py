@@ -58,6 +58,7 @@ class Helpers:
     binding_table: int | None = None  # with descriptor state; read once per function
     check_in_table: int | None = None  # with descriptor state: checks against that table
     range_in_table: int | None = None  # with descriptor state: a buffer's range from it
+    table_word_fits: int | None = None  # with descriptor state: one descriptor of a table
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -132,6 +133,7 @@ def _define(
         binding_table=state.binding_table,
         check_in_table=state.check_in_table,
         range_in_table=state.range_in_table,
+        table_word_fits=state.table_word_fits,
     )
 
 
@@ -226,6 +228,9 @@ class _Template:
             binding_table=None if helpers.binding_table is None else ids[helpers.binding_table],
             check_in_table=None if helpers.check_in_table is None else ids[helpers.check_in_table],
             range_in_table=None if helpers.range_in_table is None else ids[helpers.range_in_table],
+            table_word_fits=None
+            if helpers.table_word_fits is None
+            else ids[helpers.table_word_fits],
         )
 
     @staticmethod

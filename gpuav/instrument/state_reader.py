@@ -30,7 +30,8 @@ binding's descriptor words start, its length (as ``gpuav_check_descriptor`` take
 guarded access of a runtime array takes its index modulo it) and whether the state knows the
 binding; ``gpuav_check_in_table`` and ``gpuav_range_in_table``
 are ``gpuav_check_descriptor`` and ``gpuav_buffer_range`` given that table, reading only the
-descriptor's own word.
+descriptor's own word; ``gpuav_table_word_fits`` says whether one descriptor of the table
+leaves an access nothing to report (``binding_verdicts``).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class StateReader:
         self.binding_table = self._define_binding_table()
         self.check_in_table = self._define_check_in_table()
         self.range_in_table = self._define_range_in_table()
+        self.table_word_fits = self._define_table_word_fits()
         self.buffer_range = self._define_buffer_range()
         self.descriptor_word = self._define_descriptor_word()
 
@@ -282,6 +284,32 @@ class StateReader:
             instruction_index, index, length, set_binding, stated, word, forbidden, also
         )
         builder.op_void(Op.ReturnValue, ok)
+        return function.id
+
+    def _define_table_word_fits(self) -> int:
+        """``bool gpuav_table_word_fits(uvec3 table, uint index, uint forbidden)``: whether
+        descriptor ``index`` of a binding (its ``gpuav_binding_table``) leaves an access with
+        the ``forbidden`` bits nothing to report: written, alive and fitting, or outside the
+        binding's length (which the access's own index test covers), or not known to the state.
+        No record is written."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        function, (table, index, forbidden) = builder.new_function(bool_, [self.uvec3, uint, uint])
+        builder.name(function.id, "gpuav_table_word_fits")
+        self.resources.begin()
+        start, length, flag = (builder.op(Op.CompositeExtract, uint, table, k) for k in range(3))
+        zero = builder.constant_uint(0)
+        word = self._word(start, index)
+        clean = builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, word, forbidden), zero)
+        usable = builder.op(
+            Op.LogicalAnd, bool_, builder.op(Op.INotEqual, bool_, word, zero), clean
+        )
+        unstated = builder.op(Op.IEqual, bool_, flag, zero)
+        outside = builder.op(Op.UGreaterThanEqual, bool_, index, length)
+        passes = builder.op(
+            Op.LogicalOr, bool_, builder.op(Op.LogicalOr, bool_, unstated, outside), usable
+        )
+        builder.op_void(Op.ReturnValue, passes)
         return function.id
 
     def _judge(

@@ -16,7 +16,7 @@ joins the values of the two paths.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
@@ -434,6 +434,16 @@ class Builder:
         ):
             head.instructions.append(instruction)
             self.note_placed(instruction, head)
+
+    def or_else(self, quick: int, slow: Callable[[], int]) -> int:
+        """The bool ``quick``, or else ``slow()``, emitted on a branch of its own that runs
+        only where ``quick`` is false."""
+        bool_ = self.type_bool()
+        with self.if_then(self.op(Op.LogicalNot, bool_, quick)) as otherwise:
+            decided = slow()
+        return self.phi(
+            bool_, (decided, otherwise.exit_label), (self.constant_bool(True), otherwise.head_label)
+        )
 
     def phi(self, result_type: int, *incoming: tuple[int, int], result: int | None = None) -> int:
         """Emit OpPhi from (value, parent label) pairs; ``result`` reuses an existing id."""

@@ -90,7 +90,7 @@ def test_draw_stage_descriptor_is_fetched_with_the_index_modulo_the_length(
         text,
         f"""
         CHECK: OpFunctionCall %bool %{check}
-        CHECK-NEXT: OpUMod %uint {{{{%[0-9]+}}}} %uint_2
+        CHECK: OpUMod %uint {{{{%[0-9]+}}}} %uint_2
         CHECK-NEXT: OpSelectionMerge
         CHECK-NEXT: OpBranchConditional
         CHECK-NEXT: OpLabel

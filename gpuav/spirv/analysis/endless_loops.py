@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuav.spirv.analysis.control_flow import successors
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.module import Block, Function, Module
 
@@ -29,22 +30,11 @@ _LEAVING = frozenset(
 )
 
 
-def _successors(block: Block, labels: frozenset[int]) -> list[int]:
-    terminator = block.terminator
-    if terminator.opcode == Op.Switch:
-        # Any operand that names a block (a case literal equal to a label only adds an edge,
-        # which can only make a loop look leavable).
-        return [operand for operand in terminator.operands[1:] if operand in labels]
-    if terminator.opcode in (Op.Branch, Op.BranchConditional):
-        return [operand for operand in terminator.operands if operand in labels]
-    return []
-
-
 def _reachable(start: int, blocks: dict[int, Block], labels: frozenset[int]) -> set[int]:
     seen = {start}
     stack = [start]
     while stack:
-        for successor in _successors(blocks[stack.pop()], labels):
+        for successor in successors(blocks[stack.pop()], labels):
             if successor not in seen:
                 seen.add(successor)
                 stack.append(successor)
