@@ -19,7 +19,7 @@ the layer's work. Figures are each module's median over ``--runs`` (fresh caches
 the median and mean over modules, in microseconds. Not a test: timings depend on the machine.
 
     python -m benchmarks.bench_module_creation [--runs 3] [--no-khronos] [--compare-tree PATH]
-        [--no-pipelines]
+        [--khronos-root $NK_ROOT] [--no-pipelines]
 
 ``--compare-tree`` adds gpuav as another checkout has it (its own layer build and Python), in
 the same interleaved runs: before and after a change, side by side. ``--no-pipelines``
@@ -41,6 +41,7 @@ from array import array
 from collections import defaultdict
 from pathlib import Path
 
+from benchmarks.bench_shader_time import khronos_configuration
 from benchmarks.layer_apps import LAYER_NAME, REPOSITORY, tree_layer_folder
 from benchmarks.shader_resources import NoLayout, resources_of
 from benchmarks.timing import print_table
@@ -103,10 +104,15 @@ def drop_failing_pipelines(app: Path, listing: Path) -> None:
 
 
 def command(
-    configuration: str, argv: list[str], cache: Path, trees: dict[str, Path] | None = None
+    configuration: str,
+    argv: list[str],
+    cache: Path,
+    trees: dict[str, Path] | None = None,
+    khronos_root: Path | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The app's command line and environment under ``configuration``; ``trees``: the
-    checkouts of the "gpuav at PATH" configurations."""
+    checkouts of the "gpuav at PATH" configurations; ``khronos_root``: the Khronos layer laid
+    out as newer-khronos.sh lays out ``$NK_ROOT`` (None: that script, on this machine)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(_LAYER_VARIABLES)}
     environment["XDG_CACHE_HOME"] = str(cache)
     tree = (trees or {}).get(configuration)
@@ -117,6 +123,10 @@ def command(
             GPUAV_ENABLE="1",
             PYTHONPATH=str(tree or REPOSITORY),
         )
+    elif configuration == "Khronos 1.4.309" and khronos_root is not None:
+        khronos = khronos_configuration(khronos_root, native=False, post_process=True)
+        environment.update(khronos.environment)
+        return [*khronos.prefix, *argv], environment
     elif configuration == "Khronos 1.4.309":
         quoted = " ".join(f"'{part}'" for part in argv)
         return ["bash", "-c", f"source '{NEWER_KHRONOS}' && nk_vvl14 {quoted}"], environment
@@ -175,6 +185,7 @@ def measure(
     configurations: list[str],
     runs: int,
     trees: dict[str, Path] | None = None,
+    khronos_root: Path | None = None,
 ) -> Figures:
     per_module: dict[tuple[str, str, int], list[tuple[float, float]]] = defaultdict(list)
     for _ in range(runs):
@@ -183,7 +194,7 @@ def measure(
             layers = "no layer" if configuration == DRIVER_ON_GPUAV_WORDS else configuration
             with tempfile.TemporaryDirectory(prefix="gpuav-bench-cache-") as cache:
                 argv, environment = command(
-                    layers, [str(app), str(listing), "2"], Path(cache), trees
+                    layers, [str(app), str(listing), "2"], Path(cache), trees, khronos_root
                 )
                 processes = [run_app(argv, environment) for _ in range(2)]
             for scenario, (process, pass_index) in SCENARIOS.items():
@@ -210,6 +221,7 @@ def main() -> None:
     parser.add_argument("--no-khronos", action="store_true")
     parser.add_argument("--compare-tree", type=Path)
     parser.add_argument("--no-pipelines", action="store_true")
+    parser.add_argument("--khronos-root", type=Path, help="$NK_ROOT of newer-khronos.sh")
     options = parser.parse_args()
     configurations = ["no layer", "gpuav"]
     configurations += [] if options.no_pipelines else [DRIVER_ON_GPUAV_WORDS]
@@ -230,7 +242,7 @@ def main() -> None:
         else:
             drop_failing_pipelines(app, listing)
             listings[DRIVER_ON_GPUAV_WORDS] = write_instrumented(listing)
-        figures = measure(app, listings, configurations, options.runs, trees)
+        figures = measure(app, listings, configurations, options.runs, trees, options.khronos_root)
     modules = len(next(iter(figures.values())))
     pipelines = sum(1 for _, pipeline in next(iter(figures.values())) if pipeline >= 0)
     print(f"{modules} modules, {pipelines} with a compute pipeline; median of {options.runs} runs")

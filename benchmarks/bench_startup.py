@@ -10,6 +10,7 @@ compiled first (``compileall``), as an installed package's is. Figures are media
 milliseconds. Not a test: timings depend on the machine.
 
     python -m benchmarks.bench_startup [--runs 15] [--no-khronos] [--compare-tree PATH]
+        [--khronos-root $NK_ROOT]
 
 ``--compare-tree`` adds gpuav as another checkout has it (its own layer build and Python),
 in the same interleaved runs: before and after a change, side by side.
@@ -65,6 +66,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--no-khronos", action="store_true")
     parser.add_argument("--compare-tree", type=Path)
+    parser.add_argument("--khronos-root", type=Path, help="$NK_ROOT of newer-khronos.sh")
     options = parser.parse_args()
     trees = [REPOSITORY] + ([options.compare_tree] if options.compare_tree else [])
     for tree in trees:
@@ -86,7 +88,9 @@ def main() -> None:
         for _ in range(options.runs):
             for configuration in configurations:
                 name = "gpuav" if configuration.startswith("gpuav") else configuration
-                run_argv, environment = command(name, argv, folder / "cache")
+                run_argv, environment = command(
+                    name, argv, folder / "cache", khronos_root=options.khronos_root
+                )
                 if configuration == "gpuav, cache off":
                     environment["GPUAV_SHADER_CACHE"] = "0"
                 if configuration.startswith("gpuav at") and options.compare_tree:
