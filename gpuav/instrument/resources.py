@@ -66,7 +66,7 @@ class SetResources:
         if with_state:
             # The bound-sets area is a uniform buffer: the same for every invocation of an
             # action, its words read at constant offsets come through the constant cache
-            # rather than the load path the app's own memory accesses use (issue 17).
+            # rather than the load path the app's own memory accesses use.
             quad = builder.type_vector(uint, WORDS_PER_QUAD)
             count = builder.constant_uint(BOUND_AREA_WORDS // WORDS_PER_QUAD)
             fixed = builder.declare(Op.TypeArray, quad, count)

@@ -110,7 +110,7 @@ def post_call_record_create_device(
     )
     if not device.graphics_stages:
         instance.reporter.emit_once("graphics-stores", notices.graphics_stores_unsupported())
-    # Imported with the first device, not at instance creation (issue 17 target 3).
+    # Imported with the first device, not at instance creation (start-up cost).
     from gpuav.layer.descriptor_sets import DescriptorTracker
     from gpuav.layer.output_buffers import OutputBuffers
     from gpuav.layer.state_buffer import StateBuffer

@@ -2,14 +2,14 @@
 
 Instance creation starts the layer's Python side, so this module and what it imports stay small:
 no dataclass (``dataclasses`` costs more to import than the rest of the instance path), nothing
-of the device-level engine (issue 17 target 3).
+of the device-level engine (start-up cost).
 """
 
 from __future__ import annotations
 
 from gpuav.layer.api_versions import API_VERSION_1_0
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
     from gpuav.layer.message_delivery import Reporter
     from gpuav.layer.settings import Settings

@@ -8,7 +8,7 @@ is how ``gpuav run`` collects them). Messages are duck-typed: anything with ``me
 
 Every vkCreateInstance makes a reporter, so this module imports nothing beyond the interpreter's
 own start (no ``typing``, no dataclass, ``json`` at the first logged message): on an interpreter
-started by a C host those would cost more than the rest of instance creation (issue 17 target 3).
+started by a C host those would cost more than the rest of instance creation (start-up cost).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
@@ -57,7 +57,7 @@ _FALSE = {"0", "false", "no", "off", "none"}
 class Settings:
     """An instance's settings, compared by value. Read at every vkCreateInstance, so a plain
     class: a dataclass would import ``dataclasses``, a named tuple ``typing``, before anything
-    else needs them (issue 17 target 3)."""
+    else needs them (start-up cost)."""
 
     __slots__ = (
         "checks",

@@ -1,4 +1,4 @@
-"""One decode and one hash of each module's words on the layer's path (issue 19 item 7, issue 17).
+"""One decode and one hash of each module's words on the layer's path.
 
 The native layer takes a module's code from the app as bytes, one copy, and hands the same
 ``ShaderCode`` to static validation, then to instrumentation (at vkCreateShaderModule; for

@@ -164,7 +164,7 @@ def _cache_for(device: DeviceState) -> ModuleCache | None:
     """The module cache, or None when off or when an override replaces the pass."""
     if _overridden():
         return None
-    # Imported at the first module, not at instance creation (issue 17 target 3); from the
+    # Imported at the first module, not at instance creation (start-up cost); from the
     # module itself, which costs less at each call than from its package.
     from gpuav.layer.module_cache import cache_for
 

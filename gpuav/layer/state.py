@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # recording_site brings the report modules: not at instance c
 class ShaderModuleState:
     """A module the app created; ``shadow`` is our instrumented twin (0 when there is none).
     ``code`` is its words as bytes (the machine's order), made into ints only when a pipeline
-    first asks for ``words`` (issue 17: creating a module again makes none)."""
+    first asks for ``words`` (creating a module again makes none)."""
 
     handle: int
     shader_id: int

@@ -1,8 +1,8 @@
 """Calling the app's debug-utils messenger and debug-report callbacks with a message.
 
 Every instance's reporter names these functions; what they build the callback data with (the
-``vulkan`` package) is imported at the first message, not at instance creation (issue 17
-target 3).
+``vulkan`` package) is imported at the first message, not at instance creation (start-up
+cost).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ instance (its physical devices) or of one device (its queues and command buffers
 so that pointer keys our per-instance and per-device records.
 
 The first vkCreateInstance imports this module: its records are plain classes and the engine's
-state is named for the type checker only (issue 17 target 3).
+state is named for the type checker only (start-up cost).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from _thread import allocate_lock  # threading.Lock, without importing threading
 
 from gpuav.layer.native import prototypes
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -21,7 +21,7 @@ from gpuav.layer.native.dispatch import REGISTRY, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.lazy_hooks import LazyHook, LazyHooks
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -260,7 +260,7 @@ def attach(ffi: Any, lib: Any) -> None:
     Native.lib = lib
     for name in prototypes.HOOKED:
         # The result type from the layer's own declarations: prototypes.signature would import
-        # the vulkan package's tables (issue 17 target 3).
+        # the vulkan package's tables (start-up cost).
         result = ffi.typeof(prototypes.typedef_name(name)).result
         options: dict[str, Any] = {"name": prototypes.python_name(name), "onerror": _on_error(name)}
         if result.kind != "void":

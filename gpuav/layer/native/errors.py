@@ -8,7 +8,7 @@ from gpuav.layer.instance_state import InstanceState
 def report_error(where: str, error: BaseException, instance: InstanceState | None = None) -> None:
     """Tell the app (its messengers, else stderr) that the layer failed in ``where``."""
     try:
-        # Imported when needed: entry imports this module when Python starts (issue 17).
+        # Imported when needed: entry imports this module when Python starts (start-up cost).
         from gpuav.layer.reporting import internal_error_message, write_stderr
 
         message = internal_error_message(where, error)

@@ -1,7 +1,7 @@
 """Instance-creation entry points: the first calls into the layer's Python side.
 
 The first vkCreateInstance starts Python, so what it imports is what an app pays before its
-instance exists (issue 17 target 3): this module reads the create info through the layer's own
+instance exists (start-up cost): this module reads the create info through the layer's own
 declarations (``instance_info``), not the ``vulkan`` package, and the device-level engine is
 imported with the first device (``hooks_device``).
 
@@ -29,7 +29,7 @@ from gpuav.layer.native.dispatch import (
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.settings import Settings
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,7 +3,7 @@ and our layer's VK_EXT_layer_settings; and the copy of it that asks for another 
 
 vkCreateInstance starts the layer's Python side. Reading its create info through the ``vulkan``
 package would import that package's cffi tables, the largest import of the layer, before anything
-needs them (issue 17 target 3), so it is read through the layer's own ffi. ``declarations``
+needs them (start-up cost), so it is read through the layer's own ffi. ``declarations``
 writes, at build time, the few structures read here from the package's own declarations, with
 every pointer widened to ``uintptr_t`` and every enum to ``int32_t`` as ``prototypes`` does for
 commands: the layout stays the package's.
@@ -15,7 +15,7 @@ from gpuav.layer.native.dispatch import Native
 from gpuav.layer.native.layer_name import LAYER_NAME
 from gpuav.layer.settings import Settings, resolve_settings
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

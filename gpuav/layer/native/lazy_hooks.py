@@ -1,4 +1,4 @@
-"""Hook modules imported at the first call of one of their entry points (issue 17 target 3).
+"""Hook modules imported at the first call of one of their entry points (start-up cost).
 
 Importing every hook module, and the engine behind them, when the first vkCreateInstance
 starts Python cost more than the instance itself; most of it serves calls an app makes
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (issue 17 target 3)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

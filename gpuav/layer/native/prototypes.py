@@ -255,7 +255,7 @@ def signature(name: str) -> tuple[str, tuple[str, ...]]:
     if name in NEWER_SIGNATURES:
         return NEWER_SIGNATURES[name]
     # Build time only: at run time the layer's own ffi declares them (the vulkan package's
-    # tables stay off the instance path, issue 17 target 3).
+    # tables stay off the instance path).
     from vulkan._vulkan import ffi as vkffi
 
     function = vkffi.typeof(f"PFN_{name}")
