@@ -258,9 +258,17 @@ def _delivered(device: DeviceState, outcome: Outcome, source: str) -> bool:
 def pre_call_record_create_shader_module(
     device: DeviceState, words: Sequence[int] | ShaderCode
 ) -> tuple[int, Outcome | None]:
-    """A fresh shader id (seed 000's per-device counter) and the instrumentation, if any."""
-    shader_id = next(device.shader_ids)
-    return shader_id, instrumentation(device, words, shader_id, "A module of vkCreateShaderModule")
+    """The module's shader id (seed 000's per-device counter) and the instrumentation, if
+    any. Modules of the same words share an id, so that their instrumented words are the same
+    too and the driver's own cache serves a module created again (a pipeline names its modules'
+    ids, so two equal modules in one pipeline are told apart by stage only)."""
+    if not device.enabled or device.degraded:
+        return next(device.shader_ids), None
+    code = ShaderCode.of(words)
+    shader_id = device.module_shader_ids.get(code.digest)
+    if shader_id is None:
+        shader_id = device.module_shader_ids[code.digest] = next(device.shader_ids)
+    return shader_id, instrumentation(device, code, shader_id, "A module of vkCreateShaderModule")
 
 
 def post_call_record_create_shader_module(

@@ -184,6 +184,8 @@ class DeviceState:
     padding_set_layout: int = 0
     degraded: bool = False
     shader_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # A module's words' digest -> the shader id its modules get (shader_modules)
+    module_shader_ids: dict[bytes, int] = field(default_factory=dict)
     shader_modules: dict[int, ShaderModuleState] = field(default_factory=dict)
     pipeline_layouts: dict[int, PipelineLayoutState] = field(default_factory=dict)
     pipelines: dict[int, PipelineState] = field(default_factory=dict)

@@ -204,3 +204,22 @@ def test_a_whole_file_with_a_malformed_outcome_is_a_miss(tmp_path: Path) -> None
     key = (bytes(32), bytes(32))
     cache.disk.store(module_cache.file_key(key), good)
     assert cache.lookup(key) == Outcome.from_bytes(good)
+
+
+def test_modules_of_the_same_words_share_a_shader_id_and_so_their_instrumented_words(
+    tmp_path: Path,
+) -> None:
+    """A module created again gets the same instrumented words: the driver's cache serves it."""
+    device = _device(tmp_path, ALL)
+    words = SHADER.compile("g")
+    made = [
+        shader_modules.pre_call_record_create_shader_module(device, ShaderCode(words))
+        for _ in range(2)
+    ]
+    other_id, _ = shader_modules.pre_call_record_create_shader_module(
+        device, ShaderCode(SHADER.compile("gV"))
+    )
+    (first_id, first), (second_id, second) = made
+    assert first is not None and second is not None
+    assert first_id == second_id != other_id
+    assert first.words_for(first_id) == second.words_for(second_id)
