@@ -37,10 +37,17 @@ def words_at(address_value: int, count: int) -> list[int]:
     return list(vkffi.unpack(vkffi.cast("uint32_t *", address_value), count))
 
 
+_HANDLES = vkffi.typeof("uintptr_t *")
+
+
 def handles_at(address_value: int, count: int) -> list[int]:
+    """Draws bind one vertex buffer at a time: one element is read without unpacking."""
     if not address_value or not count:
         return []
-    return list(vkffi.unpack(vkffi.cast("uintptr_t *", address_value), count))
+    pointer = vkffi.cast(_HANDLES, address_value)
+    if count == 1:
+        return [pointer[0]]
+    return list(vkffi.unpack(pointer, count))
 
 
 def string_at(address_value: int) -> str:
