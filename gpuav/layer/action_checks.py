@@ -385,7 +385,7 @@ def draw_rows_of(
         return None
     if not vertex_count or not instance_count:
         return None
-    fetch = _fetch(engine, state.device, checks, indexed=False)
+    fetch = checks.fetched[0] or _fetch_anew(engine, state.device, checks, indexed=False)
     parameters = (0, vertex_count, instance_count, first_vertex, first_instance, draw)
     rows = fetch.draws.get(parameters)  # RowCache.direct_rows' hit, without a compute function
     if rows is None:
@@ -409,7 +409,7 @@ def draw_indexed_rows_of(
     engine = state.device.action_checks
     if checks is None or engine is None or not index_count or not instance_count:
         return None
-    fetch = _fetch(engine, state.device, checks, indexed=True)
+    fetch = checks.fetched[1] or _fetch_anew(engine, state.device, checks, indexed=True)
     parameters = (1, index_count, instance_count, first_index, vertex_offset, first_instance,
                   draw)  # fmt: skip
     rows = fetch.draws.get(parameters)  # RowCache.direct_rows' hit, without a compute function
