@@ -20,7 +20,8 @@ type, format, samples and sampler its image type and instruction need (``image_f
 Where the index is a constant inside the array, the descriptor's word is read once per
 function, in its first block, and the access only tests it; where the word says the
 descriptor may not be used, the skipped access is noted for one record per invocation
-(``unusable_reports``).
+(``unusable_reports``). Inside a loop, an access to a small array first tests its binding's
+verdict, decided once per function (``binding_verdicts``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ Our descriptor set at the reserved index holds, per action (draw or dispatch):
                                  offset in the state buffer of the region of the set the
                                  application had bound at s when the action was recorded, or
                                  NO_STATE when none (or one we cannot track) was bound; then
-                                 the *action tables* (``action_tables``): for each set index
+                                 the *action tables* (``set_tables``): for each set index
                                  below TABLE_SETS and binding below TABLE_BINDINGS, where the
                                  binding's descriptor words start in the state buffer and its
                                  actual size, so that a shader reaches a descriptor's word with
