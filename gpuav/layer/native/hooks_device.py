@@ -140,8 +140,18 @@ def _turn_on(features: Any, request: FeatureRequest) -> None:
         features.shaderInt64 = 1
 
 
+# The structures that can carry bufferDeviceAddress, by sType.
+_ADDRESS_FEATURE_STRUCTURES = (
+    (vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, "VkPhysicalDeviceVulkan12Features"),
+    (
+        vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+        "VkPhysicalDeviceBufferDeviceAddressFeatures",
+    ),
+)
+
+
 def _with_buffer_device_address(create_info: int, keep: list[Any]) -> int:
-    """``create_info`` (already ours or the app's) with bufferDeviceAddress on (issue 8).
+    """``create_info`` (already ours or the app's) with bufferDeviceAddress on.
 
     The feature goes where the app put its Vulkan 1.2 features, if anywhere (chaining both
     structures is invalid: VUID-VkDeviceCreateInfo-pNext-02830); otherwise a
@@ -149,16 +159,7 @@ def _with_buffer_device_address(create_info: int, keep: list[Any]) -> int:
     """
     info = at(create_info, "VkDeviceCreateInfo")
     first = address(info.pNext)
-    for structure_type, type_name in (
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-            "VkPhysicalDeviceVulkan12Features",
-        ),
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
-            "VkPhysicalDeviceBufferDeviceAddressFeatures",
-        ),
-    ):
+    for structure_type, type_name in _ADDRESS_FEATURE_STRUCTURES:
         chained = find(first, structure_type)
         if not chained:
             continue
@@ -195,16 +196,7 @@ def _enables_buffer_device_address(create_info: int) -> bool:
         )
     if not int64:
         return False
-    for structure_type, type_name in (
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-            "VkPhysicalDeviceVulkan12Features",
-        ),
-        (
-            vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
-            "VkPhysicalDeviceBufferDeviceAddressFeatures",
-        ),
-    ):
+    for structure_type, type_name in _ADDRESS_FEATURE_STRUCTURES:
         chained = find(first, structure_type)
         if chained and at(chained, type_name).bufferDeviceAddress:
             return True
