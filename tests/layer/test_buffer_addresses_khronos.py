@@ -201,12 +201,7 @@ def test_gpuav_reports_what_khronos_reports_with_the_buffer(
 ) -> None:
     scenario = SCENARIOS[name]
     argv = [str(address_app), str(shader_file(scenario.shader, "vulkan1.2")), *scenario.arguments()]
-    khronos_environment = app_environment(None, instrumenter=None)
-    khronos_environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
+    khronos_environment = newer_khronos.gpu_assisted_environment()
     khronos = _errors(_run(newer_khronos.command(argv), khronos_environment, tmp_path))
     gpuav_out = _run(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
     gpuav = _errors(gpuav_out)

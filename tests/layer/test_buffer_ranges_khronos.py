@@ -244,17 +244,6 @@ def shader_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Pat
     return compile_
 
 
-def _khronos_environment(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
-    """The Khronos layer 1.4.309 alone, its GPU-AV on."""
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
-    return environment
-
-
 def _errors(stdout: str) -> list[dict[str, str]]:
     messages = parse_c_output(stdout)["messages"]
     found = ("VUID-", KHRONOS_TEXEL_ID, GPUAV_TEXEL_ID)
@@ -285,7 +274,7 @@ def test_gpuav_reports_what_khronos_reports_with_the_bytes(
 ) -> None:
     scenario = SCENARIOS[name]
     argv = [str(buffer_range_app), str(shader_file(scenario.shader)), *scenario.arguments()]
-    khronos_environment = _khronos_environment(newer_khronos)
+    khronos_environment = newer_khronos.gpu_assisted_environment()
     khronos: list[dict[str, str]] = []
     if scenario.khronos_runs:
         khronos = _errors(_run(newer_khronos.command(argv), khronos_environment, tmp_path))
@@ -347,7 +336,7 @@ def test_pipeline_robustness_makes_it_a_warning_as_for_the_khronos_layer(
     environment = app_environment(layer_folder, instrumenter=None)
     ours = parse_c_output(_run(argv, environment, tmp_path))["messages"]
     khronos = parse_c_output(
-        _run(newer_khronos.command(argv), _khronos_environment(newer_khronos), tmp_path)
+        _run(newer_khronos.command(argv), newer_khronos.gpu_assisted_environment(), tmp_path)
     )["messages"]
     assert [m["severity"] for m in ours if "storageBuffers" in m["id"]] == [0x100]
     assert any(m["severity"] == 0x100 and "out of bounds" in m["text"] for m in khronos)

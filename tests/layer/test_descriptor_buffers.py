@@ -470,12 +470,7 @@ def test_khronos_gpu_av_turns_itself_off_and_finds_nothing(
 ) -> None:
     """Recorded: no report from the Khronos layer; where lavapipe crashes on the texel
     descriptor, it crashes under the Khronos layer too."""
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
+    environment = newer_khronos.gpu_assisted_environment()
     argv = _argv(descriptor_buffer_app, shaders, program, mode, index, word, "")
     status, output = _khronos_run(newer_khronos, argv, environment, tmp_path)
     crashes = (program, mode) in CRASHING

@@ -275,12 +275,7 @@ def test_gpuav_reports_what_khronos_reports(
     tmp_path: Path,
     name: str,
 ) -> None:
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
+    environment = newer_khronos.gpu_assisted_environment()
     done = subprocess.run(
         newer_khronos.command(_argv(image_fit_app, shader, name, False)), env=environment,
         cwd=tmp_path, capture_output=True, text=True, timeout=APP_TIMEOUT,

@@ -205,16 +205,6 @@ def mesh_program(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return _compiled(tmp_path_factory.mktemp("mesh_objects"), "mesh_app", MESH_SHADERS)
 
 
-def _khronos(newer_khronos: NewerKhronos) -> dict[str, str]:  # noqa: F811
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
-    return environment
-
-
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_gpuav_names_stage_action_and_line_and_khronos_finds_the_same(
     name: str,
@@ -225,7 +215,9 @@ def test_gpuav_names_stage_action_and_line_and_khronos_finds_the_same(
 ) -> None:
     scenario = SCENARIOS[name]
     argv = [*program, *scenario.arguments]
-    theirs = run_c_program(newer_khronos.command(argv), _khronos(newer_khronos), tmp_path)
+    theirs = run_c_program(
+        newer_khronos.command(argv), newer_khronos.gpu_assisted_environment(), tmp_path
+    )
     (finding,) = error_messages(theirs)
     assert finding["id"] == scenario.khronos_id
     assert scenario.khronos_action in finding["text"]
@@ -260,7 +252,7 @@ def test_correct_twins_are_silent_and_compute_what_they_compute_alone(
     assert [m["id"] for m in ours["messages"]] == []  # type: ignore[union-attr]
     assert (ours["output"], ours["result"]) == (plain["output"], plain["result"])
     khronos = subprocess.run(
-        newer_khronos.command(argv), env=_khronos(newer_khronos), cwd=tmp_path,
+        newer_khronos.command(argv), env=newer_khronos.gpu_assisted_environment(), cwd=tmp_path,
         capture_output=True, text=True, timeout=APP_TIMEOUT,
     )  # fmt: skip
     if "binary" in mode:
@@ -374,7 +366,9 @@ def test_task_and_mesh_shader_objects_report_as_their_pipeline_does(
     scenario = PIPELINE_SCENARIOS[name]
     argv = [*mesh_program, *scenario.arguments, "objects"]
     ours = run_c_program(argv, app_environment(layer_folder, instrumenter=None), tmp_path)
-    theirs = run_c_program(newer_khronos.command(argv), _khronos(newer_khronos), tmp_path)
+    theirs = run_c_program(
+        newer_khronos.command(argv), newer_khronos.gpu_assisted_environment(), tmp_path
+    )
     khronos = _shader_object_id(scenario.khronos_id)
     assert {m["id"] for m in error_messages(theirs)} == ({khronos} if khronos else set())
     errors = error_messages(ours)

@@ -145,12 +145,7 @@ def test_khronos_reports_it_too(
     tmp_path: Path,
     name: str,
 ) -> None:
-    environment = app_environment(None, instrumenter=None)
-    environment.update(
-        VK_LAYER_PATH=str(newer_khronos.root / "layer"),
-        VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation",
-        VK_LAYER_ENABLES="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT",
-    )
+    environment = newer_khronos.gpu_assisted_environment()
     done = subprocess.run(
         newer_khronos.command(_argv(descriptor_app, shader, name, "unwritten", "")),
         env=environment, cwd=tmp_path, capture_output=True, text=True, timeout=APP_TIMEOUT,
