@@ -3,6 +3,7 @@ device addresses) over one module, and the order every guard pass takes its acce
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from gpuav.instrument.binding_tables import BindingTables
@@ -12,6 +13,7 @@ from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, Addr
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.local_arrays import LocalFindings
 from gpuav.instrument.local_guards import LocalGuarder
+from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.texel_buffers import TexelFindings, guard_texel_access
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv.analysis.def_use import DefUse
@@ -42,13 +44,7 @@ def guard_buffer_ranges(
         tables,
         helpers.range_in_table,
     )
-    guarded = []
-    for access in last_first(findings.accesses, def_use):
-        if guarder.guard(access):
-            guarded.append(access)
-        else:
-            findings.unchecked.append((access.consumer.origin, "a result with no null value"))
-    findings.accesses = guarded
+    _guard_each(findings, guarder.guard, def_use)
     if helpers.check_texel is not None:
         # Each guard finds its consumer's place afresh, so the order does not matter here.
         texels.accesses = [
@@ -65,13 +61,7 @@ def guard_local_arrays(
     if helpers.report_local_index is None:
         return
     guarder = LocalGuarder(builder, def_use, types, helpers.report_local_index)
-    guarded = []
-    for access in last_first(findings.accesses, def_use):
-        if guarder.guard(access):
-            guarded.append(access)
-        else:
-            findings.unchecked.append((access.consumer.origin, "a result with no null value"))
-    findings.accesses = guarded
+    _guard_each(findings, guarder.guard, def_use)
 
 
 def guard_addresses(
@@ -87,14 +77,9 @@ def guard_addresses(
         return
     ranges = RangeGuarder(builder, def_use, types, helpers.buffer_range, 0)
     guarder = AddressGuarder(ranges, helpers.check_address, shader_int64)
-    guarded = []
-    for access in last_first(findings.accesses, def_use):
-        if guarder.guard(access):
-            guarded.append(access)
-        else:
-            reason = UNCHECKABLE if not guarder.readable else "a result with no null value"
-            findings.unchecked.append((access.consumer.origin, reason))
-    findings.accesses = guarded
+    _guard_each(
+        findings, guarder.guard, def_use, lambda: NO_NULL if guarder.readable else UNCHECKABLE
+    )
 
 
 class _Consumed(Protocol):
@@ -120,3 +105,23 @@ def last_first(accesses: list[_Access], def_use: DefUse) -> list[_Access]:
         position = next(k for k, i in enumerate(block.instructions) if i is access.consumer)
         order[id(access)] = (*blocks[id(block)], position)
     return sorted(accesses, key=lambda access: order[id(access)], reverse=True)
+
+
+NO_NULL = "a result with no null value"
+
+
+def _guard_each(
+    findings: PassFindings[_Access],
+    guard: Callable[[_Access], bool],
+    def_use: DefUse,
+    why_not: Callable[[], str] = lambda: NO_NULL,
+) -> None:
+    """Guard the accesses, last first; those ``guard`` declines (False) stay unchecked, with
+    ``why_not()`` asked right after."""
+    guarded = []
+    for access in last_first(findings.accesses, def_use):
+        if guard(access):
+            guarded.append(access)
+        else:
+            findings.unchecked.append((access.consumer.origin, why_not()))
+    findings.accesses = guarded
