@@ -71,33 +71,28 @@ def _writes(writes: int, count: int) -> list[tuple[int, int]]:
 def update_indirect_execution_set_pipeline(
     device: int, execution_set: int, count: int, writes: int
 ) -> None:
-    record = _device(device)
-    if record is None:
-        return
-    record.next.vkUpdateIndirectExecutionSetPipelineEXT(device, execution_set, count, writes)
-    if record.state is not None:
-        try:
-            execution_sets.post_call_record_update(
-                record.state, execution_set, _writes(writes, count)
-            )
-        except BaseException as error:
-            report_error("vkUpdateIndirectExecutionSetPipelineEXT", error, record.instance.state)
+    _update("vkUpdateIndirectExecutionSetPipelineEXT", device, execution_set, count, writes)
 
 
 def update_indirect_execution_set_shader(
     device: int, execution_set: int, count: int, writes: int
 ) -> None:
+    _update("vkUpdateIndirectExecutionSetShaderEXT", device, execution_set, count, writes)
+
+
+def _update(command: str, device: int, execution_set: int, count: int, writes: int) -> None:
+    """Either update: its writes have the same index and member words."""
     record = _device(device)
     if record is None:
         return
-    record.next.vkUpdateIndirectExecutionSetShaderEXT(device, execution_set, count, writes)
+    getattr(record.next, command)(device, execution_set, count, writes)
     if record.state is not None:
         try:
             execution_sets.post_call_record_update(
                 record.state, execution_set, _writes(writes, count)
             )
         except BaseException as error:
-            report_error("vkUpdateIndirectExecutionSetShaderEXT", error, record.instance.state)
+            report_error(command, error, record.instance.state)
 
 
 def destroy_indirect_execution_set(device: int, execution_set: int, allocator: int) -> None:
