@@ -202,13 +202,7 @@ def cmd_copy_buffer(
 
 
 def cmd_copy_buffer2(command_buffer: int, info: int) -> None:
-    record = _next(command_buffer)
-    if record is None:
-        return
-    record.next.vkCmdCopyBuffer2(command_buffer, info)
-    if info:
-        destination = address(at(info, "VkCopyBufferInfo2").dstBuffer)
-        _written(command_buffer, "vkCmdCopyBuffer2", destination)
+    _copy2(command_buffer, info, "vkCmdCopyBuffer2", "VkCopyBufferInfo2")
 
 
 def cmd_copy_image_to_buffer(
@@ -222,13 +216,17 @@ def cmd_copy_image_to_buffer(
 
 
 def cmd_copy_image_to_buffer2(command_buffer: int, info: int) -> None:
+    _copy2(command_buffer, info, "vkCmdCopyImageToBuffer2", "VkCopyImageToBufferInfo2")
+
+
+def _copy2(command_buffer: int, info: int, command: str, info_type: str) -> None:
+    """A copy whose one info structure names the destination buffer (``dstBuffer``)."""
     record = _next(command_buffer)
     if record is None:
         return
-    record.next.vkCmdCopyImageToBuffer2(command_buffer, info)
+    getattr(record.next, command)(command_buffer, info)
     if info:
-        destination = address(at(info, "VkCopyImageToBufferInfo2").dstBuffer)
-        _written(command_buffer, "vkCmdCopyImageToBuffer2", destination)
+        _written(command_buffer, command, address(at(info, info_type).dstBuffer))
 
 
 def cmd_update_buffer(
