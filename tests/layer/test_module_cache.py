@@ -23,10 +23,10 @@ from gpuav.instrument.api import instrument_shader
 from gpuav.layer import module_cache, shader_modules, shader_validation
 from gpuav.layer.calls import PhysicalDeviceFacts
 from gpuav.layer.module_cache import DiskCache, Kind, Outcome
-from gpuav.layer.reporting import MessageLike, Reporter
 from gpuav.layer.settings import Settings, resolve_settings
 from gpuav.layer.state import DeviceState, InstanceState
 from tests.apps_common.build import compile_c_program
+from tests.layer.collecting_reporter import CollectingReporter
 from tests.layer.conftest import APP_TIMEOUT, APPS, REPOSITORY, app_environment, parse_c_output
 from tests.shaders.glsl import CorpusShader, compile_glsl, corpus_shaders, spirv_val
 
@@ -51,18 +51,9 @@ EXPECTED_REPORT = (
 )
 
 
-class Collect(Reporter):
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[MessageLike] = []
-
-    def emit(self, message: MessageLike, objects: object = ()) -> None:
-        self.messages.append(message)
-
-
 def _device(settings: Settings) -> DeviceState:
     facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True)
-    instance = InstanceState(1, settings, VULKAN_1_3, Collect())
+    instance = InstanceState(1, settings, VULKAN_1_3, CollectingReporter())
     return DeviceState(0xCAC4E, instance, None, facts, enabled=True, set_index=SET_INDEX)  # type: ignore[arg-type]
 
 
@@ -106,12 +97,16 @@ def test_static_validation_reads_its_diagnostics_from_disk_in_a_later_process(
     shader_validation.post_call_record_create_device(0xD1A6, environment, cache)
     try:
         monkeypatch.setattr(shader_validation, "_RESULTS", {})
-        found = shader_validation.pre_call_validate_create_shader_module(0xD1A6, words, Collect())
+        found = shader_validation.pre_call_validate_create_shader_module(
+            0xD1A6, words, CollectingReporter()
+        )
         assert found and any(tmp_path.rglob("*"))
         decodes = []
         monkeypatch.setattr(shader_validation, "_RESULTS", {})  # as a new process would
         monkeypatch.setattr(shader_validation, "_validate", lambda *a: decodes.append(a))
-        again = shader_validation.pre_call_validate_create_shader_module(0xD1A6, words, Collect())
+        again = shader_validation.pre_call_validate_create_shader_module(
+            0xD1A6, words, CollectingReporter()
+        )
         assert again == found and decodes == []
     finally:
         shader_validation.pre_call_record_destroy_device(0xD1A6)

@@ -20,12 +20,13 @@ from gpuav.instrument.api import instrument_shader
 from gpuav.layer import module_cache, shader_modules, shader_validation
 from gpuav.layer.calls import PhysicalDeviceFacts
 from gpuav.layer.module_cache import DiskCache, Kind, ModuleCache, Outcome
-from gpuav.layer.reporting import MessageLike, Reporter
+from gpuav.layer.reporting import MessageLike
 from gpuav.layer.settings import Settings
 from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState, InstanceState
 from gpuav.spirv import write
 from gpuav.validate.diagnostics import Diagnostic, Severity
+from tests.layer.collecting_reporter import CollectingReporter
 from tests.shaders.glsl import CorpusShader, corpus_shaders
 from tests.validate.features import every_extension, every_feature
 
@@ -40,15 +41,6 @@ SHADER = SHADERS["storage_image_array_global_id.comp"]
 REFUSED = SHADERS["float_atomics.comp"]
 ALL = shader_validation.ShaderEnvironment("vulkan1.3", every_feature(), every_extension())
 NONE = shader_validation.ShaderEnvironment("vulkan1.3", frozenset(), frozenset())
-
-
-class Collect(Reporter):
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[MessageLike] = []
-
-    def emit(self, message: MessageLike, objects: object = ()) -> None:
-        self.messages.append(message)
 
 
 @pytest.fixture(autouse=True)
@@ -69,7 +61,7 @@ def _as_a_new_process(monkeypatch: pytest.MonkeyPatch) -> None:
 def _device(folder: Path, environment: shader_validation.ShaderEnvironment) -> DeviceState:
     settings = Settings(enabled=True, shader_cache_path=str(folder))
     facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True)
-    instance = InstanceState(1, settings, VULKAN_1_3, Collect())
+    instance = InstanceState(1, settings, VULKAN_1_3, CollectingReporter())
     device = DeviceState(DEVICE, instance, None, facts, enabled=True, set_index=SET_INDEX)  # type: ignore[arg-type]
     shader_validation.post_call_record_create_device(
         DEVICE, environment, module_cache.cache_for(settings)

@@ -24,11 +24,12 @@ from gpuav.layer.calls import (
     PipelineInfo,
     StageInfo,
 )
-from gpuav.layer.reporting import MessageLike, Reporter
+from gpuav.layer.reporting import MessageLike
 from gpuav.layer.settings import Settings
 from gpuav.layer.state import DeviceState, InstanceState, PipelineLayoutState
 from gpuav.spirv import read, reader, write
 from gpuav.validate.api import validate, validate_module
+from tests.layer.collecting_reporter import CollectingReporter
 from tests.shaders.glsl import DEBUG_MODES, CorpusShader, corpus_shaders, spirv_val
 from tests.validate.features import every_extension, every_feature
 
@@ -37,15 +38,6 @@ SET_INDEX = 7
 LAYOUT = 0x1A
 VULKAN_1_3 = (1 << 22) | (3 << 12)
 SHADERS = {shader.name: shader for shader in corpus_shaders()}
-
-
-class Collect(Reporter):
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[MessageLike] = []
-
-    def emit(self, message: MessageLike, objects: Any = ()) -> None:
-        self.messages.append(message)
 
 
 class Decodes:
@@ -67,7 +59,7 @@ def device() -> DeviceState:
     facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True)
     # Without the module cache, which would answer a module created again without reading it.
     settings = Settings(enabled=True, shader_cache=False)
-    instance = InstanceState(1, settings, VULKAN_1_3, Collect())
+    instance = InstanceState(1, settings, VULKAN_1_3, CollectingReporter())
     return DeviceState(DEVICE, instance, None, facts, enabled=True, set_index=SET_INDEX)  # type: ignore[arg-type]
 
 

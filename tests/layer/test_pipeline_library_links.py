@@ -5,8 +5,6 @@ names its layout. The engine runs as the native layer calls it; only the driver 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from gpuav.layer import pipeline_libraries, pipelines
@@ -16,7 +14,6 @@ from gpuav.layer.calls import (
     PhysicalDeviceFacts,
     PipelineInfo,
 )
-from gpuav.layer.reporting import MessageLike, Reporter
 from gpuav.layer.settings import Settings
 from gpuav.layer.state import (
     DeviceState,
@@ -25,6 +22,7 @@ from gpuav.layer.state import (
     PipelineState,
     ShaderTracker,
 )
+from tests.layer.collecting_reporter import CollectingReporter
 
 VULKAN_1_3 = (1 << 22) | (3 << 12)
 GRAPHICS = PIPELINE_BIND_POINT_GRAPHICS
@@ -35,21 +33,12 @@ VERTEX = ShaderTracker(5, 0x500, SET_LIBRARY, (1, 2, 3))
 FRAGMENT = ShaderTracker(6, 0x600, ADDRESS_LIBRARY, (4, 5, 6))
 
 
-class Collect(Reporter):
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[MessageLike] = []
-
-    def emit(self, message: MessageLike, objects: Any = ()) -> None:
-        self.messages.append(message)
-
-
 @pytest.fixture
 def device() -> DeviceState:
     """Two libraries with shader stages: one binding gpuav's set, one reaching gpuav's
     buffers by the pushed address (its layout uses every set); one without stages."""
     facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True)
-    instance = InstanceState(1, Settings(enabled=True), VULKAN_1_3, Collect())
+    instance = InstanceState(1, Settings(enabled=True), VULKAN_1_3, CollectingReporter())
     state = DeviceState(1, instance, None, facts, enabled=True, set_index=7)  # type: ignore[arg-type]
     state.pipeline_layouts[SET_LAYOUT] = PipelineLayoutState(SET_LAYOUT, 1, patched=True)
     state.pipeline_layouts[ADDRESS_LAYOUT] = PipelineLayoutState(
@@ -74,7 +63,7 @@ def _link(device: DeviceState, layout: int, *libraries: int) -> PipelineState:
 
 def _said(device: DeviceState) -> list[str]:
     reporter = device.reporter
-    assert isinstance(reporter, Collect)
+    assert isinstance(reporter, CollectingReporter)
     return [message.message_id for message in reporter.messages]
 
 
