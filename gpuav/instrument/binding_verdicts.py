@@ -33,8 +33,8 @@ class BindingVerdicts:
         self.table_word_fits = table_word_fits
         # (function id, table id, descriptor count, forbidden bits) -> the verdict's bool
         self._read: dict[tuple[int, int, int, int], int] = {}
-        # function id -> (its block count, the labels of its loop blocks)
-        self._loops: dict[int, tuple[int, set[int]]] = {}
+        # function id -> the labels of its loop blocks when first asked
+        self._loops: dict[int, set[int]] = {}
 
     @property
     def called(self) -> bool:
@@ -92,8 +92,9 @@ class BindingVerdicts:
         return builder.op(Op.LogicalAnd, bool_, passes, also)
 
     def _loop_blocks(self, function: Function) -> set[int]:
-        """Recomputed when the function has gained blocks (guards split them)."""
-        known = self._loops.get(function.id)
-        if known is None or known[0] != len(function.blocks):
-            known = self._loops[function.id] = (len(function.blocks), loop_blocks(function))
-        return known[1]
+        """Found once per function. The guards split blocks later, but accesses are guarded
+        last first, so an access's block is always one that stood then (a block made after
+        would count as outside loops: the access would take its full check)."""
+        if function.id not in self._loops:
+            self._loops[function.id] = loop_blocks(function)
+        return self._loops[function.id]
