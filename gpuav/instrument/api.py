@@ -197,7 +197,14 @@ def _instrument(
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     tables = BindingTables(builder, helpers.binding_table)
     ranges_read_tables = guard_buffer_ranges(
-        builder, def_use, types, helpers, tables, buffer_findings, texel_findings
+        builder,
+        def_use,
+        types,
+        helpers,
+        tables,
+        buffer_findings,
+        texel_findings,
+        _checked_elsewhere(result),
     )
     guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
     guard_addresses(builder, def_use, types, helpers, result.address_findings, shader_int64)
@@ -246,6 +253,18 @@ def _instrument(
     list_in_interfaces(builder, interface)
     result.helpers = helpers
     return result
+
+
+def _checked_elsewhere(result: InstrumentResult) -> set[int]:
+    """The ``id()`` of every consumer that a pass other than the buffer ranges checks."""
+    descriptors = _not_range_checked(
+        result.findings.accesses, result.buffer_findings, result.texel_findings
+    )
+    consumers = [access.consumer for access in descriptors]
+    consumers += [c for access in result.texel_findings.accesses for c in access.consumers]
+    consumers += [access.consumer for access in result.local_findings.accesses]
+    consumers += [access.consumer for access in result.address_findings.accesses]
+    return {id(consumer) for consumer in consumers}
 
 
 def _not_range_checked(

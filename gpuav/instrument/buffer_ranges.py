@@ -31,6 +31,8 @@ from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_spans import BufferAccess, BufferSpan
 from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.descriptor_state import RANGE_UNKNOWN
+from gpuav.instrument.loop_bounds import EmitBound, LoopBounds
+from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.analysis.def_use import DefUse
@@ -38,7 +40,7 @@ from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
 from gpuav.spirv.instruction import Instruction
-from gpuav.spirv.module import Function
+from gpuav.spirv.module import Block, Function
 
 
 def _descriptor(
@@ -95,9 +97,14 @@ class RangeGuarder:
     _quick: dict[tuple[int, int, int, int, int], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self._accesses: dict[int, BufferAccess] = {}
         self.uint = self.builder.type_int(32, False)
         self.bool_ = self.builder.type_bool()
         self._pair: int | None = None
+
+    def know(self, accesses: list[BufferAccess]) -> None:
+        """Remember the accesses ``loop_proof`` is asked about, by consumer."""
+        self._accesses.update((id(access.consumer), access) for access in accesses)
 
     def guard(self, access: BufferAccess) -> bool:
         """Guard ``access``; False when its result has no null value to stand in for it."""
@@ -135,6 +142,51 @@ class RangeGuarder:
             return ok
 
         return self.guard_with(consumer, condition)
+
+    # -- a test before a loop, for all its iterations at once ------------------------------
+
+    def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
+        """How to test, before the loop of ``bounds``, that every span of the access at
+        ``consumer`` fits in all the loop's iterations: each index's bound against the quick
+        test's limit. None where a span has no quick test or an index no bound."""
+        access = self._accesses.get(id(consumer))
+        if access is None:
+            return None
+        function = bounds.loop.function
+        spans: list[tuple[BufferSpan, EmitBound | None]] = []
+        for span in access.spans:
+            if self.constant_flat(*_descriptor(span)[2:]) is None or len(span.terms) > 1:
+                return None
+            upper = None
+            if span.terms:
+                term = span.terms[0]
+                if term.stride <= 0 or self._width(term.index) > 32:
+                    return None
+                upper = bounds.upper(term.index, block)
+                if upper is None:
+                    return None
+            spans.append((span, upper))
+
+        def emit(to_test: Callable[[], None]) -> list[int]:
+            limits = []
+            for span, upper in spans:
+                bound = self.hoisted_range(function, *_descriptor(span))
+                assert bound is not None
+                test = self._quick_test(function, span, bound)
+                assert test is not None
+                limits.append((test, upper))
+            to_test()
+            conditions = []
+            for test, upper in limits:
+                if upper is None:
+                    conditions.append(test)
+                    continue
+                value, valid = upper(self.builder)
+                conditions += valid
+                conditions.append(self.builder.op(Op.ULessThan, self.bool_, value, test))
+            return conditions
+
+        return emit
 
     # -- the quick test: one compare per access, against values read once per function ---
 

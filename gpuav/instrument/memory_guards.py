@@ -13,6 +13,7 @@ from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, Addr
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.local_arrays import LocalFindings
 from gpuav.instrument.local_guards import LocalGuarder
+from gpuav.instrument.loop_versions import version_loops
 from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.texel_buffers import TexelFindings, guard_texel_access
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
@@ -30,9 +31,11 @@ def guard_buffer_ranges(
     tables: BindingTables,
     findings: BufferFindings,
     texels: TexelFindings,
+    unprovable: set[int],
 ) -> bool:
-    """Guard the buffer and texel accesses; whether a range was read from a binding's
-    table for them."""
+    """Guard the buffer and texel accesses, first giving the loops whose checks a test
+    before them can decide an unchecked copy (``unprovable``: the ``id()`` of the consumers
+    other passes check); whether a range was read from a binding's table for them."""
     if helpers.buffer_range is None or helpers.check_buffer_range is None:
         return False
     guarder = RangeGuarder(
@@ -44,6 +47,9 @@ def guard_buffer_ranges(
         tables,
         helpers.range_in_table,
     )
+    guarder.know(findings.accesses)
+    consumers = [access.consumer for access in findings.accesses]
+    version_loops(builder, def_use, types, consumers, guarder.loop_proof, unprovable)
     _guard_each(findings, guarder.guard, def_use)
     if helpers.check_texel is not None:
         # Each guard finds its consumer's place afresh, so the order does not matter here.

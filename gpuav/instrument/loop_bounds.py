@@ -1,0 +1,386 @@
+"""Upper bounds, computable before a loop, of the integer values an access uses inside it.
+
+A loop can run without checks when a test made once before it proves every check of every
+iteration passes (``loop_versions``). For a range check ``index < limit`` that test is
+``bound < limit``, where ``bound`` is at least the index in every iteration. This module
+finds such bounds from the code alone and emits them at the end of the loop's preheader:
+
+- a value defined before the loop bounds itself (a constant, a value computed outside);
+- ``x & m`` is at most ``m``, ``x % m`` below ``m``, ``x >> c`` at most ``bound(x) >> c``;
+- ``x + y`` and ``x * y`` are at most ``bound(x) + bound(y)`` and ``bound(x) * bound(y)``,
+  valid only where that sum or product does not pass 2^32 (a condition joins the test);
+- the load of a function variable stored once, before the loop, is the value stored;
+- the loop's counter, compared with ``limit`` by the test that enters each iteration, is at
+  most ``bound(limit) - 1`` (for a signed compare only when it starts at a constant >= 0
+  and counts up by one, so that it is never negative);
+- a load from a push constant or a uniform block at constant indices is read again in the
+  preheader (uniform data cannot change during a draw or dispatch).
+
+Only 32-bit integers are bounded. Every bound is unsigned: a negative value is huge, and
+fails the test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpuav.spirv.analysis.def_use import DefUse
+from gpuav.spirv.analysis.loops import FunctionUses, Loop, dominates
+from gpuav.spirv.analysis.types import Types
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import Decoration, Op, StorageClass
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Block
+
+# Emits, at the builder's insert point, (the bound as a uint, bools that must all hold).
+EmitBound = Callable[[Builder], tuple[int, list[int]]]
+
+_UNROLL_MAX_TRIPS = 128
+
+
+@dataclass(frozen=True)
+class Counter:
+    """The loop's counter and the test that enters each iteration."""
+
+    test_block: Block
+    value: int  # the counter as the test reads it (an OpPhi of the header, or an OpLoad)
+    variable: int | None  # the function variable that holds it, when it is not an OpPhi
+    compare: int  # Op.ULessThan, Op.SLessThan or Op.ULessThanEqual
+    limit: int
+    start: int | None  # constant first value, when known
+    step: int | None  # constant increment, when known
+
+
+class LoopBounds:
+    def __init__(self, loop: Loop, def_use: DefUse, types: Types, uses: FunctionUses) -> None:
+        self.loop = loop
+        self.def_use = def_use
+        self.uses = uses
+        self.types = types
+        self._pair: int | None = None
+        self.counter = self._counter()
+
+    # -- what the analysis answers -----------------------------------------------------------
+
+    def upper(self, value: int, block: Block) -> EmitBound | None:
+        """How to emit an upper bound of ``value`` as used in ``block`` of the loop; None when
+        none is known."""
+        return self._upper(value, block, depth=0)
+
+    def unroll_worth(self) -> bool:
+        """Whether the loop runs a small constant number of times, so that asking the driver
+        to unroll it asks for what it does on its own for such a loop without checks."""
+        counter = self.counter
+        if counter is None or counter.start is None or counter.step != 1:
+            return False
+        limit = self.types.constant_value(counter.limit)
+        if limit is None:
+            return False
+        if counter.compare == Op.ULessThanEqual:
+            limit += 1
+        return 0 <= limit - counter.start <= _UNROLL_MAX_TRIPS
+
+    # -- bounds -------------------------------------------------------------------------------
+
+    def _upper(self, value: int, block: Block, depth: int) -> EmitBound | None:
+        if depth > 8 or not self._is_int32(value):
+            return None
+        if self.outside(value):
+            return lambda builder: (self._as_uint(builder, value), [])
+        definition = self.def_use.definition(value)
+        if definition is None:
+            return None
+        opcode, operands = definition.opcode, definition.operands
+        if opcode == Op.Bitcast:
+            return self._upper(operands[2], block, depth + 1)
+        if opcode == Op.BitwiseAnd:
+            # a mask set before the loop is the tightest bound and costs nothing
+            masks = sorted(operands[2:4], key=lambda operand: not self.outside(operand))
+            return self._upper(masks[0], block, depth + 1) or self._upper(
+                masks[1], block, depth + 1
+            )
+        if opcode == Op.UMod:
+            divisor = self._upper(operands[3], block, depth + 1)
+            return None if divisor is None else _minus_one(divisor)
+        if opcode == Op.ShiftRightLogical:
+            shifted = self._upper(operands[2], block, depth + 1)
+            if shifted is None or not self.outside(operands[3]):
+                return None
+            return _shifted(shifted, operands[3])
+        if opcode in (Op.IAdd, Op.IMul):
+            left = self._upper(operands[2], block, depth + 1)
+            right = self._upper(operands[3], block, depth + 1)
+            if left is None or right is None:
+                return None
+            return self._combined(opcode, left, right)
+        if opcode == Op.Load:
+            return self._loaded(definition, block, depth)
+        if opcode == Op.Phi:
+            return self._counted(value, block, depth)
+        return None
+
+    def _loaded(self, load: Instruction, block: Block, depth: int) -> EmitBound | None:
+        pointer = load.operands[2]
+        stores = self._stores(pointer)
+        if stores is not None:
+            inside = [s for s in stores if self._in_loop(s)]
+            if not inside and len(stores) == 1 and self._dominates_preheader(stores[0]):
+                return self._upper(stores[0].operands[1], block, depth + 1)
+            return self._counted(load.result_id or 0, block, depth)
+        return self._uniform(load)
+
+    def _counted(self, value: int, block: Block, depth: int) -> EmitBound | None:
+        """A bound of the loop's counter, read in ``block`` after the entering test passed."""
+        counter = self.counter
+        if counter is None or block is counter.test_block or block is self.loop.header:
+            return None
+        if not self._same_counter(value, block):
+            return None
+        if counter.compare == Op.SLessThan and (
+            counter.start is None or counter.start < 0 or counter.step != 1
+        ):
+            return None
+        limit = self._upper(counter.limit, counter.test_block, depth + 1)
+        if limit is None:
+            return None
+        return limit if counter.compare == Op.ULessThanEqual else _minus_one(limit)
+
+    def _same_counter(self, value: int, block: Block) -> bool:
+        """Whether ``value`` in ``block`` is what the entering test compared."""
+        counter = self.counter
+        assert counter is not None
+        if counter.variable is None:
+            return value == counter.value
+        load = self.def_use.definition(value)
+        return (
+            load is not None
+            and load.opcode == Op.Load
+            and load.operands[2] == counter.variable
+            and block.label_id != self.loop.continue_target
+        )
+
+    def _uniform(self, load: Instruction) -> EmitBound | None:
+        """A load at constant indices from a push constant or uniform block: the same value
+        in every iteration, so a copy of it before the loop is its bound."""
+        chain = self.def_use.definition(load.operands[2])
+        if chain is None:
+            return None
+        if chain.opcode == Op.Variable:
+            variable, indices = chain, []
+        elif chain.opcode in (Op.AccessChain, Op.InBoundsAccessChain):
+            variable = self.def_use.definition(chain.operands[2])  # type: ignore[assignment]
+            indices = chain.operands[3:]
+        else:
+            return None
+        if variable is None or variable.opcode != Op.Variable:
+            return None
+        if not all(self.types.is_constant(index) for index in indices):
+            return None
+        if not self._read_only_uniform(variable):
+            return None
+        pointer_type = chain.operands[0]
+        load_type = load.operands[0]
+
+        def emit(builder: Builder) -> tuple[int, list[int]]:
+            pointer = variable.operands[1]
+            if indices:
+                pointer = builder.op(chain.opcode, pointer_type, pointer, *indices)
+            loaded = builder.op(Op.Load, load_type, pointer, *load.operands[3:])
+            return self._as_uint(builder, loaded), []
+
+        return emit
+
+    def _read_only_uniform(self, variable: Instruction) -> bool:
+        storage = variable.operands[2]
+        if storage == StorageClass.PushConstant:
+            return True
+        if storage != StorageClass.Uniform:
+            return False
+        pointee = self.types.pointee(variable.operands[0])
+        pointee, _ = self.types.strip_arrays(pointee)
+        decorated = [
+            a.operands[1]
+            for a in self.def_use.module.annotations
+            if a.opcode == Op.Decorate and a.operands[0] == pointee
+        ]
+        return Decoration.Block in decorated and Decoration.BufferBlock not in decorated
+
+    # -- the counter --------------------------------------------------------------------------
+
+    def _counter(self) -> Counter | None:
+        loop = self.loop
+        header = loop.header
+        blocks = {block.label_id: block for block in loop.function.blocks}
+        test = header
+        if header.terminator.opcode == Op.Branch:
+            test = blocks[header.terminator.operands[0]]
+            if test.label_id == loop.merge or test.label_id == loop.continue_target:
+                return None
+        terminator = test.terminator
+        if terminator.opcode != Op.BranchConditional or terminator.operands[2] != loop.merge:
+            return None
+        condition = self.def_use.definition(terminator.operands[0])
+        if condition is None or condition.opcode not in (
+            Op.ULessThan,
+            Op.SLessThan,
+            Op.ULessThanEqual,
+        ):
+            return None
+        if self.def_use.place(condition) != (loop.function, test):
+            return None
+        value, limit = condition.operands[2:4]
+        read = self.def_use.definition(value)
+        if read is None:
+            return None
+        if read.opcode == Op.Phi and self.def_use.place(read) == (loop.function, header):
+            start, step = self._phi_steps(read)
+            return Counter(test, value, None, condition.opcode, limit, start, step)
+        if read.opcode == Op.Load and self.def_use.place(read) == (loop.function, test):
+            variable = read.operands[2]
+            start, step = self._variable_steps(variable)
+            if step is None and self._stores(variable) is None:
+                return None
+            return Counter(test, value, variable, condition.opcode, limit, start, step)
+        return None
+
+    def _phi_steps(self, phi: Instruction) -> tuple[int | None, int | None]:
+        start = step = None
+        for incoming, parent in zip(phi.operands[2::2], phi.operands[3::2], strict=True):
+            if parent not in self.loop.labels:
+                start = self.types.constant_value(incoming)
+            else:
+                step = self._step(incoming, lambda operand: operand == phi.result_id)
+        return start, step
+
+    def _variable_steps(self, variable: int) -> tuple[int | None, int | None]:
+        """(the constant stored before the loop, the constant added in the continue block)
+        when those are the counter's only stores; step None when the loop stores it elsewhere
+        (it is then no counter)."""
+        stores = self._stores(variable)
+        if stores is None:
+            return None, None
+        outside = [s for s in stores if not self._in_loop(s)]
+        inside = [s for s in stores if self._in_loop(s)]
+        if len(inside) != 1 or self._block_of(inside[0]) != self.loop.continue_target:
+            return None, None
+        start = None
+        if len(outside) == 1 and self._dominates_preheader(outside[0]):
+            start = self.types.constant_value(outside[0].operands[1])
+
+        def reads_counter(operand: int) -> bool:
+            load = self.def_use.definition(operand)
+            return load is not None and load.opcode == Op.Load and load.operands[2] == variable
+
+        return start, self._step(inside[0].operands[1], reads_counter)
+
+    def _step(self, value: int, is_counter: Callable[[int], bool]) -> int | None:
+        """The constant ``c`` when ``value`` is the counter plus ``c``."""
+        addition = self.def_use.definition(value)
+        if addition is None or addition.opcode != Op.IAdd:
+            return None
+        left, right = addition.operands[2:4]
+        if is_counter(left):
+            return self.types.constant_value(right)
+        if is_counter(right):
+            return self.types.constant_value(left)
+        return None
+
+    def _combined(self, opcode: int, left: EmitBound, right: EmitBound) -> EmitBound:
+        """The bound of a sum or product of two bounded values, valid where it fits 32 bits."""
+
+        def emit(builder: Builder) -> tuple[int, list[int]]:
+            a, a_conditions = left(builder)
+            b, b_conditions = right(builder)
+            uint, bool_ = builder.type_int(32, False), builder.type_bool()
+            if self._pair is None:
+                self._pair = builder.type_struct(uint, uint)
+            wide = Op.IAddCarry if opcode == Op.IAdd else Op.UMulExtended
+            extended = builder.op(wide, self._pair, a, b)
+            value = builder.op(Op.CompositeExtract, uint, extended, 0)
+            high = builder.op(Op.CompositeExtract, uint, extended, 1)
+            fits = builder.op(Op.IEqual, bool_, high, builder.constant_uint(0))
+            return value, [*a_conditions, *b_conditions, fits]
+
+        return emit
+
+    # -- facts ----------------------------------------------------------------------------------
+
+    def outside(self, value: int) -> bool:
+        """Whether ``value`` is defined before the loop (or is a global)."""
+        definition = self.def_use.definition(value)
+        if definition is None:
+            return False
+        place = self.def_use.place(definition)
+        if place is None:
+            # an OpUndef may differ at each use
+            return definition.opcode not in (Op.Variable, Op.Undef)
+        return place[0] is self.loop.function and place[1].label_id not in self.loop.labels
+
+    def _stores(self, variable: int) -> list[Instruction] | None:
+        """The OpStores to a function variable that is only loaded and stored, else None."""
+        definition = self.def_use.definition(variable)
+        if (
+            definition is None
+            or definition.opcode != Op.Variable
+            or definition.operands[2] != StorageClass.Function
+            or len(definition.operands) > 3
+        ):
+            return None
+        stores = []
+        for use, _ in self.uses.get(variable, []):
+            if use.opcode == Op.Store and use.operands[0] == variable:
+                stores.append(use)
+            elif use.opcode != Op.Load:
+                return None
+        return stores
+
+    def _in_loop(self, instruction: Instruction) -> bool:
+        return self._block_of(instruction) in self.loop.labels
+
+    def _block_of(self, instruction: Instruction) -> int | None:
+        place = self.def_use.place(instruction)
+        return None if place is None else place[1].label_id
+
+    def _dominates_preheader(self, instruction: Instruction) -> bool:
+        preheader = self.loop.preheader
+        label = self._block_of(instruction)
+        return (
+            preheader is not None
+            and label is not None
+            and dominates(self.loop.function, label, preheader.label_id)
+        )
+
+    def _is_int32(self, value: int) -> bool:
+        type_id = self.types.type_of(value)
+        return (
+            type_id is not None
+            and self.types.opcode(type_id) == Op.TypeInt
+            and self.types.width(type_id) == 32
+        )
+
+    def _as_uint(self, builder: Builder, value: int) -> int:
+        uint = builder.type_int(32, False)
+        if self.types.type_of(value) == uint:
+            return value
+        return builder.op(Op.Bitcast, uint, value)
+
+
+def _minus_one(bound: EmitBound) -> EmitBound:
+    """``bound - 1``: 0 wraps to the largest uint, which no test passes."""
+
+    def emit(builder: Builder) -> tuple[int, list[int]]:
+        value, conditions = bound(builder)
+        uint = builder.type_int(32, False)
+        return builder.op(Op.ISub, uint, value, builder.constant_uint(1)), conditions
+
+    return emit
+
+
+def _shifted(bound: EmitBound, shift: int) -> EmitBound:
+    def emit(builder: Builder) -> tuple[int, list[int]]:
+        value, conditions = bound(builder)
+        uint = builder.type_int(32, False)
+        return builder.op(Op.ShiftRightLogical, uint, value, shift), conditions
+
+    return emit
