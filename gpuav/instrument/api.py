@@ -72,6 +72,8 @@ class InstrumentResult:
     address_findings: AddressFindings = field(default_factory=AddressFindings)
     helpers: Helpers | None = None  # when the checks put helpers in the module
     printf_sites: list[PrintfSite] = field(default_factory=list)
+    # loops given an unchecked copy, run where a test before them proves every access fits
+    loops_copied: int = 0
 
     @property
     def changed(self) -> bool:
@@ -196,7 +198,7 @@ def _instrument(
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     tables = BindingTables(builder, helpers.binding_table)
-    ranges_read_tables = guard_buffer_ranges(
+    ranges_read_tables, result.loops_copied = guard_buffer_ranges(
         builder,
         def_use,
         types,

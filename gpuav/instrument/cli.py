@@ -91,7 +91,7 @@ def _instrument(args: argparse.Namespace) -> int:
         )
     except DescriptorBoundsUnsupported as error:
         report.update(declined=str(error), instrumented=False, checked=[], static_findings=[])
-        report["unchecked"] = []
+        report.update(unchecked=[], loops_copied=0)
         out = words
     else:
         accesses = [_access(a, names, decorations) for a in result.findings.accesses]
@@ -101,6 +101,7 @@ def _instrument(args: argparse.Namespace) -> int:
             {"instruction_index": u.instruction_index, "reason": u.reason}
             for u in result.findings.unchecked
         ]
+        report["loops_copied"] = result.loops_copied
         out = write(result.module) if result.changed else words
     try:
         args.output.write_bytes(array("I", out).tobytes())
@@ -162,6 +163,11 @@ def _text(report: dict[str, Any]) -> str:
         return "\n".join(lines)
     checked = report["checked"]
     lines.append(f"  {len(checked)} descriptor accesses checked")
+    if report["loops_copied"]:
+        lines.append(
+            f"  {report['loops_copied']} loops also kept without checks, run where a test "
+            "before them shows that every access fits"
+        )
     for access in report["static_findings"]:
         for lookup in access["lookups"]:
             if lookup["static_index"] is not None and lookup["array_length"] is not None:

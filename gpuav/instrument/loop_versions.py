@@ -44,6 +44,22 @@ Prover = Callable[[Instruction, LoopBounds, Block], Proof | None]
 
 _NOT_JOINABLE = (Op.TypePointer, Op.TypeSampledImage, Op.TypeImage, Op.TypeSampler)
 
+# Instructions whose result depends on which other invocations run them too: barriers,
+# subgroup and group operations, derivatives and the image reads that take them. The test
+# before a loop may differ between invocations, so a loop holding one is not copied.
+CONVERGENT = frozenset(
+    value
+    for name, value in vars(Op).items()
+    if isinstance(value, int)
+    and not name.startswith("_")
+    and name not in ("GroupDecorate", "GroupMemberDecorate")
+    and (
+        name.startswith(("Group", "Subgroup", "CooperativeMatrix", "DPd", "Fwidth"))
+        or name.endswith("ImplicitLod")
+        or name in ("ControlBarrier", "ImageQueryLod")
+    )
+)
+
 
 def version_loops(
     builder: Builder,
@@ -66,6 +82,7 @@ def version_loops(
         place = def_use.places.get(instruction_id)
         if place is not None:
             unprovable_labels.add(place[1].label_id)
+    convergent = _convergent_functions(builder.module.functions)
     copied = 0
     for function in list(builder.module.functions):
         accesses = blocks_of.get(id(function))
@@ -78,11 +95,44 @@ def version_loops(
             inside = [(c, b) for c, b in accesses if b.label_id in loop.labels]
             if not inside or loop.labels & unprovable_labels:
                 continue
+            if _runs_convergent(loop, convergent):
+                continue
             copier = _LoopCopier(builder, def_use, types, loop)
             if copier.version(inside, prover):
                 done.append(loop)
                 copied += 1
     return copied
+
+
+def _convergent_functions(functions: list[Function]) -> set[int]:
+    """Ids of the functions that run a CONVERGENT instruction, themselves or in a callee."""
+    calls: dict[int, set[int]] = {}
+    found: set[int] = set()
+    for function in functions:
+        callees = calls.setdefault(function.id, set())
+        for block in function.blocks:
+            for instruction in block.instructions:
+                if instruction.opcode in CONVERGENT:
+                    found.add(function.id)
+                elif instruction.opcode == Op.FunctionCall:
+                    callees.add(instruction.operands[2])
+    changed = True
+    while changed:
+        changed = False
+        for caller, callees in calls.items():
+            if caller not in found and callees & found:
+                found.add(caller)
+                changed = True
+    return found
+
+
+def _runs_convergent(loop: Loop, convergent: set[int]) -> bool:
+    return any(
+        instruction.opcode in CONVERGENT
+        or (instruction.opcode == Op.FunctionCall and instruction.operands[2] in convergent)
+        for block in loop.blocks()
+        for instruction in block.instructions
+    )
 
 
 class _LoopCopier:

@@ -32,12 +32,12 @@ def guard_buffer_ranges(
     findings: BufferFindings,
     texels: TexelFindings,
     unprovable: set[int],
-) -> bool:
+) -> tuple[bool, int]:
     """Guard the buffer and texel accesses, first giving the loops whose checks a test
     before them can decide an unchecked copy (``unprovable``: the ``id()`` of the consumers
-    other passes check); whether a range was read from a binding's table for them."""
+    other passes check); whether a range was read from a binding's table for them, and how many loops got a copy."""
     if helpers.buffer_range is None or helpers.check_buffer_range is None:
-        return False
+        return False, 0
     guarder = RangeGuarder(
         builder,
         def_use,
@@ -49,7 +49,7 @@ def guard_buffer_ranges(
     )
     guarder.know(findings.accesses)
     consumers = [access.consumer for access in findings.accesses]
-    version_loops(builder, def_use, types, consumers, guarder.loop_proof, unprovable)
+    copied = version_loops(builder, def_use, types, consumers, guarder.loop_proof, unprovable)
     _guard_each(findings, guarder.guard, def_use)
     if helpers.check_texel is not None:
         # Each guard finds its consumer's place afresh, so the order does not matter here.
@@ -58,7 +58,7 @@ def guard_buffer_ranges(
             for texel in texels.accesses
             if guard_texel_access(guarder, helpers.check_texel, texel)
         ]
-    return guarder.called_range_in_table
+    return guarder.called_range_in_table, copied
 
 
 def guard_local_arrays(

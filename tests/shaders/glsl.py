@@ -212,6 +212,21 @@ def words_to_bytes(words: list[int]) -> bytes:
     return b"".join(word.to_bytes(4, sys.byteorder) for word in words)
 
 
+def optimize(words: list[int], target_env: str = "vulkan1.2") -> list[int]:
+    """``spirv-opt -O``: the shapes an optimizer emits (phis, merged blocks, hoisted loads)."""
+    with tempfile.TemporaryDirectory(prefix="gpuav-opt-") as work:
+        source, output = Path(work) / "in.spv", Path(work) / "out.spv"
+        source.write_bytes(words_to_bytes(words))
+        subprocess.run(
+            [tool("spirv-opt"), "-O", f"--target-env={target_env}", str(source), "-o", str(output)],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        data = output.read_bytes()
+    words_out = _words_from_bytes(data)
+    assert words_out is not None
+    return words_out
+
+
 def disassemble(words: list[int]) -> str:
     """spirv-dis text of a module (raw ids, so ids match what spirv-val reports)."""
     with tempfile.TemporaryDirectory(prefix="gpuav-dis-") as work:

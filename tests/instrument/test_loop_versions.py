@@ -1,0 +1,267 @@
+"""Loops with an unchecked copy on lavapipe: the copy runs only where the test before the
+loop proves every access fits, so a correct program computes what it computes without the
+layer and reports nothing, and a program that overruns gets every record the checked loop
+gives, with the same numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuav.instrument import record
+from gpuav.instrument.api import instrument_module
+from gpuav.instrument.descriptor_state import binding_table_word, range_word, region_words
+from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
+from gpuav.spirv.grammar import LoopControl, Op
+from gpuav.spirv.reader import read
+from gpuav.spirv.writer import write
+from tests.harness import Binding, DescriptorSetSpec, VulkanContext
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, load_origins
+from tests.shaders.glsl import compile_glsl, optimize, spirv_val
+
+pytestmark = pytest.mark.vulkan
+
+INVOCATIONS = 8
+DATA_WORDS = 24
+
+# Reads data.v[base + i + k] for k < count: the index is bounded by base + 7 + count - 1,
+# from two uniform reads, a variable stored once and the loop's counter. The store's index
+# does not change in the loop; acc is used after it.
+COUNTED = """#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
+layout(set = 0, binding = 1) buffer Out { uint v[]; } o;
+layout(set = 0, binding = 2) uniform Params { uint count; uint base; } params;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint acc = 0u;
+    for (COUNTER k = 0; k < COUNTER(params.count); ++k) {
+        acc += data.v[params.base + i + uint(k)];
+        o.v[i] = acc;
+    }
+    o.v[8u + i] = acc * 2u;
+}
+"""
+
+# The index is read from memory: no bound, so no copy.
+UNBOUNDED = """#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
+layout(set = 0, binding = 1) buffer Out { uint v[]; } o;
+layout(set = 0, binding = 2) uniform Params { uint count; uint base; } params;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint acc = 0u;
+    for (uint k = 0u; k < 4u; ++k) {
+        acc += data.v[data.v[i + k]];
+    }
+    o.v[i] = acc;
+}
+"""
+
+# A mask bounds the index; the loop leaves early through a break.
+MASKED_WITH_BREAK = """#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
+layout(set = 0, binding = 1) buffer Out { uint v[]; } o;
+layout(set = 0, binding = 2) uniform Params { uint count; uint base; } params;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint acc = 0u;
+    uint k = 0u;
+    for (; k < 64u; ++k) {
+        uint value = data.v[(i * 5u + k) & MASK];
+        if (value == 1000u + params.base) break;
+        acc += value;
+    }
+    o.v[i] = acc + k * 100000u;
+}
+"""
+
+
+def _module(source: str, optimized: bool, **defines: str) -> list[int]:
+    for name, value in defines.items():
+        source = source.replace(name, value)
+    words = compile_glsl(source, "comp", target_env="vulkan1.2")
+    return optimize(words) if optimized else words
+
+
+def _instrument(words: list[int]) -> tuple[list[int], int]:
+    module = read(words)
+    result = instrument_module(
+        module, shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
+    )
+    out = write(result.module)
+    spirv_val(out, "vulkan1.2")
+    return out, result.loops_copied
+
+
+def _run(
+    vk: VulkanContext, words: list[int], count: int, base: int, data_words: int = DATA_WORDS
+) -> tuple[list[int], list[ErrorRecord]]:
+    data = vk.buffer(data=np.arange(1, 1 + 64, dtype=np.uint32))
+    out = vk.buffer(4 * 2 * INVOCATIONS)
+    debug = vk.debug_buffer(capacity_words=4096)
+    state = region_words({0: 1, 1: 1, 2: 1})
+    for binding, size in ((0, 4 * data_words), (1, 4 * 2 * INVOCATIONS), (2, 8)):
+        state[state[binding_table_word(binding)]] = range_word(size)
+    app = [
+        Binding(0, "storage_buffer", [data]),
+        Binding(1, "storage_buffer", [out]),
+        Binding(2, "uniform_buffer", [vk.buffer(data=np.array([count, base], np.uint32))]),
+    ]
+    ours = DescriptorSetSpec(
+        [
+            debug.binding(),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area(state, 0))]),
+            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
+        ]
+    )
+    result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
+    records = sorted(debug.records(), key=lambda r: (r.instruction_index, r.stage_words))
+    return result.buffer(out).tolist(), records
+
+
+def _data_record(instruction: int, x: int, word: int, data_words: int) -> ErrorRecord:
+    return ErrorRecord(
+        SHADER_ID,
+        instruction,
+        Stage.COMPUTE,
+        (x, pack_compute_yz(0, 0)),
+        ErrorCode.BUFFER_OUT_OF_BOUNDS,
+        0,
+        details=(
+            record.STORAGE_BIT,
+            4 * word & 0xFFFF_FFFF,
+            4,
+            4 * data_words,
+            record.FLAG_WRAPPED if 4 * word > 0xFFFF_FFFF else 0,
+        ),
+    )
+
+
+def _counted_expectation(count: int, base: int) -> list[int]:
+    """What the checked loop computes: a word past the range reads as zero."""
+    sums = []
+    for i in range(INVOCATIONS):
+        sums.append(sum(1 + at for k in range(count) if (at := base + i + k) < DATA_WORDS))
+    stored = [s if count else 0 for s in sums]
+    return stored + [2 * s for s in sums]
+
+
+@pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
+@pytest.mark.parametrize("counter", ["uint", "int"])
+def test_proven_loop_runs_its_copy_and_matches_no_layer(
+    vk: VulkanContext, optimized: bool, counter: str
+) -> None:
+    words = _module(COUNTED, optimized, COUNTER=counter)
+    instrumented, copied = _instrument(words)
+    assert copied == 1
+    plain, _ = _run(vk, words, count=5, base=3)
+    out, records = _run(vk, instrumented, count=5, base=3)
+    assert records == []
+    assert out == plain == _counted_expectation(5, 3)
+
+
+@pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
+@pytest.mark.parametrize("counter", ["uint", "int"])
+def test_overrun_takes_the_checked_loop_with_every_record(
+    vk: VulkanContext, optimized: bool, counter: str
+) -> None:
+    words = _module(COUNTED, optimized, COUNTER=counter)
+    instrumented, _ = _instrument(words)
+    count, base = 6, 14  # invocations 5..7 read past word 23
+    out, records = _run(vk, instrumented, count=count, base=base)
+    (data_load,) = load_origins(words, "data")
+    expected = [
+        _data_record(data_load, x, base + x + k, DATA_WORDS)
+        for x in range(INVOCATIONS)
+        for k in range(count)
+        if base + x + k >= DATA_WORDS
+    ]
+    assert records == sorted(expected, key=lambda r: (r.instruction_index, r.stage_words))
+    assert out == _counted_expectation(count, base)
+
+
+def test_zero_iterations_and_a_bound_that_wraps(vk: VulkanContext) -> None:
+    words = _module(COUNTED, False, COUNTER="uint")
+    (data_load,) = load_origins(words, "data")
+    instrumented, _ = _instrument(words)
+    out, records = _run(vk, instrumented, count=0, base=0)
+    assert (out, records) == (_counted_expectation(0, 0), [])
+    # base + i + k wraps past 2^32 to small, valid indices; base + 7 + count - 1 wraps too,
+    # so the test before the loop must fail (not pass on a small sum) and the checked loop
+    # report the two indices below 2^32 that lie past the range.
+    base, count = 0xFFFF_FFFE, 4
+    out, records = _run(vk, instrumented, count=count, base=base)
+    sums, expected = [], []
+    for x in range(INVOCATIONS):
+        total = 0
+        for k in range(count):
+            at = (base + x + k) & 0xFFFF_FFFF
+            if at < DATA_WORDS:
+                total += 1 + at
+            else:
+                expected.append(_data_record(data_load, x, at, DATA_WORDS))
+        sums.append(total)
+    assert records == sorted(expected, key=lambda r: (r.instruction_index, r.stage_words))
+    assert out == sums + [2 * s for s in sums]
+
+
+def test_index_read_from_memory_gets_no_copy(vk: VulkanContext) -> None:
+    words = _module(UNBOUNDED, False)
+    instrumented, copied = _instrument(words)
+    assert copied == 0
+    plain, _ = _run(vk, words, count=0, base=0, data_words=64)
+    out, records = _run(vk, instrumented, count=0, base=0, data_words=64)
+    assert (out, records) == (plain, [])
+
+
+@pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
+@pytest.mark.parametrize("mask", [15, 63])
+def test_break_and_values_after_the_loop(vk: VulkanContext, optimized: bool, mask: int) -> None:
+    """With a mask inside the range the copy runs; past it the checked loop reports."""
+    words = _module(MASKED_WITH_BREAK, optimized, MASK=f"{mask}u")
+    instrumented, copied = _instrument(words)
+    assert copied == 1
+    plain, _ = _run(vk, words, count=0, base=7, data_words=64)
+    out, records = _run(vk, instrumented, count=0, base=7, data_words=DATA_WORDS)
+    if mask < DATA_WORDS:
+        assert (out, records) == (plain, [])
+        return
+    assert records and all(r.details[1] >= 4 * DATA_WORDS for r in records)
+    expected = []
+    for i in range(INVOCATIONS):
+        acc, k = 0, 0
+        while k < 64:
+            at = (i * 5 + k) & mask
+            value = 1 + at if at < DATA_WORDS else 0
+            if value == 1007:
+                break
+            acc += value
+            k += 1
+        expected.append(acc + k * 100000)
+    assert out[:INVOCATIONS] == expected
+
+
+def test_copy_asks_to_unroll_only_a_short_constant_loop() -> None:
+    def controls(words: list[int]) -> list[int]:
+        module = read(words)
+        return [i.operands[2] for i in module.instructions() if i.opcode == Op.LoopMerge]
+
+    short, _ = _instrument(_module(MASKED_WITH_BREAK, False, MASK="15u"))
+    assert sorted(controls(short)) == [LoopControl.None_, LoopControl.Unroll]
+    counted, _ = _instrument(_module(COUNTED, False, COUNTER="uint"))
+    assert controls(counted) == [LoopControl.None_, LoopControl.None_]
+
+
+def test_loop_with_a_barrier_or_subgroup_operation_is_not_copied() -> None:
+    """The test before the loop may differ between invocations: a copy would split them
+    between two barriers, or two subgroup operations."""
+    for statement in ("barrier();", "acc = subgroupAdd(acc);"):
+        source = MASKED_WITH_BREAK.replace("acc += value;", f"acc += value; {statement}")
+        source = source.replace(
+            "#version 450", "#version 450\n#extension GL_KHR_shader_subgroup_arithmetic : require"
+        )
+        _, copied = _instrument(_module(source, False, MASK="15u"))
+        assert copied == 0, statement
