@@ -147,43 +147,34 @@ class RangeGuarder:
 
     def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
         """How to test, before the loop of ``bounds``, that every span of the access at
-        ``consumer`` fits in all the loop's iterations: each index's bound against the quick
-        test's limit. None where a span has no quick test or an index no bound."""
+        ``consumer`` fits in all the loop's iterations: the bound of the span's end against
+        its range (read once per function). None where the descriptor index is not constant
+        or an index has no bound."""
         access = self._accesses.get(id(consumer))
         if access is None:
             return None
         function = bounds.loop.function
-        spans: list[tuple[BufferSpan, EmitBound | None]] = []
+        ends: list[tuple[BufferSpan, EmitBound]] = []
         for span in access.spans:
-            if self.constant_flat(*_descriptor(span)[2:]) is None or len(span.terms) > 1:
+            if self.constant_flat(*_descriptor(span)[2:]) is None:
                 return None
-            upper = None
-            if span.terms:
-                term = span.terms[0]
-                if term.stride <= 0 or self._width(term.index) > 32:
-                    return None
-                upper = bounds.upper(term.index, block)
-                if upper is None:
-                    return None
-            spans.append((span, upper))
+            if any(self._width(term.index) > 32 for term in span.terms):
+                return None
+            terms = [(term.index, term.stride) for term in span.terms]
+            end = bounds.span_end(span.constant + span.size, terms, block)
+            if end is None:
+                return None
+            ends.append((span, end))
 
         def emit(to_test: Callable[[], None]) -> list[int]:
-            limits = []
-            for span, upper in spans:
-                bound = self.hoisted_range(function, *_descriptor(span))
-                assert bound is not None
-                test = self._quick_test(function, span, bound)
-                assert test is not None
-                limits.append((test, upper))
+            ranges = [self.hoisted_range(function, *_descriptor(span)) for span, _ in ends]
             to_test()
             conditions = []
-            for test, upper in limits:
-                if upper is None:
-                    conditions.append(test)
-                    continue
-                value, valid = upper(self.builder)
+            for bound, (_, end) in zip(ranges, ends, strict=True):
+                assert bound is not None
+                value, valid = end(self.builder)
                 conditions += valid
-                conditions.append(self.builder.op(Op.ULessThan, self.bool_, value, test))
+                conditions.append(self.builder.op(Op.ULessThanEqual, self.bool_, value, bound))
             return conditions
 
         return emit

@@ -16,6 +16,9 @@ finds such bounds from the code alone and emits them at the end of the loop's pr
 - a load from a push constant or a uniform block at constant indices is read again in the
   preheader (uniform data cannot change during a draw or dispatch).
 
+``invariant`` gives the same for values of any type (a pointer the loop reads through), and
+``span_end`` the bound of the end of a span of bytes.
+
 Only 32-bit integers are bounded. Every bound is unsigned: a negative value is huge, and
 fails the test.
 """
@@ -35,6 +38,8 @@ from gpuav.spirv.module import Block
 
 # Emits, at the builder's insert point, (the bound as a uint, bools that must all hold).
 EmitBound = Callable[[Builder], tuple[int, list[int]]]
+# Emits, at the builder's insert point, a value equal to one the loop uses.
+EmitValue = Callable[[Builder], int]
 
 _UNROLL_MAX_TRIPS = 128
 
@@ -68,6 +73,41 @@ class LoopBounds:
         none is known."""
         return self._upper(value, block, depth=0)
 
+    def span_end(
+        self, constant: int, terms: list[tuple[int, int]], block: Block
+    ) -> EmitBound | None:
+        """A bound of the end of the bytes ``constant + sum(index * stride) + [0, size)``
+        (``constant`` includes the size) for the (index, stride) ``terms`` used in
+        ``block``; None where an index has no bound or a stride is not positive."""
+        if not 0 <= constant <= 0xFFFF_FFFF:
+            return None
+        end = _constant(constant)
+        for index, stride in terms:
+            bound = self.upper(index, block)
+            if bound is None or not 0 < stride <= 0xFFFF_FFFF:
+                return None
+            end = self._combined(Op.IAdd, end, self._combined(Op.IMul, bound, _constant(stride)))
+        return end
+
+    def invariant(self, value: int, block: Block) -> EmitValue | None:
+        """How to emit, before the loop, a value equal to ``value`` as ``block`` of the loop
+        reads it; None when it may change between iterations."""
+        if self.outside(value):
+            return _same(value)
+        definition = self.def_use.definition(value)
+        if definition is None or definition.opcode != Op.Load:
+            return None
+        stores = self._stores(definition.operands[2])
+        if stores is None:
+            return self._uniform(definition)
+        if (
+            len(stores) == 1
+            and not self._in_loop(stores[0])
+            and self._dominates_preheader(stores[0])
+        ):
+            return self.invariant(stores[0].operands[1], block)
+        return None
+
     def unroll_worth(self) -> bool:
         """Whether the loop runs a small constant number of times, so that asking the driver
         to unroll it asks for what it does on its own for such a loop without checks."""
@@ -86,8 +126,9 @@ class LoopBounds:
     def _upper(self, value: int, block: Block, depth: int) -> EmitBound | None:
         if depth > 8 or not self._is_int32(value):
             return None
-        if self.outside(value):
-            return lambda builder: (self._as_uint(builder, value), [])
+        same = self.invariant(value, block)
+        if same is not None:
+            return self._as_bound(same)
         definition = self.def_use.definition(value)
         if definition is None:
             return None
@@ -114,21 +155,9 @@ class LoopBounds:
             if left is None or right is None:
                 return None
             return self._combined(opcode, left, right)
-        if opcode == Op.Load:
-            return self._loaded(definition, block, depth)
-        if opcode == Op.Phi:
+        if opcode in (Op.Load, Op.Phi):
             return self._counted(value, block, depth)
         return None
-
-    def _loaded(self, load: Instruction, block: Block, depth: int) -> EmitBound | None:
-        pointer = load.operands[2]
-        stores = self._stores(pointer)
-        if stores is not None:
-            inside = [s for s in stores if self._in_loop(s)]
-            if not inside and len(stores) == 1 and self._dominates_preheader(stores[0]):
-                return self._upper(stores[0].operands[1], block, depth + 1)
-            return self._counted(load.result_id or 0, block, depth)
-        return self._uniform(load)
 
     def _counted(self, value: int, block: Block, depth: int) -> EmitBound | None:
         """A bound of the loop's counter, read in ``block`` after the entering test passed."""
@@ -160,7 +189,7 @@ class LoopBounds:
             and block.label_id != self.loop.continue_target
         )
 
-    def _uniform(self, load: Instruction) -> EmitBound | None:
+    def _uniform(self, load: Instruction) -> EmitValue | None:
         """A load at constant indices from a push constant or uniform block: the same value
         in every iteration, so a copy of it before the loop is its bound."""
         chain = self.def_use.definition(load.operands[2])
@@ -182,12 +211,11 @@ class LoopBounds:
         pointer_type = chain.operands[0]
         load_type = load.operands[0]
 
-        def emit(builder: Builder) -> tuple[int, list[int]]:
+        def emit(builder: Builder) -> int:
             pointer = variable.operands[1]
             if indices:
                 pointer = builder.op(chain.opcode, pointer_type, pointer, *indices)
-            loaded = builder.op(Op.Load, load_type, pointer, *load.operands[3:])
-            return self._as_uint(builder, loaded), []
+            return builder.op(Op.Load, load_type, pointer, *load.operands[3:])
 
         return emit
 
@@ -359,11 +387,31 @@ class LoopBounds:
             and self.types.width(type_id) == 32
         )
 
+    def _as_bound(self, value: EmitValue) -> EmitBound:
+        def emit(builder: Builder) -> tuple[int, list[int]]:
+            return self._as_uint(builder, value(builder)), []
+
+        return emit
+
     def _as_uint(self, builder: Builder, value: int) -> int:
         uint = builder.type_int(32, False)
         if self.types.type_of(value) == uint:
             return value
         return builder.op(Op.Bitcast, uint, value)
+
+
+def _same(value: int) -> EmitValue:
+    def emit(_: Builder) -> int:
+        return value
+
+    return emit
+
+
+def _constant(value: int) -> EmitBound:
+    def emit(builder: Builder) -> tuple[int, list[int]]:
+        return builder.constant_uint(value), []
+
+    return emit
 
 
 def _minus_one(bound: EmitBound) -> EmitBound:

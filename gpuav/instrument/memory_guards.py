@@ -35,7 +35,8 @@ def guard_buffer_ranges(
 ) -> tuple[bool, int]:
     """Guard the buffer and texel accesses, first giving the loops whose checks a test
     before them can decide an unchecked copy (``unprovable``: the ``id()`` of the consumers
-    other passes check); whether a range was read from a binding's table for them, and how many loops got a copy."""
+    other passes check). Returns whether a range was read from a binding's table for them,
+    and how many loops got a copy."""
     if helpers.buffer_range is None or helpers.check_buffer_range is None:
         return False, 0
     guarder = RangeGuarder(
