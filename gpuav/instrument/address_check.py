@@ -28,10 +28,12 @@ REMEMBERED = 2  # stretches each invocation remembers
 
 def define_address_check(
     builder: Builder, writer: RecordWriter, state_word: int
-) -> tuple[int, int, int, int]:
-    """Define ``gpuav_check_address`` (reading the table through ``gpuav_state_word``);
-    returns its id, those of the two record writers it calls and the Private variable of
-    the remembered stretch (for the entry points' interfaces)."""
+) -> tuple[int, int, int, int, int]:
+    """Define ``gpuav_check_address`` (reading the table through ``gpuav_state_word``) and
+    ``bool gpuav_address_inside(uint low, uint high, uint size)``, the same search with no
+    record (for a test made once before a loop); returns the check's id, those of the two
+    record writers it calls, the Private variable of the remembered stretch (for the entry
+    points' interfaces) and the quiet helper's id."""
     out_of_bounds = writer.define_writer(
         ErrorCode.ADDRESS_OUT_OF_BOUNDS, "gpuav_write_address_record"
     )
@@ -59,7 +61,10 @@ def define_address_check(
             builder.op(Op.FunctionCall, builder.type_void(), out_of_bounds, *words)
     ok = builder.op(Op.LogicalAnd, bool_, inside, builder.op(Op.LogicalNot, bool_, misplaced))
     builder.op_void(Op.ReturnValue, ok)
-    return function.id, out_of_bounds, misaligned, check.remembered
+    quiet, (low, high, size) = builder.new_function(check.bool_, [check.uint] * 3)
+    builder.name(quiet.id, "gpuav_address_inside")
+    builder.op_void(Op.ReturnValue, check.inside_remembered(low, high, size))
+    return function.id, out_of_bounds, misaligned, check.remembered, quiet.id
 
 
 class _AddressCheck:

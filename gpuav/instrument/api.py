@@ -25,10 +25,13 @@ from gpuav.instrument.find_accesses import DESCRIPTOR_CLASSES, find_accesses
 from gpuav.instrument.helpers import Helpers, build_helpers
 from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, may_index_locals
 from gpuav.instrument.memory_guards import (
+    address_guarder,
+    copy_provable_loops,
     guard_addresses,
     guard_buffer_ranges,
     guard_local_arrays,
     last_first,
+    range_guarder,
 )
 from gpuav.instrument.merges import MergedOperands
 from gpuav.instrument.printf import PrintfSite, instrument_printf
@@ -198,18 +201,21 @@ def _instrument(
     )
     stage_words = StageWords(builder, decorations, helpers.stage_info)
     tables = BindingTables(builder, helpers.binding_table)
-    ranges_read_tables, result.loops_copied = guard_buffer_ranges(
+    ranges = range_guarder(builder, def_use, types, helpers, tables)
+    address_checks = address_guarder(builder, def_use, types, decorations, helpers, shader_int64)
+    result.loops_copied = copy_provable_loops(
         builder,
         def_use,
         types,
-        helpers,
-        tables,
-        buffer_findings,
-        texel_findings,
+        (ranges, buffer_findings),
+        (address_checks, result.address_findings),
         _checked_elsewhere(result),
     )
+    ranges_read_tables = guard_buffer_ranges(
+        ranges, def_use, helpers, buffer_findings, texel_findings
+    )
     guard_local_arrays(builder, def_use, types, helpers, result.local_findings)
-    guard_addresses(builder, def_use, types, helpers, result.address_findings, shader_int64)
+    guard_addresses(address_checks, def_use, result.address_findings)
     findings.accesses = _not_range_checked(findings.accesses, buffer_findings, texel_findings)
     guarder = Guarder(builder, def_use, types, helpers, _decorations_by_target(module), tables)
     MergedOperands(guarder).prepare(findings.accesses)
@@ -235,6 +241,8 @@ def _instrument(
         unused_helpers += [helpers.report_local_index, helpers.write_local_record]
     if not result.address_findings.accesses:
         unused_helpers += [helpers.check_address, *helpers.address_writers]
+    if address_checks is None or not address_checks.called_inside:
+        unused_helpers.append(helpers.address_inside)
     if not buffer_findings.accesses and not texel_findings.accesses:
         unused_helpers.append(helpers.buffer_range)
     for unused in unused_helpers:
@@ -258,14 +266,13 @@ def _instrument(
 
 
 def _checked_elsewhere(result: InstrumentResult) -> set[int]:
-    """The ``id()`` of every consumer that a pass other than the buffer ranges checks."""
+    """The ``id()`` of every consumer checked by a pass that makes no test before a loop."""
     descriptors = _not_range_checked(
         result.findings.accesses, result.buffer_findings, result.texel_findings
     )
     consumers = [access.consumer for access in descriptors]
     consumers += [c for access in result.texel_findings.accesses for c in access.consumers]
     consumers += [access.consumer for access in result.local_findings.accesses]
-    consumers += [access.consumer for access in result.address_findings.accesses]
     return {id(consumer) for consumer in consumers}
 
 

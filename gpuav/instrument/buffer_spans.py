@@ -170,6 +170,16 @@ class SpanFinder:
             pointer = definition.operands[2]
         return None, []
 
+    def offsets(
+        self, pointee: int, steps: list[tuple[int, int | None]], consumer: Instruction
+    ) -> tuple[int, list[ByteTerm], int] | None:
+        """(constant bytes, index terms, size) of the chain ``steps`` walks from a pointer to
+        ``pointee`` (steps as ``_trace`` gives them); None where the layout does not tell."""
+        try:
+            return self._layout(pointee, steps, consumer)
+        except _Unknown:
+            return None
+
     def _is_block(self, type_id: int) -> bool:
         return self.types.opcode(type_id) == Op.TypeStruct and (
             self.decorations.is_block(type_id) or self.decorations.is_buffer_block(type_id)

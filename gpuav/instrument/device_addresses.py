@@ -18,18 +18,21 @@ has shaderInt64 off), its device-address accesses stay unchecked, and the findin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import SpanFinder
 from gpuav.instrument.consumers import POINTER_OPERANDS
+from gpuav.instrument.loop_bounds import EmitBound, EmitValue, LoopBounds
+from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.grammar import Capability, Decoration, MemoryAccess, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
-from gpuav.spirv.module import Module, version_word
+from gpuav.spirv.module import Block, Module, version_word
 
 _NOT_ACCESSES = (Op.ArrayLength, Op.AtomicFlagClear, Op.AtomicFlagTestAndSet)
 _CHAINS = (Op.AccessChain, Op.InBoundsAccessChain, Op.PtrAccessChain)
@@ -166,10 +169,15 @@ class AddressGuarder:
     guarder: RangeGuarder
     check: int  # gpuav_check_address
     int64: bool  # the module may declare Int64 (for pointers before SPIR-V 1.5)
+    # gpuav_address_inside and the layouts, for tests made once before a loop
+    inside: int | None = None
+    spans: SpanFinder | None = None
+    called_inside: bool = False
 
     def __post_init__(self) -> None:
         builder = self.guarder.builder
         module = builder.module
+        self._accesses: dict[int, AddressAccess] = {}
         self.uint = builder.type_int(32, False)
         self.as_vector = module.version >= version_word(1, 5)
         declared = any(c.operands[0] == Capability.Int64 for c in module.capabilities)
@@ -208,6 +216,89 @@ class AddressGuarder:
             return ok
 
         return self.guarder.guard_with(consumer, condition)
+
+    def know(self, accesses: list[AddressAccess]) -> None:
+        """Remember the accesses ``loop_proof`` is asked about, by consumer."""
+        self._accesses.update((id(access.consumer), access) for access in accesses)
+
+    def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
+        """How to test, before the loop of ``bounds``, that every span of the access at
+        ``consumer`` lies in one live buffer in all the loop's iterations: from the pointer
+        the access chains start at (the same in every iteration), the bound of the span's
+        end, searched once; and the start's alignment where every step keeps it. None where
+        the start changes, an index has no bound or the layout does not tell."""
+        access = self._accesses.get(id(consumer))
+        if access is None or not self.readable or self.inside is None or self.spans is None:
+            return None
+        parts: list[tuple[EmitValue, EmitBound, int]] = []
+        for span in access.spans:
+            walked = self._walk(span.pointer, consumer)
+            if walked is None:
+                return None
+            root, constant, terms = walked
+            start = bounds.invariant(root, block)
+            end = bounds.span_end(constant + span.size, terms, block)
+            alignment = span.alignment
+            if start is None or end is None:
+                return None
+            if alignment and any(part % alignment for part in (constant, *(s for _, s in terms))):
+                return None
+            parts.append((start, end, alignment))
+        builder = self.guarder.builder
+        inside = self.inside
+
+        def emit(to_test: Callable[[], None]) -> list[int]:
+            to_test()
+            self.called_inside = True
+            bool_, uint = builder.type_bool(), self.uint
+            conditions = []
+            for start, end, alignment in parts:
+                low, high = self._words(start(builder))
+                length, valid = end(builder)
+                conditions += valid
+                conditions.append(builder.op(Op.FunctionCall, bool_, inside, low, high, length))
+                if alignment:
+                    stray = builder.op(
+                        Op.BitwiseAnd, uint, low, builder.constant_uint(alignment - 1)
+                    )
+                    conditions.append(builder.op(Op.IEqual, bool_, stray, builder.constant_uint(0)))
+            return conditions
+
+        return emit
+
+    def _walk(
+        self, pointer: int, consumer: Instruction
+    ) -> tuple[int, int, list[tuple[int, int]]] | None:
+        """(the pointer the access chains start at, constant bytes, (index, stride) terms)."""
+        types = self.guarder.types
+        assert self.spans is not None
+        steps: list[tuple[int, int | None]] = []
+        while True:
+            definition = types.defs.get(pointer)
+            if definition is None:
+                return None
+            if definition.opcode in (Op.AccessChain, Op.InBoundsAccessChain):
+                steps[:0] = [(index, None) for index in definition.operands[3:]]
+            elif definition.opcode == Op.PtrAccessChain:
+                base_type = types.type_of(definition.operands[2]) or 0
+                stride = self.spans.decorations.value(base_type, Decoration.ArrayStride)
+                if stride is None:
+                    return None
+                steps[:0] = [
+                    (definition.operands[3], stride),
+                    *((index, None) for index in definition.operands[4:]),
+                ]
+            elif definition.opcode != Op.CopyObject:
+                break
+            pointer = definition.operands[2]
+        pointer_type = types.type_of(pointer)
+        if pointer_type is None or not types.is_pointer(pointer_type):
+            return None
+        offsets = self.spans.offsets(types.pointee(pointer_type), steps, consumer)
+        if offsets is None:
+            return None
+        constant, terms, _ = offsets
+        return pointer, constant, [(term.index, term.stride) for term in terms]
 
     def _words(self, pointer: int) -> tuple[int, int]:
         """The pointer's address as (low, high) 32-bit words, emitted in place."""

@@ -52,6 +52,7 @@ class Helpers:
     check_address: int | None = None  # with descriptor state; and its two record writers
     address_writers: tuple[int, ...] = ()
     address_stretch: int | None = None  # its Private variable
+    address_inside: int | None = None  # with descriptor state: the same search, no record
     descriptor_word: int | None = None  # with descriptor state
     write_record: int | None = None  # gpuav_write_record, for the descriptor errors
     write_mismatch: int | None = None  # with descriptor state: a descriptor not fitting
@@ -109,7 +110,7 @@ def _define(
     state = StateReader(builder, resources, writer)
     check_range, write_range = define_range_check(builder, writer)
     check_texel, write_texel = define_texel_check(builder, writer)
-    check_address, *address_writers, address_stretch = define_address_check(
+    check_address, *address_writers, address_stretch, address_inside = define_address_check(
         builder, writer, state.state_word
     )
     return Helpers(
@@ -127,6 +128,7 @@ def _define(
         check_address=check_address,
         address_writers=tuple(address_writers),
         address_stretch=address_stretch,
+        address_inside=address_inside,
         descriptor_word=state.descriptor_word,
         write_record=writer.function,
         write_mismatch=state.write_mismatch,
@@ -220,6 +222,7 @@ class _Template:
             address_stretch=None
             if helpers.address_stretch is None
             else ids[helpers.address_stretch],
+            address_inside=None if helpers.address_inside is None else ids[helpers.address_inside],
             descriptor_word=None
             if helpers.descriptor_word is None
             else ids[helpers.descriptor_word],

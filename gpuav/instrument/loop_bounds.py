@@ -86,6 +86,9 @@ class LoopBounds:
             bound = self.upper(index, block)
             if bound is None or not 0 < stride <= 0xFFFF_FFFF:
                 return None
+            type_id = self.types.type_of(index)
+            if type_id is not None and self.types.is_signed(type_id):
+                bound = _not_negative(bound)
             end = self._combined(Op.IAdd, end, self._combined(Op.IMul, bound, _constant(stride)))
         return end
 
@@ -410,6 +413,19 @@ def _same(value: int) -> EmitValue:
 def _constant(value: int) -> EmitBound:
     def emit(builder: Builder) -> tuple[int, list[int]]:
         return builder.constant_uint(value), []
+
+    return emit
+
+
+def _not_negative(bound: EmitBound) -> EmitBound:
+    """A signed index's bound, valid only below 2^31: a negative index reaches back."""
+
+    def emit(builder: Builder) -> tuple[int, list[int]]:
+        value, conditions = bound(builder)
+        below = builder.op(
+            Op.ULessThan, builder.type_bool(), value, builder.constant_uint(0x8000_0000)
+        )
+        return value, [*conditions, below]
 
     return emit
 

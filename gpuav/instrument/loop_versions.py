@@ -65,18 +65,17 @@ def version_loops(
     builder: Builder,
     def_use: DefUse,
     types: Types,
-    guarded: list[Instruction],
-    prover: Prover,
+    guarded: list[tuple[Instruction, Prover]],
     unprovable: set[int],
 ) -> int:
     """Give each loop whose ``guarded`` consumers all have proofs an unchecked copy;
     ``unprovable`` holds the ``id()`` of consumers other passes check, which no proof
     covers. Returns the number of loops copied."""
-    blocks_of: dict[int, list[tuple[Instruction, Block]]] = {}
-    for consumer in guarded:
+    blocks_of: dict[int, list[tuple[Instruction, Block, Prover]]] = {}
+    for consumer, prover in guarded:
         place = def_use.place(consumer)
         if place is not None:
-            blocks_of.setdefault(id(place[0]), []).append((consumer, place[1]))
+            blocks_of.setdefault(id(place[0]), []).append((consumer, place[1], prover))
     unprovable_labels: set[int] = set()
     for instruction_id in unprovable:
         place = def_use.places.get(instruction_id)
@@ -92,13 +91,13 @@ def version_loops(
         for loop in function_loops(function):
             if any(loop.labels <= outer.labels for outer in done):
                 continue
-            inside = [(c, b) for c, b in accesses if b.label_id in loop.labels]
+            inside = [access for access in accesses if access[1].label_id in loop.labels]
             if not inside or loop.labels & unprovable_labels:
                 continue
             if _runs_convergent(loop, convergent):
                 continue
             copier = _LoopCopier(builder, def_use, types, loop)
-            if copier.version(inside, prover):
+            if copier.version(inside):
                 done.append(loop)
                 copied += 1
     return copied
@@ -143,7 +142,7 @@ class _LoopCopier:
         self.loop = loop
         self.function: Function = loop.function
 
-    def version(self, inside: list[tuple[Instruction, Block]], prover: Prover) -> bool:
+    def version(self, inside: list[tuple[Instruction, Block, Prover]]) -> bool:
         loop = self.loop
         preheader = loop.preheader
         if preheader is None:
@@ -154,7 +153,7 @@ class _LoopCopier:
             return False
         bounds = LoopBounds(loop, self.def_use, self.types, uses)
         proofs = []
-        for consumer, block in inside:
+        for consumer, block, prover in inside:
             proof = prover(consumer, bounds, block)
             if proof is None:
                 return False

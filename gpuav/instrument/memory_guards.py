@@ -8,38 +8,28 @@ from typing import Protocol, TypeVar
 
 from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_ranges import RangeGuarder
-from gpuav.instrument.buffer_spans import BufferFindings
+from gpuav.instrument.buffer_spans import BufferFindings, SpanFinder
 from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, AddressGuarder
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.local_arrays import LocalFindings
 from gpuav.instrument.local_guards import LocalGuarder
-from gpuav.instrument.loop_versions import version_loops
+from gpuav.instrument.loop_versions import Prover, version_loops
 from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.texel_buffers import TexelFindings, guard_texel_access
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
+from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.instruction import Instruction
 
 
-def guard_buffer_ranges(
-    builder: Builder,
-    def_use: DefUse,
-    types: Types,
-    helpers: Helpers,
-    tables: BindingTables,
-    findings: BufferFindings,
-    texels: TexelFindings,
-    unprovable: set[int],
-) -> tuple[bool, int]:
-    """Guard the buffer and texel accesses, first giving the loops whose checks a test
-    before them can decide an unchecked copy (``unprovable``: the ``id()`` of the consumers
-    other passes check). Returns whether a range was read from a binding's table for them,
-    and how many loops got a copy."""
+def range_guarder(
+    builder: Builder, def_use: DefUse, types: Types, helpers: Helpers, tables: BindingTables
+) -> RangeGuarder | None:
     if helpers.buffer_range is None or helpers.check_buffer_range is None:
-        return False, 0
-    guarder = RangeGuarder(
+        return None
+    return RangeGuarder(
         builder,
         def_use,
         types,
@@ -48,9 +38,64 @@ def guard_buffer_ranges(
         tables,
         helpers.range_in_table,
     )
-    guarder.know(findings.accesses)
-    consumers = [access.consumer for access in findings.accesses]
-    copied = version_loops(builder, def_use, types, consumers, guarder.loop_proof, unprovable)
+
+
+def address_guarder(
+    builder: Builder,
+    def_use: DefUse,
+    types: Types,
+    decorations: Decorations,
+    helpers: Helpers,
+    shader_int64: bool,
+) -> AddressGuarder | None:
+    if helpers.check_address is None or helpers.buffer_range is None:
+        return None
+    ranges = RangeGuarder(builder, def_use, types, helpers.buffer_range, 0)
+    return AddressGuarder(
+        ranges,
+        helpers.check_address,
+        shader_int64,
+        helpers.address_inside,
+        SpanFinder(types, decorations),
+    )
+
+
+def copy_provable_loops(
+    builder: Builder,
+    def_use: DefUse,
+    types: Types,
+    ranges: tuple[RangeGuarder | None, BufferFindings],
+    addresses: tuple[AddressGuarder | None, AddressFindings],
+    unprovable: set[int],
+) -> int:
+    """Before any guard: give each loop whose buffer-range and device-address checks a test
+    before it can decide an unchecked copy (``loop_versions``); ``unprovable``: the ``id()``
+    of the consumers other passes check. Returns the number of loops copied."""
+    guarded: list[tuple[Instruction, Prover]] = []
+    range_guarder, buffer_findings = ranges
+    if range_guarder is not None:
+        range_guarder.know(buffer_findings.accesses)
+        guarded += [(a.consumer, range_guarder.loop_proof) for a in buffer_findings.accesses]
+    address_guarder, address_findings = addresses
+    if address_guarder is not None:
+        address_guarder.know(address_findings.accesses)
+        guarded += [(a.consumer, address_guarder.loop_proof) for a in address_findings.accesses]
+    else:
+        unprovable.update(id(access.consumer) for access in address_findings.accesses)
+    return version_loops(builder, def_use, types, guarded, unprovable)
+
+
+def guard_buffer_ranges(
+    guarder: RangeGuarder | None,
+    def_use: DefUse,
+    helpers: Helpers,
+    findings: BufferFindings,
+    texels: TexelFindings,
+) -> bool:
+    """Guard the buffer and texel accesses; whether a range was read from a binding's
+    table for them."""
+    if guarder is None:
+        return False
     _guard_each(findings, guarder.guard, def_use)
     if helpers.check_texel is not None:
         # Each guard finds its consumer's place afresh, so the order does not matter here.
@@ -59,7 +104,7 @@ def guard_buffer_ranges(
             for texel in texels.accesses
             if guard_texel_access(guarder, helpers.check_texel, texel)
         ]
-    return guarder.called_range_in_table, copied
+    return guarder.called_range_in_table
 
 
 def guard_local_arrays(
@@ -72,18 +117,11 @@ def guard_local_arrays(
 
 
 def guard_addresses(
-    builder: Builder,
-    def_use: DefUse,
-    types: Types,
-    helpers: Helpers,
-    findings: AddressFindings,
-    shader_int64: bool,
+    guarder: AddressGuarder | None, def_use: DefUse, findings: AddressFindings
 ) -> None:
-    if helpers.check_address is None or helpers.buffer_range is None:
+    if guarder is None:
         findings.accesses = []
         return
-    ranges = RangeGuarder(builder, def_use, types, helpers.buffer_range, 0)
-    guarder = AddressGuarder(ranges, helpers.check_address, shader_int64)
     _guard_each(
         findings, guarder.guard, def_use, lambda: NO_NULL if guarder.readable else UNCHECKABLE
     )
