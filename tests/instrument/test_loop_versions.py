@@ -9,14 +9,20 @@ import numpy as np
 import pytest
 
 from gpuav.instrument import record
+from gpuav.instrument.address_table import TABLE_OFFSET_WORD, table_words
 from gpuav.instrument.api import instrument_module
-from gpuav.instrument.descriptor_state import binding_table_word, range_word, region_words
+from gpuav.instrument.descriptor_state import (
+    NO_STATE,
+    binding_table_word,
+    range_word,
+    region_words,
+)
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
 from gpuav.spirv.grammar import LoopControl, Op
 from gpuav.spirv.reader import read
 from gpuav.spirv.writer import write
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, load_origins
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, load_origins, origins
 from tests.shaders.glsl import compile_glsl, optimize, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -265,3 +271,78 @@ def test_loop_with_a_barrier_or_subgroup_operation_is_not_copied() -> None:
         )
         _, copied = _instrument(_module(source, False, MASK="15u"))
         assert copied == 0, statement
+
+
+# Walks count words from data + i through a buffer-reference pointer read before the loop.
+ADDRESSED = """#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 8) in;
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Data { uint v[]; };
+layout(set = 0, binding = 0) buffer In { Data data; uint count; } inp;
+layout(set = 0, binding = 1) buffer Out { uint o[8]; } o;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    Data data = inp.data;
+    uint count = inp.count;
+    uint acc = 0u;
+    for (uint k = 0u; k < count; ++k) {
+        acc += data.v[i + k];
+    }
+    o.o[i] = acc;
+}
+"""
+ADDRESSED_WORDS = 16
+
+
+def _run_addressed(
+    vk: VulkanContext, words: list[int], count: int, published: bool = True
+) -> tuple[list[int], list[ErrorRecord], int]:
+    data = vk.buffer(data=np.arange(1, 1 + ADDRESSED_WORDS, dtype=np.uint32))
+    address = data.device_address
+    inputs = np.array([address & 0xFFFF_FFFF, address >> 32, count, 0], np.uint32)
+    out = vk.buffer(4 * INVOCATIONS)
+    debug = vk.debug_buffer(capacity_words=4096)
+    live = [(address, 4 * ADDRESSED_WORDS)] if published else []
+    state = [0, *table_words(live)]
+    state[TABLE_OFFSET_WORD] = 1
+    app = [
+        Binding(0, "storage_buffer", [vk.buffer(data=inputs)]),
+        Binding(1, "storage_buffer", [out]),
+    ]
+    ours = DescriptorSetSpec(
+        [
+            debug.binding(),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area([], NO_STATE))]),
+            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
+        ]
+    )
+    result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
+    records = sorted(debug.records(), key=lambda r: (r.stage_words, r.details))
+    return result.buffer(out).tolist(), records, address
+
+
+@pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
+def test_device_address_loop_copy(vk: VulkanContext, optimized: bool) -> None:
+    words = _module(ADDRESSED, optimized)
+    instrumented, copied = _instrument(words)
+    assert copied == 1
+    plain, _, _ = _run_addressed(vk, words, count=ADDRESSED_WORDS - INVOCATIONS + 1)
+    out, records, _ = _run_addressed(vk, instrumented, count=ADDRESSED_WORDS - INVOCATIONS + 1)
+    assert (out, records) == (plain, [])
+    # One word more and the last invocation reads past the buffer: the checked loop runs
+    # and reports exactly that word.
+    count = ADDRESSED_WORDS - INVOCATIONS + 2
+    out, records, address = _run_addressed(vk, instrumented, count=count)
+    (load,) = [r.instruction_index for r in records][:1] or [-1]
+    assert load in origins(words, Op.Load)
+    assert [(r.stage_words[0], r.error_code, r.details[:2]) for r in records] == [
+        (INVOCATIONS - 1, ErrorCode.ADDRESS_OUT_OF_BOUNDS, (a & 0xFFFF_FFFF, a >> 32))
+        for a in [address + 4 * ADDRESSED_WORDS]
+    ]
+    assert out == [
+        sum(1 + at for at in range(i, i + count) if at < ADDRESSED_WORDS)
+        for i in range(INVOCATIONS)
+    ]
+    # A buffer no longer live fails the test before the loop, and every access is reported.
+    out, records, _ = _run_addressed(vk, instrumented, count=2, published=False)
+    assert (out, len(records)) == ([0] * INVOCATIONS, 2 * INVOCATIONS)
