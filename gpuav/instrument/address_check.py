@@ -63,7 +63,9 @@ def define_address_check(
     builder.op_void(Op.ReturnValue, ok)
     quiet, (low, high, size) = builder.new_function(check.bool_, [check.uint] * 3)
     builder.name(quiet.id, "gpuav_address_inside")
-    builder.op_void(Op.ReturnValue, check.inside_remembered(low, high, size))
+    # A search of its own, not reading the remembered stretches: the tests before a loop
+    # then do not wait on one another, and accesses after the loop still find the stretch.
+    builder.op_void(Op.ReturnValue, check.inside_table(low, high, size))
     return function.id, out_of_bounds, misaligned, check.remembered, quiet.id
 
 
@@ -182,9 +184,9 @@ class _AddressCheck:
         )
         return builder.op(Op.IAdd, self.uint, first, scaled)
 
-    def inside_table(self, low: int, high: int, size: int) -> int:
+    def inside_table(self, low: int, high: int, size: int, remember: bool = True) -> int:
         """Emit the search; the result is true when the span lies in one buffer or no table
-        is published."""
+        is published. ``remember``: keep the stretch found for the next accesses."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
         zero = builder.constant_uint(0)
@@ -212,20 +214,21 @@ class _AddressCheck:
             builder.op(Op.LogicalAnd, bool_, found, reached),
             builder.op(Op.LogicalNot, bool_, wrapped),
         )
-        # Every address from the entry's start up to its reach lies in one buffer (the reach
-        # is that of a buffer starting at or before the entry).
-        with builder.if_then(builder.op(Op.LogicalAnd, bool_, published, fits)):
-            start_low = self._word(entry, address_table.START_LOW)
-            start_high = self._word(entry, address_table.START_HIGH)
-            stretch = builder.op(
-                Op.CompositeConstruct,
-                builder.type_vector(uint, 4),
-                start_low,
-                start_high,
-                reach_low,
-                reach_high,
-            )
-            self._remember(stretch)
+        if remember:
+            # Every address from the entry's start up to its reach lies in one buffer (the
+            # reach is that of a buffer starting at or before the entry).
+            with builder.if_then(builder.op(Op.LogicalAnd, bool_, published, fits)):
+                start_low = self._word(entry, address_table.START_LOW)
+                start_high = self._word(entry, address_table.START_HIGH)
+                stretch = builder.op(
+                    Op.CompositeConstruct,
+                    builder.type_vector(uint, 4),
+                    start_low,
+                    start_high,
+                    reach_low,
+                    reach_high,
+                )
+                self._remember(stretch)
         return builder.op(Op.LogicalOr, bool_, builder.op(Op.LogicalNot, bool_, published), fits)
 
     def _search(self, table: int, count: int, low: int, high: int) -> int:
