@@ -27,6 +27,7 @@ from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, ma
 from gpuav.instrument.memory_guards import (
     address_guarder,
     copy_provable_loops,
+    descriptor_loop_proofs,
     guard_addresses,
     guard_buffer_ranges,
     guard_local_arrays,
@@ -203,12 +204,14 @@ def _instrument(
     tables = BindingTables(builder, helpers.binding_table)
     ranges = range_guarder(builder, def_use, types, helpers, tables)
     address_checks = address_guarder(builder, def_use, types, decorations, helpers, shader_int64)
+    descriptor_proofs = descriptor_loop_proofs(builder, def_use, types, helpers, tables)
     result.loops_copied = copy_provable_loops(
         builder,
         def_use,
         types,
         (ranges, buffer_findings),
         (address_checks, result.address_findings),
+        (descriptor_proofs, _not_range_checked(findings.accesses, buffer_findings, texel_findings)),
         _checked_elsewhere(result),
     )
     ranges_read_tables = guard_buffer_ranges(
@@ -225,11 +228,18 @@ def _instrument(
     if helpers.descriptor_word is not None and not guarder.called_descriptor_word:
         _drop_function(module, helpers.descriptor_word)
     unused_helpers: list[int | None] = []
-    if not guarder.called_check_in_table:
+    in_table = guarder.called_check_in_table
+    if not in_table and not (descriptor_proofs and descriptor_proofs.called_check_in_table):
         unused_helpers.append(helpers.check_in_table)
-    if not guarder.verdicts.called:
+    # gpuav_binding_fits calls gpuav_table_word_fits and gpuav_range_in_table
+    binding_fits = bool(descriptor_proofs and descriptor_proofs.called_binding_fits) or bool(
+        ranges and ranges.called_binding_fits
+    )
+    if not binding_fits:
+        unused_helpers.append(helpers.binding_fits)
+    if not guarder.verdicts.called and not binding_fits:
         unused_helpers.append(helpers.table_word_fits)
-    if not ranges_read_tables:
+    if not ranges_read_tables and not binding_fits:
         unused_helpers.append(helpers.range_in_table)
     if not tables.called:
         unused_helpers.append(helpers.binding_table)
@@ -267,11 +277,7 @@ def _instrument(
 
 def _checked_elsewhere(result: InstrumentResult) -> set[int]:
     """The ``id()`` of every consumer checked by a pass that makes no test before a loop."""
-    descriptors = _not_range_checked(
-        result.findings.accesses, result.buffer_findings, result.texel_findings
-    )
-    consumers = [access.consumer for access in descriptors]
-    consumers += [c for access in result.texel_findings.accesses for c in access.consumers]
+    consumers = [c for access in result.texel_findings.accesses for c in access.consumers]
     consumers += [access.consumer for access in result.local_findings.accesses]
     return {id(consumer) for consumer in consumers}
 

@@ -89,6 +89,9 @@ class RangeGuarder:
     # against its binding's table read once per function
     tables: BindingTables | None = None
     range_in_table: int | None = None
+    # gpuav_binding_fits: every descriptor of a binding at once, before a loop
+    binding_fits: int | None = None
+    called_binding_fits: bool = False
     # (function id, set, binding, flat descriptor index) -> the range read in the function's
     # first block
     _hoisted: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
@@ -156,7 +159,9 @@ class RangeGuarder:
         function = bounds.loop.function
         ends: list[tuple[BufferSpan, EmitBound]] = []
         for span in access.spans:
-            if self.constant_flat(*_descriptor(span)[2:]) is None:
+            if self.constant_flat(*_descriptor(span)[2:]) is None and (
+                len(span.descriptor_indices) != 1 or not self.hoisted_table_available()
+            ):
                 return None
             if any(self._width(term.index) > 32 for term in span.terms):
                 return None
@@ -167,17 +172,44 @@ class RangeGuarder:
             ends.append((span, end))
 
         def emit(to_test: Callable[[], None]) -> list[int]:
-            ranges = [self.hoisted_range(function, *_descriptor(span)) for span, _ in ends]
+            ranges = [self._range_or_table(function, span) for span, _ in ends]
             to_test()
             conditions = []
-            for bound, (_, end) in zip(ranges, ends, strict=True):
-                assert bound is not None
+            for (bound, table), (_, end) in zip(ranges, ends, strict=True):
                 value, valid = end(self.builder)
                 conditions += valid
-                conditions.append(self.builder.op(Op.ULessThanEqual, self.bool_, value, bound))
+                if table is None:
+                    fits = self.builder.op(Op.ULessThanEqual, self.bool_, value, bound)
+                else:
+                    fits = self._every_range_fits(table, value)
+                conditions.append(fits)
             return conditions
 
-        return emit
+        return Proof(emit)
+
+    def hoisted_table_available(self) -> bool:
+        """Whether a changing descriptor index can be proven for all its descriptors."""
+        tables = self.tables
+        return tables is not None and tables.available and self.binding_fits is not None
+
+    def _range_or_table(self, function: Function, span: BufferSpan) -> tuple[int, int | None]:
+        """(the range read once per function, None) for a constant descriptor index; (0,
+        the binding's table) for one that changes, whose reads the descriptor check keeps
+        below the binding's length in the loop's copy."""
+        bound = self.hoisted_range(function, *_descriptor(span))
+        if bound is not None:
+            return bound, None
+        table = self.hoisted_table(function, span.descriptor_set, span.binding)
+        assert table is not None
+        return 0, table
+
+    def _every_range_fits(self, table: int, end: int) -> int:
+        """Whether every descriptor of the binding is bound to at least ``end`` bytes."""
+        assert self.binding_fits is not None
+        self.called_binding_fits = True
+        builder = self.builder
+        zero = builder.constant_uint(0)
+        return builder.op(Op.FunctionCall, self.bool_, self.binding_fits, table, zero, end)
 
     # -- the quick test: one compare per access, against values read once per function ---
 

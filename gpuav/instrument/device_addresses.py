@@ -264,7 +264,7 @@ class AddressGuarder:
                     conditions.append(builder.op(Op.IEqual, bool_, stray, builder.constant_uint(0)))
             return conditions
 
-        return emit
+        return Proof(emit)
 
     def _walk(
         self, pointer: int, consumer: Instruction

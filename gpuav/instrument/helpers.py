@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuav.instrument.address_check import define_address_check
+from gpuav.instrument.binding_fits import define_binding_fits
 from gpuav.instrument.buffer_ranges import define_range_check
 from gpuav.instrument.descriptor_state import ContextAddressSource
 from gpuav.instrument.local_guards import define_local_report
@@ -60,6 +61,7 @@ class Helpers:
     check_in_table: int | None = None  # with descriptor state: checks against that table
     range_in_table: int | None = None  # with descriptor state: a buffer's range from it
     table_word_fits: int | None = None  # with descriptor state: one descriptor of a table
+    binding_fits: int | None = None  # with descriptor state: all of them, before a loop
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -136,6 +138,7 @@ def _define(
         check_in_table=state.check_in_table,
         range_in_table=state.range_in_table,
         table_word_fits=state.table_word_fits,
+        binding_fits=define_binding_fits(builder, state.table_word_fits, state.range_in_table),
     )
 
 
@@ -234,6 +237,7 @@ class _Template:
             table_word_fits=None
             if helpers.table_word_fits is None
             else ids[helpers.table_word_fits],
+            binding_fits=None if helpers.binding_fits is None else ids[helpers.binding_fits],
         )
 
     @staticmethod

@@ -26,6 +26,7 @@ are copied with it; a loop that cannot be copied may still hold one that can.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from gpuav.instrument.loop_bounds import LoopBounds
 from gpuav.spirv.analysis.def_use import DefUse
@@ -36,9 +37,19 @@ from gpuav.spirv.grammar import LoopControl, Op, SelectionControl
 from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Block, Function
 
-# Emits a loop's test for one access and returns its bools: first anything it reads once
-# per function, then, after calling the positioning callback, the test itself.
-Proof = Callable[[Callable[[], None]], list[int]]
+
+@dataclass(frozen=True)
+class Proof:
+    """How one access joins a loop's test."""
+
+    # Emits the access's part of the test and returns its bools: first anything it reads
+    # once per function, then, after calling the positioning callback, the test itself.
+    test: Callable[[Callable[[], None]], list[int]]
+    # Where a check stays in the copy (without a branch): applied to the copy, given the
+    # old id -> copy id mapping and the block the copy's loop exits to.
+    residual: Callable[[dict[int, int], Block], None] | None = None
+
+
 # (an access's consumer, the loop's bounds, its block) -> its proof, or None
 Prover = Callable[[Instruction, LoopBounds, Block], Proof | None]
 
@@ -160,7 +171,7 @@ class _LoopCopier:
             proofs.append(proof)
         proven = self._emit_test(preheader, proofs)
         mapping = self._copy()
-        self._join(mapping, live_out)
+        copy_exit = self._join(mapping, live_out)
         copy_header = mapping[loop.header.label_id]
         self.def_use.forget(preheader.instructions[-1])
         preheader.instructions[-1:] = [
@@ -169,6 +180,9 @@ class _LoopCopier:
         ]
         for instruction in preheader.instructions[-2:]:
             self.def_use.record(instruction, (self.function, preheader))
+        for proof in proofs:
+            if proof.residual is not None:
+                proof.residual(mapping, copy_exit)
         if bounds.unroll_worth():
             copy_merge = next(
                 i for i in self._block(copy_header).instructions if i.opcode == Op.LoopMerge
@@ -235,7 +249,7 @@ class _LoopCopier:
 
         conditions: list[int] = []
         for proof in proofs:
-            conditions += proof(to_test)
+            conditions += proof.test(to_test)
         to_test()
         bool_ = builder.type_bool()
         proven = builder.constant_bool(True)
@@ -295,8 +309,9 @@ class _LoopCopier:
 
     def _join(
         self, mapping: dict[int, int], live_out: list[tuple[int, Instruction, list[Instruction]]]
-    ) -> None:
-        """Give each copy a merge block of its own, joined in the old merge block."""
+    ) -> Block:
+        """Give each copy a merge block of its own, joined in the old merge block; returns
+        the copy's."""
         loop = self.loop
         builder = self.builder
         merge = self._block(loop.merge)
@@ -369,6 +384,7 @@ class _LoopCopier:
         ):
             for instruction in added:
                 self.def_use.record(instruction, (self.function, block))
+        return copy_exit
 
     def _rename_use(self, use: Instruction, old: int, new: int) -> None:
         place = self.def_use.place(use)

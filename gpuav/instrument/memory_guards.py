@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from gpuav.instrument.accesses import DescriptorAccess
 from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, SpanFinder
+from gpuav.instrument.descriptor_loop_proofs import DescriptorLoopProofs
 from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, AddressGuarder
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.local_arrays import LocalFindings
@@ -37,6 +39,17 @@ def range_guarder(
         helpers.check_buffer_range,
         tables,
         helpers.range_in_table,
+        helpers.binding_fits,
+    )
+
+
+def descriptor_loop_proofs(
+    builder: Builder, def_use: DefUse, types: Types, helpers: Helpers, tables: BindingTables
+) -> DescriptorLoopProofs | None:
+    if helpers.binding_fits is None or helpers.check_in_table is None:
+        return None
+    return DescriptorLoopProofs(
+        builder, def_use, types, tables, helpers.binding_fits, helpers.check_in_table
     )
 
 
@@ -66,16 +79,37 @@ def copy_provable_loops(
     types: Types,
     ranges: tuple[RangeGuarder | None, BufferFindings],
     addresses: tuple[AddressGuarder | None, AddressFindings],
+    descriptors: tuple[DescriptorLoopProofs | None, list[DescriptorAccess]],
     unprovable: set[int],
 ) -> int:
-    """Before any guard: give each loop whose buffer-range and device-address checks a test
-    before it can decide an unchecked copy (``loop_versions``); ``unprovable``: the ``id()``
-    of the consumers other passes check. Returns the number of loops copied."""
+    """Before any guard: give each loop whose buffer-range, device-address and descriptor
+    checks a test before it can decide an unchecked copy (``loop_versions``); ``unprovable``:
+    the ``id()`` of the consumers other passes check. Returns the number of loops copied."""
     guarded: list[tuple[Instruction, Prover]] = []
+    descriptor_proofs, descriptor_accesses = descriptors
+    if descriptor_proofs is not None:
+        descriptor_proofs.know(descriptor_accesses)
+        guarded += [(a.consumer, descriptor_proofs.loop_proof) for a in descriptor_accesses]
+    else:
+        unprovable.update(id(access.consumer) for access in descriptor_accesses)
+    # A range proven for every descriptor of a binding holds only where the descriptor
+    # check keeps the index below the binding's length.
+    index_checked = {id(access.consumer) for access in descriptor_accesses}
     range_guarder, buffer_findings = ranges
     if range_guarder is not None:
         range_guarder.know(buffer_findings.accesses)
         guarded += [(a.consumer, range_guarder.loop_proof) for a in buffer_findings.accesses]
+        unprovable.update(
+            id(access.consumer)
+            for access in buffer_findings.accesses
+            if id(access.consumer) not in index_checked
+            and any(
+                len(span.descriptor_indices) == 1
+                and range_guarder.constant_flat(span.descriptor_indices, span.descriptor_lengths)
+                is None
+                for span in access.spans
+            )
+        )
     address_guarder, address_findings = addresses
     if address_guarder is not None:
         address_guarder.know(address_findings.accesses)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuav.instrument import record
+from gpuav.instrument import memory_guards, record
 from gpuav.instrument.address_table import TABLE_OFFSET_WORD, table_words
 from gpuav.instrument.api import instrument_module
 from gpuav.instrument.descriptor_state import (
@@ -346,3 +346,105 @@ def test_device_address_loop_copy(vk: VulkanContext, optimized: bool) -> None:
     # A buffer no longer live fails the test before the loop, and every access is reported.
     out, records, _ = _run_addressed(vk, instrumented, count=2, published=False)
     assert (out, len(records)) == ([0] * INVOCATIONS, 2 * INVOCATIONS)
+
+
+# A runtime array of storage buffers read by indices from memory: no bound, so the copy
+# keeps the index check without a branch and reports after the loop.
+SOURCES = """#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) readonly buffer Source { uint v[]; } sources[];
+layout(set = 0, binding = 1) readonly buffer Which { uint at[]; } which;
+layout(set = 0, binding = 2) buffer Out { uint o[]; } o;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint sum = 0u;
+    for (uint k = 0u; k < 4u; ++k) {
+        uint d = which.at[i * 4u + k];
+        sum += sources[nonuniformEXT(d)].v[k];
+    }
+    o.o[i] = sum;
+}
+"""
+SOURCE_COUNT = 4
+
+
+def _run_sources(
+    vk: VulkanContext, words: list[int], which: list[int], unwritten: int | None = None
+) -> tuple[list[int], list[tuple[int, ErrorCode, int, int | None]]]:
+    sources = [
+        vk.buffer(data=np.array([10 * d + k for k in range(4)], np.uint32))
+        for d in range(SOURCE_COUNT)
+    ]
+    out = vk.buffer(4 * INVOCATIONS)
+    debug = vk.debug_buffer(capacity_words=4096)
+    state = region_words({0: SOURCE_COUNT, 1: 1, 2: 1})
+    for d in range(SOURCE_COUNT):
+        state[state[binding_table_word(0)] + d] = 0 if d == unwritten else range_word(16)
+    state[state[binding_table_word(1)]] = range_word(4 * len(which))
+    state[state[binding_table_word(2)]] = range_word(4 * INVOCATIONS)
+    app = [
+        Binding(0, "storage_buffer", sources),
+        Binding(1, "storage_buffer", [vk.buffer(data=np.array(which, np.uint32))]),
+        Binding(2, "storage_buffer", [out]),
+    ]
+    ours = DescriptorSetSpec(
+        [
+            debug.binding(),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area(state, 0))]),
+            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
+        ]
+    )
+    result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
+    records = sorted(
+        (r.stage_words[0], r.error_code, r.descriptor_index, r.array_length)
+        for r in debug.records()
+    )
+    return result.buffer(out).tolist(), records
+
+
+def _source_sums(which: list[int]) -> list[int]:
+    """What the checked loop computes: a read through an index past the array gives zero."""
+    return [
+        sum(10 * d + k for k in range(4) if (d := which[4 * i + k]) < SOURCE_COUNT)
+        for i in range(INVOCATIONS)
+    ]
+
+
+@pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
+def test_index_from_memory_is_checked_in_the_copy(vk: VulkanContext, optimized: bool) -> None:
+    words = _module(SOURCES, optimized)
+    instrumented, copied = _instrument(words)
+    assert copied == 1
+    good = [(i + k) % SOURCE_COUNT for i in range(INVOCATIONS) for k in range(4)]
+    plain, _ = _run_sources(vk, words, good)
+    out, records = _run_sources(vk, instrumented, good)
+    assert (out, records) == (plain, [])
+    assert out == _source_sums(good)
+    # Invocation 2 reads through index 7, then 9: the copy runs (every descriptor can be
+    # used), gives zero for both reads and reports the first index, once.
+    bad = list(good)
+    bad[4 * 2 + 1], bad[4 * 2 + 3] = 7, 9
+    out, records = _run_sources(vk, instrumented, bad)
+    assert records == [(2, ErrorCode.INDEX_OUT_OF_BOUNDS, 7, SOURCE_COUNT)]
+    assert out == _source_sums(bad)
+
+
+def test_an_unusable_descriptor_sends_the_loop_to_its_checks(
+    vk: VulkanContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The test before the loop fails: everything comes from the checked loop, exactly as
+    from the module instrumented without copies."""
+    words = _module(SOURCES, False)
+    instrumented, _ = _instrument(words)
+    monkeypatch.setattr(memory_guards, "version_loops", lambda *_: 0)
+    checked_only, copied = _instrument(words)
+    assert copied == 0
+    unused = [(i + k) % 2 for i in range(INVOCATIONS) for k in range(4)]
+    out, records = _run_sources(vk, instrumented, unused, unwritten=3)
+    assert (out, records) == (_source_sums(unused), [])
+    used = list(unused)
+    used[4 * 5] = 3
+    out, records = _run_sources(vk, instrumented, used, unwritten=3)
+    assert records and {r[0] for r in records} == {5}
+    assert (out, records) == _run_sources(vk, checked_only, used, unwritten=3)

@@ -1,0 +1,68 @@
+"""``bool gpuav_binding_fits(uvec3 table, uint forbidden, uint end)``: whether every
+descriptor of a binding leaves an access nothing to report, read once before a loop whose
+descriptor index is not known (``loop_versions``).
+
+True where the state does not know the binding (its checks pass too). Otherwise the binding
+must hold between 1 and ``MAX_DESCRIPTORS`` descriptors, and each must be written, alive,
+free of the ``forbidden`` bits (``gpuav_table_word_fits``) and, for a buffer, bound to at
+least ``end`` bytes (``gpuav_range_in_table``; a word with no range passes). A larger
+binding fails: reading every word of a bindless array before each loop would cost more than
+the checks in the loop. No record is written.
+"""
+
+from __future__ import annotations
+
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import LoopControl, Op
+from gpuav.spirv.instruction import Instruction
+
+MAX_DESCRIPTORS = 64
+
+
+def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: int) -> int:
+    uint, bool_ = builder.type_int(32, False), builder.type_bool()
+    uvec3 = builder.type_vector(uint, 3)
+    function, (table, forbidden, end) = builder.new_function(bool_, [uvec3, uint, uint])
+    builder.name(function.id, "gpuav_binding_fits")
+    entry = function.blocks[0]
+    length = builder.op(Op.CompositeExtract, uint, table, 1)
+    stated = builder.op(
+        Op.INotEqual,
+        bool_,
+        builder.op(Op.CompositeExtract, uint, table, 2),
+        builder.constant_uint(0),
+    )
+    small = builder.op(
+        Op.LogicalAnd,
+        bool_,
+        builder.op(Op.UGreaterThanEqual, bool_, length, builder.constant_uint(1)),
+        builder.op(Op.ULessThanEqual, bool_, length, builder.constant_uint(MAX_DESCRIPTORS)),
+    )
+    header = builder.new_block_after(entry)
+    body = builder.new_block_after(header)
+    merge = builder.new_block_after(body)
+    builder.op_void(Op.Branch, header.label_id)
+    builder.position_at_end(header, function)
+    index_id, fits_id = builder.module.new_id(), builder.module.new_id()
+    index = Instruction(Op.Phi, [uint, index_id, builder.constant_uint(0), entry.label_id])
+    fits = Instruction(Op.Phi, [bool_, fits_id, small, entry.label_id])
+    builder.emit(index)
+    builder.emit(fits)
+    more = builder.op(
+        Op.LogicalAnd, bool_, fits_id, builder.op(Op.ULessThan, bool_, index_id, length)
+    )
+    builder.op_void(Op.LoopMerge, merge.label_id, body.label_id, LoopControl.None_)
+    builder.op_void(Op.BranchConditional, more, body.label_id, merge.label_id)
+    builder.position_at_end(body, function)
+    usable = builder.op(Op.FunctionCall, bool_, table_word_fits, table, index_id, forbidden)
+    bound = builder.op(Op.FunctionCall, uint, range_in_table, table, index_id)
+    wide = builder.op(Op.UGreaterThanEqual, bool_, bound, end)
+    next_fits = builder.op(Op.LogicalAnd, bool_, usable, wide)
+    next_index = builder.op(Op.IAdd, uint, index_id, builder.constant_uint(1))
+    builder.op_void(Op.Branch, header.label_id)
+    index.operands += [next_index, body.label_id]
+    fits.operands += [next_fits, body.label_id]
+    builder.position_at_end(merge, function)
+    unstated = builder.op(Op.LogicalNot, bool_, stated)
+    builder.op_void(Op.ReturnValue, builder.op(Op.LogicalOr, bool_, unstated, fits_id))
+    return function.id
