@@ -213,6 +213,13 @@ def _instrument(
         (address_checks, result.address_findings),
         (descriptor_proofs, _not_range_checked(findings.accesses, buffer_findings, texel_findings)),
         _checked_elsewhere(result),
+        [
+            *findings.accesses,
+            *buffer_findings.accesses,
+            *texel_findings.accesses,
+            *result.local_findings.accesses,
+            *result.address_findings.accesses,
+        ],
     )
     ranges_read_tables = guard_buffer_ranges(
         ranges, def_use, helpers, buffer_findings, texel_findings

@@ -78,10 +78,13 @@ def version_loops(
     types: Types,
     guarded: list[tuple[Instruction, Prover]],
     unprovable: set[int],
+    named: list[tuple[Instruction, frozenset[int]]],
 ) -> int:
     """Give each loop whose ``guarded`` consumers all have proofs an unchecked copy;
     ``unprovable`` holds the ``id()`` of consumers other passes check, which no proof
-    covers. Returns the number of loops copied."""
+    covers. ``named``: each finding's consumer and the ids the finding holds (the guards
+    emit code from them later, so a loop whose values after it would have to be renamed
+    where a finding names them is not copied). Returns the number of loops copied."""
     blocks_of: dict[int, list[tuple[Instruction, Block, Prover]]] = {}
     for consumer, prover in guarded:
         place = def_use.place(consumer)
@@ -108,7 +111,7 @@ def version_loops(
             if _runs_convergent(loop, convergent):
                 continue
             copier = _LoopCopier(builder, def_use, types, loop)
-            if copier.version(inside):
+            if copier.version(inside, named):
                 done.append(loop)
                 copied += 1
     return copied
@@ -153,14 +156,18 @@ class _LoopCopier:
         self.loop = loop
         self.function: Function = loop.function
 
-    def version(self, inside: list[tuple[Instruction, Block, Prover]]) -> bool:
+    def version(
+        self,
+        inside: list[tuple[Instruction, Block, Prover]],
+        named: list[tuple[Instruction, frozenset[int]]],
+    ) -> bool:
         loop = self.loop
         preheader = loop.preheader
         if preheader is None:
             return False
         uses = function_uses(self.function, self.def_use.id_operands)
         live_out = self._live_out(uses)
-        if not self._copyable(preheader, live_out):
+        if not self._copyable(preheader, live_out) or self._renames_named(live_out, named):
             return False
         bounds = LoopBounds(loop, self.def_use, self.types, uses)
         proofs = []
@@ -219,6 +226,21 @@ class _LoopCopier:
             if outside_uses and self.types.opcode(defined.operands[0]) in _NOT_JOINABLE:
                 return False
         return True
+
+    def _renames_named(
+        self,
+        live_out: list[tuple[int, Instruction, list[Instruction]]],
+        named: list[tuple[Instruction, frozenset[int]]],
+    ) -> bool:
+        """Whether a value the join would rename is held by a finding after the loop."""
+        renamed = {result for result, _, uses in live_out if uses}
+        if not renamed:
+            return False
+        for consumer, ids in named:
+            place = self.def_use.place(consumer)
+            if place is not None and place[1].label_id not in self.loop.labels and ids & renamed:
+                return True
+        return False
 
     def _live_out(self, uses: FunctionUses) -> list[tuple[int, Instruction, list[Instruction]]]:
         """(id, definition, uses in blocks after the loop other than the merge block's phis)

@@ -3,6 +3,7 @@ device addresses) over one module, and the order every guard pass takes its acce
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
@@ -81,6 +82,7 @@ def copy_provable_loops(
     addresses: tuple[AddressGuarder | None, AddressFindings],
     descriptors: tuple[DescriptorLoopProofs | None, list[DescriptorAccess]],
     unprovable: set[int],
+    every_finding: list[object],
 ) -> int:
     """Before any guard: give each loop whose buffer-range, device-address and descriptor
     checks a test before it can decide an unchecked copy (``loop_versions``); ``unprovable``:
@@ -116,7 +118,29 @@ def copy_provable_loops(
         guarded += [(a.consumer, address_guarder.loop_proof) for a in address_findings.accesses]
     else:
         unprovable.update(id(access.consumer) for access in address_findings.accesses)
-    return version_loops(builder, def_use, types, guarded, unprovable)
+    named = [named_ids(finding) for finding in every_finding]
+    return version_loops(builder, def_use, types, guarded, unprovable, [n for n in named if n])
+
+
+def named_ids(finding: object) -> tuple[Instruction, frozenset[int]] | None:
+    """A finding's consumer and every integer its fields hold (its ids, and some numbers
+    that are not ids, which only make a loop copy less likely)."""
+    consumer = getattr(finding, "consumer", None) or getattr(finding, "instruction", None)
+    if not isinstance(consumer, Instruction):
+        return None
+    found: set[int] = set()
+    stack: list[object] = [finding]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (bool, Instruction)):
+            continue
+        if isinstance(item, int):
+            found.add(item)
+        elif isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+    return consumer, frozenset(found)
 
 
 def guard_buffer_ranges(

@@ -37,11 +37,15 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         ShaderContext(
             shader_id=tracker.shader_id,
             shader_module=tracker.module,
-            shader_module_name=device.name_of(tracker.module) if tracker.module else None,
+            shader_module_name=device.name_of(tracker.module, OBJECT_TYPE_SHADER_MODULE)
+            if tracker.module
+            else None,
             pipeline=0 if tracker.shader_object else tracker.pipeline,
             words=tracker.words,
             shader_object=tracker.pipeline if tracker.shader_object else 0,
-            shader_object_name=device.name_of(tracker.pipeline) if tracker.shader_object else None,
+            shader_object_name=device.name_of(tracker.pipeline, OBJECT_TYPE_SHADER_EXT)
+            if tracker.shader_object
+            else None,
         )
         for tracker in pipeline.shaders.values()
     )
@@ -55,7 +59,7 @@ def action_context(device: DeviceState, state: CommandBufferState, action: Actio
         binding_sizes = device.descriptors.binding_sizes(action.bound_sets)
     return ActionContext(
         command_buffer=state.handle,
-        command_buffer_name=device.name_of(state.handle),
+        command_buffer_name=device.name_of(state.handle, OBJECT_TYPE_COMMAND_BUFFER),
         action_number=None if spilled else action.number,
         command=SPILLED_COMMAND if spilled else action.command,
         pipeline=pipeline.handle,

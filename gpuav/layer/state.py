@@ -196,7 +196,9 @@ class DeviceState:
     shader_binaries: dict[bytes, ShaderObjectState] = field(default_factory=dict)
     command_buffers: dict[int, CommandBufferState] = field(default_factory=dict)
     command_pools: dict[int, set[int]] = field(default_factory=dict)
-    object_names: dict[int, str] = field(default_factory=dict)
+    # handle -> (VkObjectType, name): a destroyed object's handle may come back as another
+    # object of another type, which must not lend the old one its name
+    object_names: dict[int, tuple[int, str]] = field(default_factory=dict)
     pending: list[PendingSubmission] = field(default_factory=list)
     descriptors: DescriptorTracker | None = None
     # The app enabled robustBufferAccess or robustBufferAccess2.
@@ -216,5 +218,9 @@ class DeviceState:
     def reporter(self) -> Reporter:
         return self.instance.reporter
 
-    def name_of(self, handle: int) -> str | None:
-        return self.object_names.get(handle)
+    def name_of(self, handle: int, object_type: int | None = None) -> str | None:
+        """The debug-utils name of ``handle``, if it was last named as ``object_type``."""
+        named = self.object_names.get(handle)
+        if named is None or (object_type is not None and named[0] != object_type):
+            return None
+        return named[1]

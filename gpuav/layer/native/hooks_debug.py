@@ -79,7 +79,8 @@ def set_debug_utils_object_name(device: int, name_info: int) -> int:
             info = at(name_info, "VkDebugUtilsObjectNameInfoEXT")
             name = string_at(address(info.pObjectName))
             if name:
-                record.state.object_names[int(info.objectHandle)] = name
+                named = (int(info.objectType), name)
+                record.state.object_names[int(info.objectHandle)] = named
             else:
                 record.state.object_names.pop(int(info.objectHandle), None)
         except BaseException as error:
