@@ -9,7 +9,8 @@ finds such bounds from the code alone and emits them at the end of the loop's pr
 - ``x & m`` is at most ``m``, ``x % m`` below ``m``, ``x >> c`` at most ``bound(x) >> c``;
 - ``x + y`` and ``x * y`` are at most ``bound(x) + bound(y)`` and ``bound(x) * bound(y)``,
   valid only where that sum or product does not pass 2^32 (a condition joins the test);
-- the load of a function variable stored once, before the loop, is the value stored;
+- a function variable the loop does not store holds, throughout the loop, what it holds
+  before it (read again at the end of the preheader);
 - the loop's counter, compared with ``limit`` by the test that enters each iteration, is at
   most ``bound(limit) - 1`` (for a signed compare only when it starts at a constant >= 0
   and counts up by one, so that it is never negative);
@@ -103,13 +104,10 @@ class LoopBounds:
         stores = self._stores(definition.operands[2])
         if stores is None:
             return self._uniform(definition)
-        if (
-            len(stores) == 1
-            and not self._in_loop(stores[0])
-            and self._dominates_preheader(stores[0])
-        ):
-            return self.invariant(stores[0].operands[1], block)
-        return None
+        if any(self._in_loop(store) for store in stores):
+            return None
+        # Stored only outside the loop: what it holds before the loop it holds throughout.
+        return _reloaded(definition)
 
     def unroll_worth(self) -> bool:
         """Whether the loop runs a small constant number of times, so that asking the driver
@@ -401,6 +399,13 @@ class LoopBounds:
         if self.types.type_of(value) == uint:
             return value
         return builder.op(Op.Bitcast, uint, value)
+
+
+def _reloaded(load: Instruction) -> EmitValue:
+    def emit(builder: Builder) -> int:
+        return builder.op(Op.Load, load.operands[0], load.operands[2], *load.operands[3:])
+
+    return emit
 
 
 def _same(value: int) -> EmitValue:
