@@ -105,6 +105,7 @@ def instrument_module(
     printf: bool = False,
     checks: bool = True,
     shader_int64: bool = False,
+    unroll_loop_copies: bool = True,
 ) -> InstrumentResult:
     """Run the descriptor-bounds pass on ``module`` in place.
 
@@ -114,6 +115,8 @@ def instrument_module(
     debugPrintfEXT with printf records (``gpuav.instrument.printf``); ``checks``: False leaves
     out every check (printf only). ``shader_int64``: the device has shaderInt64 on, so the
     device-address checks may read pointers as 64-bit integers before SPIR-V 1.5.
+    ``unroll_loop_copies``: ask the driver to unroll a loop's unchecked copy where it runs a
+    few times (``loop_versions``); a GPU's compiler needs the hint, llvmpipe runs slower with it.
     """
     try:
         result = InstrumentResult(module)
@@ -125,6 +128,7 @@ def instrument_module(
                 descriptor_state=descriptor_state,
                 context_address=context_address,
                 shader_int64=shader_int64 or context_address is not None,
+                unroll_loop_copies=unroll_loop_copies,
             )
         if printf:
             result.printf_sites = instrument_printf(
@@ -156,6 +160,7 @@ def _instrument(
     descriptor_state: bool,
     context_address: ContextAddressSource | None,
     shader_int64: bool = False,
+    unroll_loop_copies: bool = True,
 ) -> InstrumentResult:
     for capability in module.capabilities:
         reason = _DECLINED_CAPABILITIES.get(capability.operands[0])
@@ -213,6 +218,7 @@ def _instrument(
         (address_checks, result.address_findings),
         (descriptor_proofs, _not_range_checked(findings.accesses, buffer_findings, texel_findings)),
         _checked_elsewhere(result),
+        unroll_loop_copies,
         [
             *findings.accesses,
             *buffer_findings.accesses,
@@ -393,6 +399,7 @@ def instrument_shader(
     printf: bool = False,
     checks: bool = True,
     shader_int64: bool = False,
+    unroll_loop_copies: bool = True,
 ) -> list[int]:
     """Instrumented copy of ``words``; the words themselves when nothing needs a check."""
     instrumented = instrument_read_module(
@@ -404,6 +411,7 @@ def instrument_shader(
         printf=printf,
         checks=checks,
         shader_int64=shader_int64,
+        unroll_loop_copies=unroll_loop_copies,
     )
     return list(words) if instrumented is None else instrumented
 
@@ -418,6 +426,7 @@ def instrument_read_module(
     printf: bool = False,
     checks: bool = True,
     shader_int64: bool = False,
+    unroll_loop_copies: bool = True,
 ) -> list[int] | None:
     """``instrument_shader`` for a module already read (the layer reads each module once):
     the instrumented words, or None when nothing needs a check. The pass changes ``module``
@@ -430,6 +439,7 @@ def instrument_read_module(
         printf=printf,
         checks=checks,
         shader_int64=shader_int64,
+        unroll_loop_copies=unroll_loop_copies,
     )
     return None if instrumented is None else instrumented.with_shader_id(shader_id)
 
@@ -443,6 +453,7 @@ def instrument_slotted(
     printf: bool = False,
     checks: bool = True,
     shader_int64: bool = False,
+    unroll_loop_copies: bool = True,
 ) -> SlottedWords | None:
     """``instrument_read_module`` for any shader id: the words with a placeholder where the
     id goes (``shader_id_slot``), or None when nothing needs a check."""
@@ -456,5 +467,6 @@ def instrument_slotted(
         printf=printf,
         checks=checks,
         shader_int64=shader_int64,
+        unroll_loop_copies=unroll_loop_copies,
     )
     return slotted(write(result.module), placeholder) if result.changed else None

@@ -79,12 +79,14 @@ def version_loops(
     guarded: list[tuple[Instruction, Prover]],
     unprovable: set[int],
     named: list[tuple[Instruction, frozenset[int]]],
+    unroll: bool = True,
 ) -> int:
     """Give each loop whose ``guarded`` consumers all have proofs an unchecked copy;
     ``unprovable`` holds the ``id()`` of consumers other passes check, which no proof
     covers. ``named``: each finding's consumer and the ids the finding holds (the guards
     emit code from them later, so a loop whose values after it would have to be renamed
-    where a finding names them is not copied). Returns the number of loops copied."""
+    where a finding names them is not copied). ``unroll``: ask the driver to unroll the copy
+    of a loop that runs a few times. Returns the number of loops copied."""
     blocks_of: dict[int, list[tuple[Instruction, Block, Prover]]] = {}
     for consumer, prover in guarded:
         place = def_use.place(consumer)
@@ -111,7 +113,7 @@ def version_loops(
             if _runs_convergent(loop, convergent):
                 continue
             copier = _LoopCopier(builder, def_use, types, loop)
-            if copier.version(inside, named):
+            if copier.version(inside, named, unroll):
                 done.append(loop)
                 copied += 1
     return copied
@@ -160,6 +162,7 @@ class _LoopCopier:
         self,
         inside: list[tuple[Instruction, Block, Prover]],
         named: list[tuple[Instruction, frozenset[int]]],
+        unroll: bool,
     ) -> bool:
         loop = self.loop
         preheader = loop.preheader
@@ -190,7 +193,7 @@ class _LoopCopier:
         for proof in proofs:
             if proof.residual is not None:
                 proof.residual(mapping, copy_exit)
-        if bounds.unroll_worth():
+        if unroll and bounds.unroll_worth():
             copy_merge = next(
                 i for i in self._block(copy_header).instructions if i.opcode == Op.LoopMerge
             )

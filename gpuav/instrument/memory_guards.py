@@ -82,11 +82,13 @@ def copy_provable_loops(
     addresses: tuple[AddressGuarder | None, AddressFindings],
     descriptors: tuple[DescriptorLoopProofs | None, list[DescriptorAccess]],
     unprovable: set[int],
+    unroll: bool,
     every_finding: list[object],
 ) -> int:
     """Before any guard: give each loop whose buffer-range, device-address and descriptor
     checks a test before it can decide an unchecked copy (``loop_versions``); ``unprovable``:
-    the ``id()`` of the consumers other passes check. Returns the number of loops copied."""
+    the ``id()`` of the consumers other passes check; ``unroll``: ask the driver to unroll
+    copies of short loops. Returns the number of loops copied."""
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
@@ -119,7 +121,8 @@ def copy_provable_loops(
     else:
         unprovable.update(id(access.consumer) for access in address_findings.accesses)
     named = [named_ids(finding) for finding in every_finding]
-    return version_loops(builder, def_use, types, guarded, unprovable, [n for n in named if n])
+    named_ids_ = [n for n in named if n]
+    return version_loops(builder, def_use, types, guarded, unprovable, named_ids_, unroll)
 
 
 def named_ids(finding: object) -> tuple[Instruction, frozenset[int]] | None:

@@ -77,6 +77,8 @@ class PhysicalDeviceFacts:
     buffer_device_address: bool = False  # Vulkan 1.2 feature (issue 8's context path)
     max_push_constants_size: int = 128
     shader_int64: bool = False  # the pushed context address is a uint64
+    # VK_PHYSICAL_DEVICE_TYPE_CPU (llvmpipe): unrolled loop copies run slower there
+    cpu: bool = False
     # The shader stages of the extensions the device is created with (STAGE_EXTENSIONS).
     extension_stages: int = 0
 

@@ -24,10 +24,11 @@ from gpuav.layer.reporting import MessageLike
 from gpuav.layer.settings import Settings
 from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState, InstanceState
-from gpuav.spirv import write
+from gpuav.spirv import read, write
+from gpuav.spirv.grammar import LoopControl, Op
 from gpuav.validate.diagnostics import Diagnostic, Severity
 from tests.layer.collecting_reporter import CollectingReporter
-from tests.shaders.glsl import CorpusShader, corpus_shaders
+from tests.shaders.glsl import CorpusShader, compile_glsl, corpus_shaders
 from tests.validate.features import every_extension, every_feature
 
 DEVICE = 0x57EAD
@@ -58,9 +59,11 @@ def _as_a_new_process(monkeypatch: pytest.MonkeyPatch) -> None:
     module_cache._cache_in.cache_clear()
 
 
-def _device(folder: Path, environment: shader_validation.ShaderEnvironment) -> DeviceState:
+def _device(
+    folder: Path, environment: shader_validation.ShaderEnvironment, cpu: bool = False
+) -> DeviceState:
     settings = Settings(enabled=True, shader_cache_path=str(folder))
-    facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True)
+    facts = PhysicalDeviceFacts(VULKAN_1_3, 8, 16, 1 << 27, (0,), True, True, cpu=cpu)
     instance = InstanceState(1, settings, VULKAN_1_3, CollectingReporter())
     device = DeviceState(DEVICE, instance, None, facts, enabled=True, set_index=SET_INDEX)  # type: ignore[arg-type]
     shader_validation.post_call_record_create_device(
@@ -215,3 +218,26 @@ def test_modules_of_the_same_words_share_a_shader_id_and_so_their_instrumented_w
     assert first is not None and second is not None
     assert first_id == second_id != other_id
     assert first.words_for(first_id) == second.words_for(second_id)
+
+
+LOOP = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
+layout(set = 0, binding = 1) buffer Result { uint v[]; } result;
+void main() {
+    uint i = gl_GlobalInvocationID.x, acc = 0u;
+    for (uint k = 0u; k < 16u; ++k) { acc += data.v[(i + k) & 1023u]; }
+    result.v[i] = acc;
+}
+"""
+
+
+@pytest.mark.parametrize("cpu", [False, True])
+def test_a_cpu_device_gets_loop_copies_without_the_unroll_hint(tmp_path: Path, cpu: bool) -> None:
+    """llvmpipe ran a fully unrolled copy 1.4x slower than one left alone; a GPU's driver
+    needs the hint (RESULTS_shader_time.md)."""
+    device = _device(tmp_path, ALL, cpu=cpu)
+    _, words = _create(device, compile_glsl(LOOP, "comp", target_env="vulkan1.2"))
+    assert words is not None
+    controls = [i.operands[2] for i in read(words).instructions() if i.opcode == Op.LoopMerge]
+    assert sorted(controls) == [LoopControl.None_, LoopControl.None_ if cpu else LoopControl.Unroll]

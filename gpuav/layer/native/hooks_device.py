@@ -118,6 +118,7 @@ def _physical_device_facts(record: InstanceRecord, physical_device: int) -> Phys
         buffer_device_address=buffer_device_address,
         max_push_constants_size=int(limits.maxPushConstantsSize),
         shader_int64=bool(features.shaderInt64),
+        cpu=int(properties.deviceType) == vk.VK_PHYSICAL_DEVICE_TYPE_CPU,
     )
 
 
