@@ -12,15 +12,21 @@ loop is kept twice:
                 OpSelectionMerge %merge
                 OpBranchConditional proven %copy_header %header
     copy:       the app's loop as it was, with no checks (asked to unroll where the driver
-                would unroll it without checks: a small constant trip count)
+                would unroll it without checks: a small constant trip count; not on a CPU
+                device, whose compiler runs the unrolled copy slower)
     original:   the loop the guards then check, access by access, as before
+
+A descriptor-array read whose index has no bound keeps its check in the copy, without a
+branch (``descriptor_loop_proofs``).
 
 Both exit to a new merge block of their own, which joins them in the old merge block: its
 phis, and the loop's values used after it, take one value from each copy. A loop is left
 alone where the proof is not exact (an access no test covers), where it is not entered from
-one block that only branches into it, or where a pointer made in it is used after it (a phi
-cannot join pointers without the VariablePointers capability). Loops inside a copied loop
-are copied with it; a loop that cannot be copied may still hold one that can.
+one block that only branches into it, where a pointer made in it is used after it (a phi
+cannot join pointers without the VariablePointers capability), where a check after it names
+a value it leaves behind, and where it holds a barrier, a subgroup operation or a derivative.
+Loops inside a copied loop are copied with it; a loop that cannot be copied may still hold
+one that can.
 """
 
 from __future__ import annotations
@@ -97,7 +103,7 @@ def version_loops(
         place = def_use.places.get(instruction_id)
         if place is not None:
             unprovable_labels.add(place[1].label_id)
-    convergent = _convergent_functions(builder.module.functions)
+    convergent: set[int] | None = None
     copied = 0
     for function in list(builder.module.functions):
         accesses = blocks_of.get(id(function))
@@ -110,6 +116,8 @@ def version_loops(
             inside = [access for access in accesses if access[1].label_id in loop.labels]
             if not inside or loop.labels & unprovable_labels:
                 continue
+            if convergent is None:
+                convergent = _convergent_functions(builder.module.functions)
             if _runs_convergent(loop, convergent):
                 continue
             copier = _LoopCopier(builder, def_use, types, loop)
