@@ -1,20 +1,20 @@
-"""Descriptor-array reads in a loop that gets an unchecked copy (``loop_versions``).
+"""Descriptor accesses in a loop that gets an unchecked copy (``loop_versions``).
 
 The test before the loop reads the binding's table once and asks ``gpuav_binding_fits``
 whether every descriptor of the binding can be used by the access. What is left is the
 index itself:
 
-- where it has a bound before the loop (``LoopBounds``), the test also compares that bound
-  with the binding's length, and the copy reads as the app wrote it;
+- where it has a bound before the loop (``LoopBounds``; a descriptor that is no array has
+  index 0), the test also compares that bound with the binding's length, and the copy runs
+  the access as the app wrote it, stores and atomics included;
 - where it does not (an index read from memory), the copy keeps a check without a branch: the
   index is kept where it is below the length and replaced by 0 (a usable descriptor, by the
   test) where it is not, the read's result is then zero, and the first failing index is
   kept in a function variable. After the loop, one call of ``gpuav_check_in_table`` with that
   index writes the record the checked loop would have written for it; later failures of the
-  same invocation at the same access add no record.
-
-Only reads qualify (a load, a fetch, an image read, a sample with an explicit level, a query):
-a store or an atomic through a replaced index would change another descriptor's memory.
+  same invocation at the same access add no record. Only reads qualify here (a load, a
+  fetch, an image read, a sample with an explicit level, a query): a store or an atomic
+  through a replaced index would change another descriptor's memory.
 """
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ from collections.abc import Callable
 
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup
 from gpuav.instrument.binding_tables import BindingTables
-from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.descriptor_expectations import forbidden_bits
-from gpuav.instrument.loop_bounds import LoopBounds
+from gpuav.instrument.loop_bounds import EmitBound, LoopBounds
 from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, pack_set_binding
 from gpuav.spirv.analysis.def_use import DefUse
@@ -86,11 +85,78 @@ class DescriptorLoopProofs:
         if access is None or len(access.lookups) != 1 or not self.tables.available:
             return None
         lookup = access.lookups[0]
-        if not self._qualifies(lookup, consumer):
+        if not self._shape_known(lookup):
             return None
         assert isinstance(lookup, DescriptorLookup)
-        assert lookup.descriptor_set is not None and lookup.binding is not None
+        loop = bounds.loop
+        if not self._inside(consumer, loop):
+            return None
+        length = lookup.static_length if lookup.static_length is not None else _RUNTIME_LENGTH
+        # A descriptor that is no array is index 0 of a binding of one.
+        bound = bounds.upper(lookup.indices[0], block) if lookup.indices else _first()
+        site = None
+        if bound is None:
+            site = self._site(access, lookup, loop)
+            if site is None:
+                return None
+        function = loop.function
+        builder = self.builder
+        descriptor_set, binding = lookup.descriptor_set or 0, lookup.binding or 0
+        forbidden = forbidden_bits(self.types, lookup.variable, consumer)
+
+        def test(to_test: Callable[[], None]) -> list[int]:
+            table = self.tables.table(function, descriptor_set, binding, length)
+            if site is not None:
+                site.table = table
+                site.set_binding = pack_set_binding(descriptor_set, binding)
+                site.forbidden = forbidden
+            to_test()
+            self.called_binding_fits = True
+            fits = builder.op(
+                Op.FunctionCall,
+                self.bool_,
+                self.binding_fits,
+                table,
+                builder.constant_uint(forbidden),
+                builder.constant_uint(0),
+            )
+            if bound is None:
+                return [fits]
+            value, valid = bound(builder)
+            entries = builder.op(Op.CompositeExtract, self.uint, table, 1)
+            return [fits, *valid, builder.op(Op.ULessThan, self.bool_, value, entries)]
+
+        return Proof(test) if site is None else Proof(test, site.keep_in_copy)
+
+    def _shape_known(self, lookup: object) -> bool:
+        """One descriptor, or an index into one array of them, of a known set and binding."""
+        return (
+            isinstance(lookup, DescriptorLookup)
+            and lookup.descriptor_set is not None
+            and lookup.binding is not None
+            and lookup.element is None
+            and len(lookup.indices) <= 1
+            and (lookup.static_length is not None or lookup.runtime_sized)
+        )
+
+    def _site(self, access: DescriptorAccess, lookup: DescriptorLookup, loop: Loop) -> _Site | None:
+        """The read whose index the copy keeps checking, where it can be kept: a read (a
+        store through a replaced index would write another descriptor's memory) of a scalar
+        or vector, through an access chain in the loop indexed by a 32-bit integer."""
+        consumer = access.consumer
+        if consumer.opcode not in _READS or consumer.type_id is None:
+            return None
+        result_type = self.types.opcode(consumer.type_id)
+        if result_type not in (Op.TypeBool, Op.TypeInt, Op.TypeFloat, Op.TypeVector):
+            return None  # OpSelect picks scalars and vectors only
         index = lookup.indices[0]
+        index_type = self.types.type_of(index)
+        if (
+            index_type is None
+            or self.types.opcode(index_type) != Op.TypeInt
+            or self.types.width(index_type) != 32
+        ):
+            return None
         chain = next(
             (
                 link
@@ -101,64 +167,20 @@ class DescriptorLoopProofs:
             ),
             None,
         )
-        loop = bounds.loop
-        if chain is None or not self._inside(chain, loop) or not self._inside(consumer, loop):
+        if chain is None or not self._inside(chain, loop):
             return None
-        length = lookup.static_length if lookup.static_length is not None else _RUNTIME_LENGTH
-        bound = bounds.upper(index, block)
-        site = _Site(self, loop, consumer, chain, index, access.instruction_index)
-        function = loop.function
-        builder = self.builder
-
-        def test(to_test: Callable[[], None]) -> list[int]:
-            assert lookup.descriptor_set is not None and lookup.binding is not None
-            site.table = self.tables.table(function, lookup.descriptor_set, lookup.binding, length)
-            site.set_binding = pack_set_binding(lookup.descriptor_set, lookup.binding)
-            site.forbidden = forbidden_bits(self.types, lookup.variable, consumer)
-            to_test()
-            self.called_binding_fits = True
-            fits = builder.op(
-                Op.FunctionCall,
-                self.bool_,
-                self.binding_fits,
-                site.table,
-                builder.constant_uint(site.forbidden),
-                builder.constant_uint(0),
-            )
-            if bound is None:
-                return [fits]
-            value, valid = bound(builder)
-            entries = builder.op(Op.CompositeExtract, self.uint, site.table, 1)
-            return [fits, *valid, builder.op(Op.ULessThan, self.bool_, value, entries)]
-
-        return Proof(test) if bound is not None else Proof(test, site.keep_in_copy)
-
-    def _qualifies(self, lookup: object, consumer: Instruction) -> bool:
-        if not isinstance(lookup, DescriptorLookup):
-            return False
-        if lookup.descriptor_set is None or lookup.binding is None:
-            return False
-        if lookup.element is not None or len(lookup.indices) != 1:
-            return False
-        if lookup.static_length is None and not lookup.runtime_sized:
-            return False
-        if consumer.opcode not in _READS or consumer.type_id is None:
-            return False
-        result_type = self.types.opcode(consumer.type_id)
-        if result_type not in NULLABLE_RESULTS or result_type == Op.TypeVoid:
-            return False
-        if result_type not in (Op.TypeBool, Op.TypeInt, Op.TypeFloat, Op.TypeVector):
-            return False  # OpSelect picks scalars and vectors only
-        index_type = self.types.type_of(lookup.indices[0])
-        return (
-            index_type is not None
-            and self.types.opcode(index_type) == Op.TypeInt
-            and self.types.width(index_type) == 32
-        )
+        return _Site(self, loop, consumer, chain, index, access.instruction_index)
 
     def _inside(self, instruction: Instruction, loop: Loop) -> bool:
         place = self.def_use.place(instruction)
         return place is not None and place[1].label_id in loop.labels
+
+
+def _first() -> EmitBound:
+    def emit(builder: Builder) -> tuple[int, list[int]]:
+        return builder.constant_uint(0), []
+
+    return emit
 
 
 class _Site:

@@ -159,3 +159,69 @@ def test_most_shapes_get_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
         if all(forms):
             copied.add(shape)
     assert copied == set(BODIES) - {"count_down"}
+
+
+IMAGES = """#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0, r32f) uniform readonly image2D src;
+layout(set = 0, binding = 1) uniform sampler2D tex;
+layout(set = 0, binding = 2) buffer Out { float o[]; } o;
+void main() {
+    int x = int(gl_GlobalInvocationID.x);
+    float acc = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        acc += imageLoad(src, ivec2(x, k)).x + textureLod(tex, vec2(0.5), 0.0).x;
+    }
+    o.o[x] = acc;
+}
+"""
+
+
+def _run_images(
+    vk: VulkanContext, words: list[int], unwritten: int | None
+) -> tuple[list[float], list[ErrorRecord]]:
+    src = vk.image(8, 4, "R32_SFLOAT")
+    src.upload(np.arange(32, dtype=np.float32).reshape(4, 8))
+    tex = vk.image(1, 1, "R32_SFLOAT")
+    tex.upload(np.array([[0.25]], np.float32))
+    out = vk.buffer(4 * 8)
+    debug = vk.debug_buffer(capacity_words=4096)
+    state = region_words({0: 1, 1: 1, 2: 1})
+    state[state[binding_table_word(2)]] = range_word(4 * 8)
+    if unwritten is not None:
+        state[state[binding_table_word(unwritten)]] = 0
+    app = [
+        Binding(0, "storage_image", [src.view()]),
+        Binding(1, "combined_image_sampler", [(tex.view(), vk.sampler())]),
+        Binding(2, "storage_buffer", [out]),
+    ]
+    ours = DescriptorSetSpec(
+        [
+            debug.binding(),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area(state, 0))]),
+            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
+        ]
+    )
+    result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
+    records = sorted(debug.records(), key=lambda r: (r.instruction_index, r.stage_words))
+    return result.buffer(out, np.float32).tolist(), records
+
+
+@pytest.mark.parametrize("unwritten", [None, 0, 1])
+@pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
+def test_a_loop_over_images_is_copied_and_changes_nothing(
+    vk: VulkanContext, monkeypatch: pytest.MonkeyPatch, optimized: bool, unwritten: int | None
+) -> None:
+    """A storage image and a sampler that are no arrays: the test before the loop reads
+    their words once; an unwritten one sends the loop to its checks."""
+    words = compile_glsl(IMAGES, "comp", target_env="vulkan1.2")
+    if optimized:
+        words = optimize(words)
+    assert instrument_module(
+        read(words), shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
+    ).loops_copied
+    with_copies = _run_images(vk, _instrumented(words, True, monkeypatch), unwritten)
+    assert with_copies == _run_images(vk, _instrumented(words, False, monkeypatch), unwritten)
+    assert (with_copies[1] != []) == (unwritten is not None)
+    if unwritten is None:
+        assert with_copies[0] == [sum(x + 8.0 * k + 0.25 for k in range(4)) for x in range(8)]
