@@ -20,8 +20,7 @@ from gpuav.instrument import address_table
 from gpuav.instrument.record import ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.builder import Builder
-from gpuav.spirv.grammar import LoopControl, Op, StorageClass
-from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.grammar import Op, StorageClass
 
 REMEMBERED = 2  # stretches each invocation remembers
 
@@ -235,44 +234,30 @@ class _AddressCheck:
         """The number of entries starting at or below ``high:low`` (a structured loop)."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
-        function = builder.function
-        entry = builder.block
-        if function is None or entry is None:
-            raise RuntimeError("the builder has no insert point")
-        header = builder.new_block_after(entry)
-        step = builder.new_block_after(header)
-        merge = builder.new_block_after(step)
-        builder.op_void(Op.Branch, header.label_id)
-        builder.position_at_end(header, function)
-        first_id, last_id = builder.module.new_id(), builder.module.new_id()
-        first = Instruction(Op.Phi, [uint, first_id, builder.constant_uint(0), entry.label_id])
-        last = Instruction(Op.Phi, [uint, last_id, count, entry.label_id])
-        builder.emit(first)
-        builder.emit(last)
-        more = builder.op(Op.ULessThan, bool_, first_id, last_id)
-        builder.op_void(Op.LoopMerge, merge.label_id, step.label_id, LoopControl.None_)
-        builder.op_void(Op.BranchConditional, more, step.label_id, merge.label_id)
-        builder.position_at_end(step, function)
-        middle = builder.op(
-            Op.ShiftRightLogical,
-            uint,
-            builder.op(Op.IAdd, uint, first_id, last_id),
-            builder.constant_uint(1),
+
+        def keep_going(values: list[int]) -> int:
+            first, last = values
+            return builder.op(Op.ULessThan, bool_, first, last)
+
+        def step(values: list[int]) -> list[int]:
+            first, last = values
+            middle = builder.op(
+                Op.ShiftRightLogical,
+                uint,
+                builder.op(Op.IAdd, uint, first, last),
+                builder.constant_uint(1),
+            )
+            at = self._entry(table, middle)
+            start_low = self._word(at, address_table.START_LOW)
+            start_high = self._word(at, address_table.START_HIGH)
+            starts_below = self._at_most(start_low, start_high, low, high)
+            after_middle = builder.op(Op.IAdd, uint, middle, builder.constant_uint(1))
+            return [
+                builder.op(Op.Select, uint, starts_below, after_middle, first),
+                builder.op(Op.Select, uint, starts_below, last, middle),
+            ]
+
+        first, _ = builder.while_loop(
+            [(uint, builder.constant_uint(0)), (uint, count)], keep_going, step
         )
-        at = self._entry(table, middle)
-        start_low = self._word(at, address_table.START_LOW)
-        start_high = self._word(at, address_table.START_HIGH)
-        starts_below = self._at_most(start_low, start_high, low, high)
-        next_first = builder.op(
-            Op.Select,
-            uint,
-            starts_below,
-            builder.op(Op.IAdd, uint, middle, builder.constant_uint(1)),
-            first_id,
-        )
-        next_last = builder.op(Op.Select, uint, starts_below, last_id, middle)
-        builder.op_void(Op.Branch, header.label_id)
-        first.operands += [next_first, step.label_id]
-        last.operands += [next_last, step.label_id]
-        builder.position_at_end(merge, function)
-        return first_id
+        return first

@@ -13,8 +13,7 @@ the checks in the loop. No record is written.
 from __future__ import annotations
 
 from gpuav.spirv.builder import Builder
-from gpuav.spirv.grammar import LoopControl, Op
-from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.grammar import Op
 
 MAX_DESCRIPTORS = 64
 
@@ -24,7 +23,6 @@ def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: 
     uvec3 = builder.type_vector(uint, 3)
     function, (table, forbidden, end) = builder.new_function(bool_, [uvec3, uint, uint])
     builder.name(function.id, "gpuav_binding_fits")
-    entry = function.blocks[0]
     length = builder.op(Op.CompositeExtract, uint, table, 1)
     stated = builder.op(
         Op.INotEqual,
@@ -38,31 +36,24 @@ def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: 
         builder.op(Op.UGreaterThanEqual, bool_, length, builder.constant_uint(1)),
         builder.op(Op.ULessThanEqual, bool_, length, builder.constant_uint(MAX_DESCRIPTORS)),
     )
-    header = builder.new_block_after(entry)
-    body = builder.new_block_after(header)
-    merge = builder.new_block_after(body)
-    builder.op_void(Op.Branch, header.label_id)
-    builder.position_at_end(header, function)
-    index_id, fits_id = builder.module.new_id(), builder.module.new_id()
-    index = Instruction(Op.Phi, [uint, index_id, builder.constant_uint(0), entry.label_id])
-    fits = Instruction(Op.Phi, [bool_, fits_id, small, entry.label_id])
-    builder.emit(index)
-    builder.emit(fits)
-    more = builder.op(
-        Op.LogicalAnd, bool_, fits_id, builder.op(Op.ULessThan, bool_, index_id, length)
+
+    def keep_going(values: list[int]) -> int:
+        index, fits = values
+        return builder.op(
+            Op.LogicalAnd, bool_, fits, builder.op(Op.ULessThan, bool_, index, length)
+        )
+
+    def step(values: list[int]) -> list[int]:
+        index, _ = values
+        usable = builder.op(Op.FunctionCall, bool_, table_word_fits, table, index, forbidden)
+        bound = builder.op(Op.FunctionCall, uint, range_in_table, table, index)
+        wide = builder.op(Op.UGreaterThanEqual, bool_, bound, end)
+        following = builder.op(Op.IAdd, uint, index, builder.constant_uint(1))
+        return [following, builder.op(Op.LogicalAnd, bool_, usable, wide)]
+
+    _, fits_id = builder.while_loop(
+        [(uint, builder.constant_uint(0)), (bool_, small)], keep_going, step
     )
-    builder.op_void(Op.LoopMerge, merge.label_id, body.label_id, LoopControl.None_)
-    builder.op_void(Op.BranchConditional, more, body.label_id, merge.label_id)
-    builder.position_at_end(body, function)
-    usable = builder.op(Op.FunctionCall, bool_, table_word_fits, table, index_id, forbidden)
-    bound = builder.op(Op.FunctionCall, uint, range_in_table, table, index_id)
-    wide = builder.op(Op.UGreaterThanEqual, bool_, bound, end)
-    next_fits = builder.op(Op.LogicalAnd, bool_, usable, wide)
-    next_index = builder.op(Op.IAdd, uint, index_id, builder.constant_uint(1))
-    builder.op_void(Op.Branch, header.label_id)
-    index.operands += [next_index, body.label_id]
-    fits.operands += [next_fits, body.label_id]
-    builder.position_at_end(merge, function)
     unstated = builder.op(Op.LogicalNot, bool_, stated)
     builder.op_void(Op.ReturnValue, builder.op(Op.LogicalOr, bool_, unstated, fits_id))
     return function.id

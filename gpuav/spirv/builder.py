@@ -22,7 +22,7 @@ from types import TracebackType
 
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.id_operands import IdOperands
-from gpuav.spirv.grammar import RESULT_INDEX, FunctionControl, Op, SelectionControl
+from gpuav.spirv.grammar import RESULT_INDEX, FunctionControl, LoopControl, Op, SelectionControl
 from gpuav.spirv.instruction import Instruction, encode_string
 from gpuav.spirv.module import TERMINATORS, Block, Function, Module
 
@@ -434,6 +434,41 @@ class Builder:
         ):
             head.instructions.append(instruction)
             self.note_placed(instruction, head)
+
+    def while_loop(
+        self,
+        carried: list[tuple[int, int]],
+        keep_going: Callable[[list[int]], int],
+        step: Callable[[list[int]], list[int]],
+    ) -> list[int]:
+        """A structured loop at the insert point over values it carries, (type, first
+        value) each: ``keep_going(values)`` (emitted in its header) says whether to run
+        ``step(values)`` (emitted in its body), which returns the next values. Returns the
+        values as the loop leaves them; the insert point moves to the block after it."""
+        function = self._current_function()
+        entry = self._current_block()
+        header = self.new_block_after(entry)
+        body = self.new_block_after(header)
+        merge = self.new_block_after(body)
+        self.op_void(Op.Branch, header.label_id)
+        self.position_at_end(header, function)
+        phis = [
+            Instruction(Op.Phi, [type_id, self.module.new_id(), first, entry.label_id])
+            for type_id, first in carried
+        ]
+        for phi in phis:
+            self.emit(phi)
+        values = [phi.operands[1] for phi in phis]
+        going = keep_going(values)
+        self.op_void(Op.LoopMerge, merge.label_id, body.label_id, LoopControl.None_)
+        self.op_void(Op.BranchConditional, going, body.label_id, merge.label_id)
+        self.position_at_end(body, function)
+        following = step(values)
+        self.op_void(Op.Branch, header.label_id)
+        for phi, value in zip(phis, following, strict=True):
+            phi.operands += [value, body.label_id]
+        self.position_at_end(merge, function)
+        return values
 
     def or_else(self, quick: int, slow: Callable[[], int]) -> int:
         """The bool ``quick``, or else ``slow()``, emitted on a branch of its own that runs

@@ -21,8 +21,15 @@ from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_
 from gpuav.spirv.grammar import LoopControl, Op
 from gpuav.spirv.reader import read
 from gpuav.spirv.writer import write
-from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, load_origins, origins
+from tests.harness import Binding, VulkanContext
+from tests.instrument.util import (
+    DEBUG_SET,
+    SHADER_ID,
+    bound_sets_area,
+    gpuav_set,
+    load_origins,
+    origins,
+)
 from tests.shaders.glsl import compile_glsl, optimize, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -30,15 +37,19 @@ pytestmark = pytest.mark.vulkan
 INVOCATIONS = 8
 DATA_WORDS = 24
 
-# Reads data.v[base + i + k] for k < count: the index is bounded by base + 7 + count - 1,
-# from two uniform reads, a variable stored once and the loop's counter. The store's index
-# does not change in the loop; acc is used after it.
-COUNTED = """#version 450
+HEAD = """#version 450
 layout(local_size_x = 8) in;
 layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
 layout(set = 0, binding = 1) buffer Out { uint v[]; } o;
 layout(set = 0, binding = 2) uniform Params { uint count; uint base; } params;
-void main() {
+"""
+
+# Reads data.v[base + i + k] for k < count: the index is bounded by base + 7 + count - 1,
+# from two uniform reads, a variable stored once and the loop's counter. The store's index
+# does not change in the loop; acc is used after it.
+COUNTED = (
+    HEAD
+    + """void main() {
     uint i = gl_GlobalInvocationID.x;
     uint acc = 0u;
     for (COUNTER k = 0; k < COUNTER(params.count); ++k) {
@@ -48,14 +59,12 @@ void main() {
     o.v[8u + i] = acc * 2u;
 }
 """
+)
 
 # The index is read from memory: no bound, so no copy.
-UNBOUNDED = """#version 450
-layout(local_size_x = 8) in;
-layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
-layout(set = 0, binding = 1) buffer Out { uint v[]; } o;
-layout(set = 0, binding = 2) uniform Params { uint count; uint base; } params;
-void main() {
+UNBOUNDED = (
+    HEAD
+    + """void main() {
     uint i = gl_GlobalInvocationID.x;
     uint acc = 0u;
     for (uint k = 0u; k < 4u; ++k) {
@@ -64,14 +73,12 @@ void main() {
     o.v[i] = acc;
 }
 """
+)
 
 # A mask bounds the index; the loop leaves early through a break.
-MASKED_WITH_BREAK = """#version 450
-layout(local_size_x = 8) in;
-layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
-layout(set = 0, binding = 1) buffer Out { uint v[]; } o;
-layout(set = 0, binding = 2) uniform Params { uint count; uint base; } params;
-void main() {
+MASKED_WITH_BREAK = (
+    HEAD
+    + """void main() {
     uint i = gl_GlobalInvocationID.x;
     uint acc = 0u;
     uint k = 0u;
@@ -83,6 +90,7 @@ void main() {
     o.v[i] = acc + k * 100000u;
 }
 """
+)
 
 
 def _module(source: str, optimized: bool, **defines: str) -> list[int]:
@@ -116,13 +124,7 @@ def _run(
         Binding(1, "storage_buffer", [out]),
         Binding(2, "uniform_buffer", [vk.buffer(data=np.array([count, base], np.uint32))]),
     ]
-    ours = DescriptorSetSpec(
-        [
-            debug.binding(),
-            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area(state, 0))]),
-            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
-        ]
-    )
+    ours = gpuav_set(vk, debug, state, bound_sets_area(state, 0))
     result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
     records = sorted(debug.records(), key=lambda r: (r.instruction_index, r.stage_words))
     return result.buffer(out).tolist(), records
@@ -309,13 +311,7 @@ def _run_addressed(
         Binding(0, "storage_buffer", [vk.buffer(data=inputs)]),
         Binding(1, "storage_buffer", [out]),
     ]
-    ours = DescriptorSetSpec(
-        [
-            debug.binding(),
-            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area([], NO_STATE))]),
-            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
-        ]
-    )
+    ours = gpuav_set(vk, debug, state, bound_sets_area([], NO_STATE))
     result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
     records = sorted(debug.records(), key=lambda r: (r.stage_words, r.details))
     return result.buffer(out).tolist(), records, address
@@ -388,13 +384,7 @@ def _run_sources(
         Binding(1, "storage_buffer", [vk.buffer(data=np.array(which, np.uint32))]),
         Binding(2, "storage_buffer", [out]),
     ]
-    ours = DescriptorSetSpec(
-        [
-            debug.binding(),
-            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area(state, 0))]),
-            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
-        ]
-    )
+    ours = gpuav_set(vk, debug, state, bound_sets_area(state, 0))
     result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
     records = sorted(
         (r.stage_words[0], r.error_code, r.descriptor_index, r.array_length)

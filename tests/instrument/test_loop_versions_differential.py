@@ -15,8 +15,8 @@ from gpuav.instrument.descriptor_state import binding_table_word, range_word, re
 from gpuav.instrument.record import ErrorRecord
 from gpuav.spirv.reader import read
 from gpuav.spirv.writer import write
-from tests.harness import Binding, DescriptorSetSpec, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area
+from tests.harness import Binding, VulkanContext
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, gpuav_set
 from tests.shaders.glsl import compile_glsl, optimize, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -115,13 +115,7 @@ def _run(
         Binding(1, "storage_buffer", [out]),
         Binding(2, "uniform_buffer", [vk.buffer(data=np.array([n, base, 0, 0], np.uint32))]),
     ]
-    ours = DescriptorSetSpec(
-        [
-            debug.binding(),
-            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area(state, 0))]),
-            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
-        ]
-    )
+    ours = gpuav_set(vk, debug, state, bound_sets_area(state, 0))
     result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
     records = sorted(debug.records(), key=lambda r: (r.instruction_index, r.stage_words, r.details))
     return result.buffer(out).tolist(), records
@@ -195,13 +189,7 @@ def _run_images(
         Binding(1, "combined_image_sampler", [(tex.view(), vk.sampler())]),
         Binding(2, "storage_buffer", [out]),
     ]
-    ours = DescriptorSetSpec(
-        [
-            debug.binding(),
-            Binding(1, "uniform_buffer", [vk.buffer(data=bound_sets_area(state, 0))]),
-            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
-        ]
-    )
+    ours = gpuav_set(vk, debug, state, bound_sets_area(state, 0))
     result = vk.run_compute(words, {0: app, DEBUG_SET: ours})
     records = sorted(debug.records(), key=lambda r: (r.instruction_index, r.stage_words))
     return result.buffer(out, np.float32).tolist(), records

@@ -10,6 +10,8 @@ from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import bound_area, set_tables
 from gpuav.spirv import read
 from gpuav.spirv.grammar import Op
+from tests.harness import Binding, DescriptorSetSpec, VulkanContext
+from tests.harness.debug_buffer import DebugOutputBuffer
 from tests.shaders.glsl import TargetEnv, spirv_val
 
 SHADER_ID = 0x5EED
@@ -34,6 +36,20 @@ def bound_sets_area(state: Sequence[int], *regions: int) -> np.ndarray:
     ``regions`` (NO_STATE: unknown) of ``state``: the region words and the action tables."""
     return np.array(
         bound_area(list(regions), lambda region: set_tables(region, state[region:])), np.uint32
+    )
+
+
+def gpuav_set(
+    vk: VulkanContext, debug: DebugOutputBuffer, state: Sequence[int], bound: np.ndarray
+) -> DescriptorSetSpec:
+    """gpuav's own set as the layer binds it: the debug output, the bound-sets area and the
+    descriptor state."""
+    return DescriptorSetSpec(
+        [
+            debug.binding(),
+            Binding(1, "uniform_buffer", [vk.buffer(data=bound)]),
+            Binding(2, "storage_buffer", [vk.buffer(data=np.array(state, np.uint32))]),
+        ]
     )
 
 
