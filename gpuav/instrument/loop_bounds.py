@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpuav.spirv.analysis.control_flow import successors
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.loops import FunctionUses, Loop, dominates
 from gpuav.spirv.analysis.types import Types
@@ -183,12 +184,9 @@ class LoopBounds:
         if counter.variable is None:
             return value == counter.value
         load = self.def_use.definition(value)
-        return (
-            load is not None
-            and load.opcode == Op.Load
-            and load.operands[2] == counter.variable
-            and block.label_id != self.loop.continue_target
-        )
+        if load is None or load.opcode != Op.Load or load.operands[2] != counter.variable:
+            return False
+        return not self._stored_before(load, block, counter.variable)
 
     def _uniform(self, load: Instruction) -> EmitValue | None:
         """A load at constant indices from a push constant or uniform block: the same value
@@ -267,11 +265,37 @@ class LoopBounds:
             return Counter(test, value, None, condition.opcode, limit, start, step)
         if read.opcode == Op.Load and self.def_use.place(read) == (loop.function, test):
             variable = read.operands[2]
-            start, step = self._variable_steps(variable)
-            if step is None and self._stores(variable) is None:
+            if self._stores(variable) is None:
                 return None
+            start, step = self._variable_steps(variable)
             return Counter(test, value, variable, condition.opcode, limit, start, step)
         return None
+
+    def _stored_before(self, load: Instruction, block: Block, variable: int) -> bool:
+        """Whether, in some iteration, a store to the counter's ``variable`` runs after the
+        entering test and before ``load`` in ``block`` (the load then need not see the value
+        the test compared)."""
+        loop = self.loop
+        blocks = {b.label_id: b for b in loop.function.blocks}
+        header = loop.header.label_id
+        stores = [s for s, _ in self.uses.get(variable, []) if s.opcode == Op.Store]
+        reached: set[int] = set()
+        for store in stores:
+            label = self._block_of(store)
+            if label not in loop.labels:
+                continue
+            if label == block.label_id:
+                order = block.instructions
+                store_at = next(k for k, i in enumerate(order) if i is store)
+                if store_at < next(k for k, i in enumerate(order) if i is load):
+                    return True
+            stack = [label]
+            while stack:
+                for successor in successors(blocks[stack.pop()], loop.labels):
+                    if successor != header and successor not in reached:
+                        reached.add(successor)
+                        stack.append(successor)
+        return block.label_id in reached
 
     def _phi_steps(self, phi: Instruction) -> tuple[int | None, int | None]:
         start = step = None
