@@ -1,5 +1,7 @@
 """Driving the passes that guard memory accesses (buffer and texel ranges, local arrays,
-device addresses) over one module, and the order every guard pass takes its accesses in."""
+device addresses) over one module: first the loops whose checks a test before them can
+decide get their unchecked copies (``loop_versions``), then each pass guards its accesses, in
+the order every guard pass takes them."""
 
 from __future__ import annotations
 
