@@ -217,6 +217,7 @@ def _instrument(
         (ranges, buffer_findings),
         (address_checks, result.address_findings),
         (descriptor_proofs, _not_range_checked(findings.accesses, buffer_findings, texel_findings)),
+        result.local_findings.accesses if helpers.report_local_index is not None else [],
         _checked_elsewhere(result),
         unroll_loop_copies,
         [
@@ -290,9 +291,7 @@ def _instrument(
 
 def _checked_elsewhere(result: InstrumentResult) -> set[int]:
     """The ``id()`` of every consumer checked by a pass that makes no test before a loop."""
-    consumers = [c for access in result.texel_findings.accesses for c in access.consumers]
-    consumers += [access.consumer for access in result.local_findings.accesses]
-    return {id(consumer) for consumer in consumers}
+    return {id(c) for access in result.texel_findings.accesses for c in access.consumers}
 
 
 def _not_range_checked(

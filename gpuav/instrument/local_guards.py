@@ -15,17 +15,22 @@ computes what it did before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuav.instrument import record
 from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.local_arrays import VECTOR_OPERAND, IndexCheck, LocalAccess
+from gpuav.instrument.loop_bounds import LoopBounds
+from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
+from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Block
 
 
 def define_local_report(builder: Builder, writer: RecordWriter) -> tuple[int, int]:
@@ -201,3 +206,39 @@ class LocalGuarder:
             return as_uint, None, signed
         as_uint = value if type_id == self.uint else builder.op(Op.Bitcast, self.uint, value)
         return as_uint, None, signed
+
+
+class LocalLoopProofs:
+    """Tests before a loop for its local-array accesses: each index's bound below its
+    length (a length only a specialization constant gives has no test)."""
+
+    def __init__(self, builder: Builder, accesses: list[LocalAccess]) -> None:
+        self.builder = builder
+        self._accesses = {id(access.consumer): access for access in accesses}
+
+    def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
+        access = self._accesses.get(id(consumer))
+        if access is None:
+            return None
+        parts = []
+        for check in access.checks:
+            bound = bounds.upper(check.index, block)
+            if bound is None or check.length is None:
+                return None
+            parts.append((bound, check.length))
+        builder = self.builder
+
+        def test(to_test: Callable[[], None]) -> list[int]:
+            to_test()
+            conditions = []
+            for bound, length in parts:
+                value, valid = bound(builder)
+                conditions += valid
+                if length <= 0xFFFF_FFFF:  # a longer array holds every 32-bit index
+                    below = builder.op(
+                        Op.ULessThan, builder.type_bool(), value, builder.constant_uint(length)
+                    )
+                    conditions.append(below)
+            return conditions
+
+        return Proof(test)

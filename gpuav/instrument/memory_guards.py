@@ -16,8 +16,8 @@ from gpuav.instrument.buffer_spans import BufferFindings, SpanFinder
 from gpuav.instrument.descriptor_loop_proofs import DescriptorLoopProofs
 from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, AddressGuarder
 from gpuav.instrument.helpers import Helpers
-from gpuav.instrument.local_arrays import LocalFindings
-from gpuav.instrument.local_guards import LocalGuarder
+from gpuav.instrument.local_arrays import LocalAccess, LocalFindings
+from gpuav.instrument.local_guards import LocalGuarder, LocalLoopProofs
 from gpuav.instrument.loop_versions import Prover, version_loops
 from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.texel_buffers import TexelFindings, guard_texel_access
@@ -83,14 +83,15 @@ def copy_provable_loops(
     ranges: tuple[RangeGuarder | None, BufferFindings],
     addresses: tuple[AddressGuarder | None, AddressFindings],
     descriptors: tuple[DescriptorLoopProofs | None, list[DescriptorAccess]],
+    locals_: list[LocalAccess],
     unprovable: set[int],
     unroll: bool,
     every_finding: list[object],
 ) -> int:
-    """Before any guard: give each loop whose buffer-range, device-address and descriptor
-    checks a test before it can decide an unchecked copy (``loop_versions``); ``unprovable``:
-    the ``id()`` of the consumers other passes check; ``unroll``: ask the driver to unroll
-    copies of short loops. Returns the number of loops copied."""
+    """Before any guard: give each loop whose buffer-range, device-address, descriptor and
+    local-array checks a test before it can decide an unchecked copy (``loop_versions``);
+    ``unprovable``: the ``id()`` of the consumers other passes check; ``unroll``: ask the
+    driver to unroll copies of short loops. Returns the number of loops copied."""
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
@@ -116,6 +117,8 @@ def copy_provable_loops(
                 for span in access.spans
             )
         )
+    local_proofs = LocalLoopProofs(builder, locals_)
+    guarded += [(access.consumer, local_proofs.loop_proof) for access in locals_]
     address_guarder, address_findings = addresses
     if address_guarder is not None:
         address_guarder.know(address_findings.accesses)

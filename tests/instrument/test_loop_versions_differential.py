@@ -1,6 +1,6 @@
 """Loop copies against the checked loops alone, on lavapipe: for loops of many shapes (nested,
 break, continue, do-while, a step of 2, counting down, return inside, values used after the
-loop, stores), as glslang and spirv-opt emit them, the module with copies computes exactly
+loop, a local array, stores), as glslang and spirv-opt emit them, the module with copies computes exactly
 what the module without them computes and writes exactly the same records, whether every
 access fits or some do not."""
 
@@ -84,6 +84,12 @@ BODIES = {
     "store_in_body": """void main() {
     uint x = gl_GlobalInvocationID.x, acc = 0u;
     for (uint k = 0u; k < params.n; ++k) { k += 1u; acc += data.v[k + x]; }
+    o.o[x] = acc;
+}""",
+    "local_array": """void main() {
+    uint x = gl_GlobalInvocationID.x, acc = 0u;
+    uint w[9] = uint[9](1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u);
+    for (uint k = 0u; k < params.n; ++k) { acc += w[k] * data.v[k + x]; }
     o.o[x] = acc;
 }""",
     "stores": """void main() {
