@@ -44,6 +44,9 @@ EmitBound = Callable[[Builder], tuple[int, list[int]]]
 EmitValue = Callable[[Builder], int]
 
 _UNROLL_MAX_TRIPS = 128
+# Tests that enter an iteration while the counter is below, or above, a limit.
+UP = (Op.ULessThan, Op.SLessThan, Op.ULessThanEqual)
+DOWN = (Op.UGreaterThan, Op.UGreaterThanEqual, Op.SGreaterThan, Op.SGreaterThanEqual)
 
 
 @dataclass(frozen=True)
@@ -53,10 +56,11 @@ class Counter:
     test_block: Block
     value: int  # the counter as the test reads it (an OpPhi of the header, or an OpLoad)
     variable: int | None  # the function variable that holds it, when it is not an OpPhi
-    compare: int  # Op.ULessThan, Op.SLessThan or Op.ULessThanEqual
+    compare: int  # one of UP or DOWN: the counter on the left
     limit: int
     start: int | None  # constant first value, when known
-    step: int | None  # constant increment, when known
+    step: int | None  # constant increment (negative: a decrement), when it is the only one
+    start_value: int | None  # the id of the first value, when known
 
 
 class LoopBounds:
@@ -114,7 +118,9 @@ class LoopBounds:
         """Whether the loop runs a small constant number of times, so that asking the driver
         to unroll it asks for what it does on its own for such a loop without checks."""
         counter = self.counter
-        if counter is None or counter.start is None or counter.step != 1:
+        if counter is None or counter.compare not in UP:
+            return False
+        if counter.start is None or counter.step != 1:
             return False
         limit = self.types.constant_value(counter.limit)
         if limit is None:
@@ -168,6 +174,8 @@ class LoopBounds:
             return None
         if not self._same_counter(value, block):
             return None
+        if counter.compare in DOWN:
+            return self._counted_down(counter, depth)
         if counter.compare == Op.SLessThan and (
             counter.start is None or counter.start < 0 or counter.step != 1
         ):
@@ -176,6 +184,26 @@ class LoopBounds:
         if limit is None:
             return None
         return limit if counter.compare == Op.ULessThanEqual else _minus_one(limit)
+
+    def _counted_down(self, counter: Counter, depth: int) -> EmitBound | None:
+        """A counter that only ever decreases is at most its first value. It must stay at or
+        above 0 without wrapping: a signed test against a constant >= 0 (> -1), or an
+        unsigned one that stops before 0, counting down by one."""
+        if counter.step is None or counter.step >= 0 or counter.start_value is None:
+            return None
+        limit = self.types.constant_value(counter.limit)
+        if limit is None:
+            return None
+        compare = counter.compare
+        if compare == Op.SGreaterThanEqual and limit < 0:
+            return None
+        if compare == Op.SGreaterThan and limit < -1:
+            return None
+        if compare in (Op.UGreaterThan, Op.UGreaterThanEqual) and counter.step != -1:
+            return None
+        if compare == Op.UGreaterThanEqual and limit & 0xFFFF_FFFF == 0:
+            return None
+        return self._upper(counter.start_value, counter.test_block, depth + 1)
 
     def _same_counter(self, value: int, block: Block) -> bool:
         """Whether ``value`` in ``block`` is what the entering test compared."""
@@ -248,11 +276,7 @@ class LoopBounds:
         if terminator.opcode != Op.BranchConditional or terminator.operands[2] != loop.merge:
             return None
         condition = self.def_use.definition(terminator.operands[0])
-        if condition is None or condition.opcode not in (
-            Op.ULessThan,
-            Op.SLessThan,
-            Op.ULessThanEqual,
-        ):
+        if condition is None or condition.opcode not in UP + DOWN:
             return None
         if self.def_use.place(condition) != (loop.function, test):
             return None
@@ -261,14 +285,16 @@ class LoopBounds:
         if read is None:
             return None
         if read.opcode == Op.Phi and self.def_use.place(read) == (loop.function, header):
-            start, step = self._phi_steps(read)
-            return Counter(test, value, None, condition.opcode, limit, start, step)
+            first, step = self._phi_steps(read)
+            start = None if first is None else self.types.constant_value(first)
+            return Counter(test, value, None, condition.opcode, limit, start, step, first)
         if read.opcode == Op.Load and self.def_use.place(read) == (loop.function, test):
             variable = read.operands[2]
             if self._stores(variable) is None:
                 return None
-            start, step = self._variable_steps(variable)
-            return Counter(test, value, variable, condition.opcode, limit, start, step)
+            first, step = self._variable_steps(variable)
+            start = None if first is None else self.types.constant_value(first)
+            return Counter(test, value, variable, condition.opcode, limit, start, step, first)
         return None
 
     def _stored_before(self, load: Instruction, block: Block, variable: int) -> bool:
@@ -298,18 +324,21 @@ class LoopBounds:
         return block.label_id in reached
 
     def _phi_steps(self, phi: Instruction) -> tuple[int | None, int | None]:
-        start = step = None
+        """(the id of the first value, the constant added by the back edge, when it is the
+        loop's only way back)."""
+        first = step = None
+        back = 0
         for incoming, parent in zip(phi.operands[2::2], phi.operands[3::2], strict=True):
             if parent not in self.loop.labels:
-                start = self.types.constant_value(incoming)
+                first = incoming
             else:
+                back += 1
                 step = self._step(incoming, lambda operand: operand == phi.result_id)
-        return start, step
+        return first, step if back == 1 else None
 
     def _variable_steps(self, variable: int) -> tuple[int | None, int | None]:
-        """(the constant stored before the loop, the constant added in the continue block)
-        when those are the counter's only stores; step None when the loop stores it elsewhere
-        (it is then no counter)."""
+        """(the id of the value stored before the loop, the constant added in the continue
+        block) when those are the counter's only stores; None for what is not known."""
         stores = self._stores(variable)
         if stores is None:
             return None, None
@@ -317,27 +346,34 @@ class LoopBounds:
         inside = [s for s in stores if self._in_loop(s)]
         if len(inside) != 1 or self._block_of(inside[0]) != self.loop.continue_target:
             return None, None
-        start = None
+        first = None
         if len(outside) == 1 and self._dominates_preheader(outside[0]):
-            start = self.types.constant_value(outside[0].operands[1])
+            first = outside[0].operands[1]
 
         def reads_counter(operand: int) -> bool:
             load = self.def_use.definition(operand)
             return load is not None and load.opcode == Op.Load and load.operands[2] == variable
 
-        return start, self._step(inside[0].operands[1], reads_counter)
+        return first, self._step(inside[0].operands[1], reads_counter)
 
     def _step(self, value: int, is_counter: Callable[[int], bool]) -> int | None:
-        """The constant ``c`` when ``value`` is the counter plus ``c``."""
-        addition = self.def_use.definition(value)
-        if addition is None or addition.opcode != Op.IAdd:
+        """The constant ``c`` when ``value`` is the counter plus ``c`` (or minus ``-c``), as
+        a signed 32-bit number."""
+        change = self.def_use.definition(value)
+        if change is None or change.opcode not in (Op.IAdd, Op.ISub):
             return None
-        left, right = addition.operands[2:4]
+        left, right = change.operands[2:4]
         if is_counter(left):
-            return self.types.constant_value(right)
-        if is_counter(right):
-            return self.types.constant_value(left)
-        return None
+            constant = self.types.constant_value(right)
+        elif is_counter(right) and change.opcode == Op.IAdd:
+            constant = self.types.constant_value(left)
+        else:
+            return None
+        if constant is None:
+            return None
+        constant &= 0xFFFF_FFFF
+        signed = constant - (1 << 32) if constant >> 31 else constant
+        return -signed if change.opcode == Op.ISub else signed
 
     def _combined(self, opcode: int, left: EmitBound, right: EmitBound) -> EmitBound:
         """The bound of a sum or product of two bounded values, valid where it fits 32 bits."""
