@@ -13,7 +13,8 @@ finds such bounds from the code alone and emits them at the end of the loop's pr
   before it (read again at the end of the preheader);
 - the loop's counter, compared with ``limit`` by the test that enters each iteration, is at
   most ``bound(limit) - 1`` (for a signed compare only when it starts at a constant >= 0
-  and counts up by one, so that it is never negative);
+  and counts up by one, so that it is never negative); a counter that only counts down, to
+  a limit that keeps it at or above 0 without wrapping, is at most its first value;
 - a load from a push constant or a uniform block at constant indices is read again in the
   preheader (uniform data cannot change during a draw or dispatch).
 

@@ -5,8 +5,8 @@ On a GPU, a branch in a loop body costs far more than its compare: a check per a
 the driver from unrolling and from issuing the loop's loads together, and a loop of 64
 loads measured 3.4 times slower on an H100 with nothing more than one never-taken branch in it.
 So where every access the pass guards in a loop has a check that a test made once before
-the loop can decide for all iterations (``LoopBounds``, ``RangeGuarder.loop_proof``), the
-loop is kept twice:
+the loop can decide for all iterations (``LoopBounds``; the provers of the buffer ranges,
+device addresses, descriptors and local arrays), the loop is kept twice:
 
     preheader:  proven = test1 && test2 && ...
                 OpSelectionMerge %merge
