@@ -100,14 +100,9 @@ class RangeGuarder:
     _quick: dict[tuple[int, int, int, int, int], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._accesses: dict[int, BufferAccess] = {}
         self.uint = self.builder.type_int(32, False)
         self.bool_ = self.builder.type_bool()
         self._pair: int | None = None
-
-    def know(self, accesses: list[BufferAccess]) -> None:
-        """Remember the accesses ``loop_proof`` is asked about, by consumer."""
-        self._accesses.update((id(access.consumer), access) for access in accesses)
 
     def guard(self, access: BufferAccess) -> bool:
         """Guard ``access``; False when its result has no null value to stand in for it."""
@@ -148,14 +143,11 @@ class RangeGuarder:
 
     # -- a test before a loop, for all its iterations at once ------------------------------
 
-    def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
+    def loop_proof(self, access: BufferAccess, bounds: LoopBounds, block: Block) -> Proof | None:
         """How to test, before the loop of ``bounds``, that every span of the access at
         ``consumer`` fits in all the loop's iterations: the bound of the span's end against
         its range (read once per function). None where the descriptor index is not constant
         or an index has no bound."""
-        access = self._accesses.get(id(consumer))
-        if access is None:
-            return None
         function = bounds.loop.function
         ends: list[tuple[BufferSpan, EmitBound]] = []
         for span in access.spans:

@@ -73,17 +73,15 @@ class DescriptorLoopProofs:
         self.check_in_table = check_in_table
         self.uint = builder.type_int(32, False)
         self.bool_ = builder.type_bool()
-        self._accesses: dict[int, DescriptorAccess] = {}
         self.called_binding_fits = False
         self.called_check_in_table = False
 
-    def know(self, accesses: list[DescriptorAccess]) -> None:
-        self._accesses.update((id(access.consumer), access) for access in accesses)
-
-    def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
-        access = self._accesses.get(id(consumer))
-        if access is None or len(access.lookups) != 1 or not self.tables.available:
+    def loop_proof(
+        self, access: DescriptorAccess, bounds: LoopBounds, block: Block
+    ) -> Proof | None:
+        if len(access.lookups) != 1 or not self.tables.available:
             return None
+        consumer = access.consumer
         lookup = access.lookups[0]
         if not self._shape_known(lookup):
             return None

@@ -177,7 +177,6 @@ class AddressGuarder:
     def __post_init__(self) -> None:
         builder = self.guarder.builder
         module = builder.module
-        self._accesses: dict[int, AddressAccess] = {}
         self.uint = builder.type_int(32, False)
         self.as_vector = module.version >= version_word(1, 5)
         declared = any(c.operands[0] == Capability.Int64 for c in module.capabilities)
@@ -217,22 +216,17 @@ class AddressGuarder:
 
         return self.guarder.guard_with(consumer, condition)
 
-    def know(self, accesses: list[AddressAccess]) -> None:
-        """Remember the accesses ``loop_proof`` is asked about, by consumer."""
-        self._accesses.update((id(access.consumer), access) for access in accesses)
-
-    def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
+    def loop_proof(self, access: AddressAccess, bounds: LoopBounds, block: Block) -> Proof | None:
         """How to test, before the loop of ``bounds``, that every span of the access at
         ``consumer`` lies in one live buffer in all the loop's iterations: from the pointer
         the access chains start at (the same in every iteration), the bound of the span's
         end, searched once; and the start's alignment where every step keeps it. None where
         the start changes, an index has no bound or the layout does not tell."""
-        access = self._accesses.get(id(consumer))
-        if access is None or not self.readable or self.inside is None or self.spans is None:
+        if not self.readable or self.inside is None or self.spans is None:
             return None
         parts: list[tuple[EmitValue, EmitBound, int]] = []
         for span in access.spans:
-            walked = self._walk(span.pointer, consumer)
+            walked = self._walk(span.pointer, access.consumer)
             if walked is None:
                 return None
             root, constant, terms = walked

@@ -29,7 +29,6 @@ from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import RESULT_INDEX, Op
-from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Block
 
 
@@ -208,37 +207,29 @@ class LocalGuarder:
         return as_uint, None, signed
 
 
-class LocalLoopProofs:
-    """Tests before a loop for its local-array accesses: each index's bound below its
-    length (a length only a specialization constant gives has no test)."""
-
-    def __init__(self, builder: Builder, accesses: list[LocalAccess]) -> None:
-        self.builder = builder
-        self._accesses = {id(access.consumer): access for access in accesses}
-
-    def loop_proof(self, consumer: Instruction, bounds: LoopBounds, block: Block) -> Proof | None:
-        access = self._accesses.get(id(consumer))
-        if access is None:
+def local_loop_proof(
+    builder: Builder, access: LocalAccess, bounds: LoopBounds, block: Block
+) -> Proof | None:
+    """The test before a loop for a local-array access: each index's bound below its length
+    (a length only a specialization constant gives has no test)."""
+    parts = []
+    for check in access.checks:
+        bound = bounds.upper(check.index, block)
+        if bound is None or check.length is None:
             return None
-        parts = []
-        for check in access.checks:
-            bound = bounds.upper(check.index, block)
-            if bound is None or check.length is None:
-                return None
-            parts.append((bound, check.length))
-        builder = self.builder
+        parts.append((bound, check.length))
 
-        def test(to_test: Callable[[], None]) -> list[int]:
-            to_test()
-            conditions = []
-            for bound, length in parts:
-                value, valid = bound(builder)
-                conditions += valid
-                if length <= 0xFFFF_FFFF:  # a longer array holds every 32-bit index
-                    below = builder.op(
-                        Op.ULessThan, builder.type_bool(), value, builder.constant_uint(length)
-                    )
-                    conditions.append(below)
-            return conditions
+    def test(to_test: Callable[[], None]) -> list[int]:
+        to_test()
+        conditions = []
+        for bound, length in parts:
+            value, valid = bound(builder)
+            conditions += valid
+            if length <= 0xFFFF_FFFF:  # a longer array holds every 32-bit index
+                below = builder.op(
+                    Op.ULessThan, builder.type_bool(), value, builder.constant_uint(length)
+                )
+                conditions.append(below)
+        return conditions
 
-        return Proof(test)
+    return Proof(test)

@@ -56,8 +56,8 @@ class Proof:
     residual: Callable[[dict[int, int], Block], None] | None = None
 
 
-# (an access's consumer, the loop's bounds, its block) -> its proof, or None
-Prover = Callable[[Instruction, LoopBounds, Block], Proof | None]
+# (the loop's bounds, the access's block) -> the access's proof, or None
+Prover = Callable[[LoopBounds, Block], Proof | None]
 
 _NOT_JOINABLE = (Op.TypePointer, Op.TypeSampledImage, Op.TypeImage, Op.TypeSampler)
 
@@ -182,8 +182,8 @@ class _LoopCopier:
             return False
         bounds = LoopBounds(loop, self.def_use, self.types, uses)
         proofs = []
-        for consumer, block, prover in inside:
-            proof = prover(consumer, bounds, block)
+        for _, block, prover in inside:
+            proof = prover(bounds, block)
             if proof is None:
                 return False
             proofs.append(proof)

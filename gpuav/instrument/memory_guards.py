@@ -6,7 +6,8 @@ the order every guard pass takes them."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Protocol, TypeVar
 
 from gpuav.instrument.accesses import DescriptorAccess
@@ -17,8 +18,9 @@ from gpuav.instrument.descriptor_loop_proofs import DescriptorLoopProofs
 from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, AddressGuarder
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.local_arrays import LocalAccess, LocalFindings
-from gpuav.instrument.local_guards import LocalGuarder, LocalLoopProofs
-from gpuav.instrument.loop_versions import Prover, version_loops
+from gpuav.instrument.local_guards import LocalGuarder, local_loop_proof
+from gpuav.instrument.loop_bounds import LoopBounds
+from gpuav.instrument.loop_versions import Proof, Prover, version_loops
 from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.texel_buffers import TexelFindings, guard_texel_access
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
@@ -27,6 +29,7 @@ from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.module import Block
 
 
 def range_guarder(
@@ -95,8 +98,9 @@ def copy_provable_loops(
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
-        descriptor_proofs.know(descriptor_accesses)
-        guarded += [(a.consumer, descriptor_proofs.loop_proof) for a in descriptor_accesses]
+        guarded += [
+            (a.consumer, partial(descriptor_proofs.loop_proof, a)) for a in descriptor_accesses
+        ]
     else:
         unprovable.update(id(access.consumer) for access in descriptor_accesses)
     # A range proven for every descriptor of a binding holds only where the descriptor
@@ -104,8 +108,9 @@ def copy_provable_loops(
     index_checked = {id(access.consumer) for access in descriptor_accesses}
     range_guarder, buffer_findings = ranges
     if range_guarder is not None:
-        range_guarder.know(buffer_findings.accesses)
-        guarded += [(a.consumer, range_guarder.loop_proof) for a in buffer_findings.accesses]
+        guarded += [
+            (a.consumer, partial(range_guarder.loop_proof, a)) for a in buffer_findings.accesses
+        ]
         unprovable.update(
             id(access.consumer)
             for access in buffer_findings.accesses
@@ -117,17 +122,24 @@ def copy_provable_loops(
                 for span in access.spans
             )
         )
-    local_proofs = LocalLoopProofs(builder, locals_)
-    guarded += [(access.consumer, local_proofs.loop_proof) for access in locals_]
+    guarded += _proven(locals_, partial(local_loop_proof, builder))
     address_guarder, address_findings = addresses
     if address_guarder is not None:
-        address_guarder.know(address_findings.accesses)
-        guarded += [(a.consumer, address_guarder.loop_proof) for a in address_findings.accesses]
+        guarded += [
+            (a.consumer, partial(address_guarder.loop_proof, a)) for a in address_findings.accesses
+        ]
     else:
         unprovable.update(id(access.consumer) for access in address_findings.accesses)
     named = [named_ids(finding) for finding in every_finding]
     named_ids_ = [n for n in named if n]
     return version_loops(builder, def_use, types, guarded, unprovable, named_ids_, unroll)
+
+
+def _proven(
+    accesses: Sequence[_Access], loop_proof: Callable[[_Access, LoopBounds, Block], Proof | None]
+) -> list[tuple[Instruction, Prover]]:
+    """Each access's consumer, with its pass's proof bound to it."""
+    return [(access.consumer, partial(loop_proof, access)) for access in accesses]
 
 
 def named_ids(finding: object) -> tuple[Instruction, frozenset[int]] | None:
