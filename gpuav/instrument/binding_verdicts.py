@@ -19,7 +19,7 @@ loop take a verdict.
 
 from __future__ import annotations
 
-from gpuav.spirv.analysis.control_flow import loop_blocks
+from gpuav.spirv.analysis.loops import loop_blocks
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.module import Block, Function

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuav.spirv.grammar import Op
-from gpuav.spirv.module import Block, Function
+from gpuav.spirv.module import Block
 
 
 def successors(block: Block, labels: frozenset[int]) -> list[int]:
@@ -16,25 +16,3 @@ def successors(block: Block, labels: frozenset[int]) -> list[int]:
     if terminator.opcode in (Op.Branch, Op.BranchConditional):
         return [operand for operand in terminator.operands if operand in labels]
     return []
-
-
-def loop_blocks(function: Function) -> set[int]:
-    """Labels of the blocks inside a loop: those a loop header reaches without passing its
-    merge block (structured control flow), the header included."""
-    blocks = {block.label_id: block for block in function.blocks}
-    labels = frozenset(blocks)
-    inside: set[int] = set()
-    for block in function.blocks:
-        if len(block.instructions) < 2 or block.instructions[-2].opcode != Op.LoopMerge:
-            continue
-        merge = block.instructions[-2].operands[0]
-        stack = [block.label_id]
-        seen = {block.label_id, merge}
-        while stack:
-            label = stack.pop()
-            inside.add(label)
-            for successor in successors(blocks[label], labels):
-                if successor not in seen:
-                    seen.add(successor)
-                    stack.append(successor)
-    return inside

@@ -63,6 +63,11 @@ def function_loops(function: Function) -> list[Loop]:
     return sorted(loops, key=lambda loop: -len(loop.labels))
 
 
+def loop_blocks(function: Function) -> set[int]:
+    """Labels of the blocks inside any loop of ``function``, headers included."""
+    return set().union(*(loop.labels for loop in function_loops(function)))
+
+
 def dominates(function: Function, dominator: int, label: int) -> bool:
     """Whether every path from the function's entry to block ``label`` passes block
     ``dominator``."""
