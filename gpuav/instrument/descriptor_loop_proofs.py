@@ -24,6 +24,7 @@ from collections.abc import Callable
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup
 from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.descriptor_expectations import forbidden_bits
+from gpuav.instrument.local_arrays import CHAINS
 from gpuav.instrument.loop_bounds import EmitBound, LoopBounds
 from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, pack_set_binding
@@ -50,7 +51,6 @@ _READS = frozenset(
         Op.ImageQuerySamples,
     }
 )
-_CHAINS = (Op.AccessChain, Op.InBoundsAccessChain)
 # The table length a binding without state is read with (as the descriptor guard reads it).
 _RUNTIME_LENGTH = 0xFFFF_FFFF
 
@@ -159,7 +159,7 @@ class DescriptorLoopProofs:
             (
                 link
                 for link in access.links
-                if link.opcode in _CHAINS
+                if link.opcode in CHAINS
                 and link.operands[2] == lookup.variable
                 and link.operands[3] == index
             ),

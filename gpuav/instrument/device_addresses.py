@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import SpanFinder
 from gpuav.instrument.consumers import POINTER_OPERANDS
+from gpuav.instrument.local_arrays import CHAINS
 from gpuav.instrument.loop_bounds import EmitBound, EmitValue, LoopBounds
 from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.pass_findings import PassFindings
@@ -271,7 +272,7 @@ class AddressGuarder:
             definition = types.defs.get(pointer)
             if definition is None:
                 return None
-            if definition.opcode in (Op.AccessChain, Op.InBoundsAccessChain):
+            if definition.opcode in CHAINS:
                 steps[:0] = [(index, None) for index in definition.operands[3:]]
             elif definition.opcode == Op.PtrAccessChain:
                 base_type = types.type_of(definition.operands[2]) or 0

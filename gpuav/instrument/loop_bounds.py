@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpuav.instrument.local_arrays import CHAINS
 from gpuav.spirv.analysis.control_flow import successors
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.loops import FunctionUses, Loop, dominates
@@ -225,7 +226,7 @@ class LoopBounds:
             return None
         if chain.opcode == Op.Variable:
             variable, indices = chain, []
-        elif chain.opcode in (Op.AccessChain, Op.InBoundsAccessChain):
+        elif chain.opcode in CHAINS:
             variable = self.def_use.definition(chain.operands[2])  # type: ignore[assignment]
             indices = chain.operands[3:]
         else:
