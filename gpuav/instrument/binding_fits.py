@@ -1,4 +1,4 @@
-"""``bool gpuav_binding_fits(uvec3 table, uint forbidden, uint end)``: whether every
+"""``bool gpuav_binding_fits(uvec4 table, uint forbidden, uint end)``: whether every
 descriptor of a binding leaves an access nothing to report, read once before a loop whose
 descriptor index is not known (``loop_versions``).
 
@@ -12,6 +12,7 @@ the checks in the loop. No record is written.
 
 from __future__ import annotations
 
+from gpuav.instrument.state_reader import TABLE_COMPONENTS
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
 
@@ -20,8 +21,8 @@ MAX_DESCRIPTORS = 64
 
 def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: int) -> int:
     uint, bool_ = builder.type_int(32, False), builder.type_bool()
-    uvec3 = builder.type_vector(uint, 3)
-    function, (table, forbidden, end) = builder.new_function(bool_, [uvec3, uint, uint])
+    table_type = builder.type_vector(uint, TABLE_COMPONENTS)
+    function, (table, forbidden, end) = builder.new_function(bool_, [table_type, uint, uint])
     builder.name(function.id, "gpuav_binding_fits")
     length = builder.op(Op.CompositeExtract, uint, table, 1)
     stated = builder.op(

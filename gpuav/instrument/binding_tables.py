@@ -5,6 +5,7 @@ descriptor index reads only its own descriptor's word."""
 
 from __future__ import annotations
 
+from gpuav.instrument.state_reader import TABLE_COMPONENTS
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.module import Function
@@ -14,7 +15,7 @@ class BindingTables:
     def __init__(self, builder: Builder, binding_table: int | None) -> None:
         self.builder = builder
         self.binding_table = binding_table
-        # (function id, set, binding, length given for no state) -> the table's uvec3
+        # (function id, set, binding, length given for no state) -> the table (uvec4)
         self._read: dict[tuple[int, int, int, int], int] = {}
 
     @property
@@ -36,7 +37,7 @@ class BindingTables:
             uint = builder.type_int(32, False)
             self._read[key] = builder.op(
                 Op.FunctionCall,
-                builder.type_vector(uint, 3),
+                builder.type_vector(uint, TABLE_COMPONENTS),
                 self.binding_table,
                 builder.constant_uint(descriptor_set),
                 builder.constant_uint(binding),

@@ -25,10 +25,11 @@ Our descriptor set at the reserved index holds, per action (draw or dispatch):
                                  NO_STATE when none (or one we cannot track) was bound; then
                                  the *action tables* (``set_tables``): for each set index
                                  below TABLE_SETS and binding below TABLE_BINDINGS, where the
-                                 binding's descriptor words start in the state buffer and its
-                                 actual size, so that a shader reaches a descriptor's word with
-                                 one load from this area and one from the state, instead of
-                                 following the region's header itself
+                                 binding's descriptor words start in the state buffer, its
+                                 actual size and its *summary*, so that a shader reaches a
+                                 descriptor's word with one load from this area and one from
+                                 the state, instead of following the region's header itself,
+                                 and needs no load from the state where the summary answers
     binding STATE_BINDING        {uint words[];}: the state buffer holding every region
 
 When the application uses every set index, the shader reaches the same three buffers without a
@@ -52,11 +53,20 @@ STATE_BINDING = 2
 MAX_TRACKED_SETS = 32
 NO_STATE = 0xFFFF_FFFF
 
-# The action tables: two words per (set, binding) pair below these, after the region words.
+# The action tables: TABLE_ENTRY_WORDS words per (set, binding) pair below these, after the
+# region words: the start of the binding's descriptor words, its size, its summary.
 TABLE_SETS = 4
 TABLE_BINDINGS = 16
+TABLE_ENTRY_WORDS = 3
 ACTION_TABLE_WORD = MAX_TRACKED_SETS
-BOUND_AREA_WORDS = ACTION_TABLE_WORD + 2 * TABLE_SETS * TABLE_BINDINGS
+BOUND_AREA_WORDS = ACTION_TABLE_WORD + TABLE_ENTRY_WORDS * TABLE_SETS * TABLE_BINDINGS
+# A binding's summary is the OR of its descriptors' words where none of them is 0, else 0
+# (``summary``). Where it is not 0 and has none of an access's forbidden bits, every
+# descriptor of the binding passes that access's word test, so the shader takes the summary
+# for the descriptor's word and reads nothing from the state; of a binding of one descriptor
+# it is that descriptor's word, range included. Bindings larger than this get 0 (the host
+# would pay for every descriptor whenever the set changes).
+SUMMARY_LIMIT = 4096
 
 BINDING_COUNT_WORD = 0
 ACCESSIBLE = 1
@@ -90,29 +100,46 @@ def binding_size_word(binding: int) -> int:
 
 def table_entry_word(set_index: int, binding: int) -> int:
     """Word (in the bound-sets area) of a (set, binding) pair's action table entry:
-    [where its descriptor words start in the state buffer, its actual size]. An entry's start
-    is NO_STATE where the set's region is not known; a binding its set lacks has size 0."""
-    return ACTION_TABLE_WORD + 2 * (set_index * TABLE_BINDINGS + binding)
+    [where its descriptor words start in the state buffer, its actual size, its summary]. An
+    entry's start is NO_STATE where the set's region is not known; a binding its set lacks
+    has size 0."""
+    return ACTION_TABLE_WORD + TABLE_ENTRY_WORDS * (set_index * TABLE_BINDINGS + binding)
 
 
-def set_tables(region: int, header: Sequence[int]) -> list[int]:
+def summary_word(set_index: int, binding: int) -> int:
+    """Word (in the bound-sets area) of a (set, binding) pair's summary."""
+    return table_entry_word(set_index, binding) + 2
+
+
+def summary(words: Sequence[int]) -> int:
+    """The summary of a binding whose descriptors have these ``words``."""
+    if not 0 < len(words) <= SUMMARY_LIMIT:
+        return 0
+    distinct = set(words)
+    if 0 in distinct:
+        return 0
+    combined = 0
+    for word in distinct:
+        combined |= word
+    return combined
+
+
+def set_tables(region: int, words: Sequence[int]) -> list[int]:
     """The action table entries of the TABLE_BINDINGS first bindings of the set whose
-    region starts at ``region`` and begins with ``header`` (its binding count and per-binding
-    words)."""
+    region starts at ``region`` and holds ``words`` (its header, then its descriptors')."""
     entries = []
-    count = header[BINDING_COUNT_WORD]
+    count = words[BINDING_COUNT_WORD]
     for binding in range(TABLE_BINDINGS):
         if binding < count:
-            entries += [
-                region + header[binding_table_word(binding)],
-                header[binding_size_word(binding)],
-            ]
+            table = words[binding_table_word(binding)]
+            size = words[binding_size_word(binding)]
+            entries += [region + table, size, summary(words[table : table + size])]
         else:
-            entries += [region, 0]
+            entries += [region, 0, 0]
     return entries
 
 
-UNKNOWN_SET_TABLES = [NO_STATE, 0] * TABLE_BINDINGS
+UNKNOWN_SET_TABLES = [NO_STATE, 0, 0] * TABLE_BINDINGS
 
 
 def bound_area(regions: Sequence[int], tables_of: Callable[[int], Sequence[int]]) -> list[int]:

@@ -25,13 +25,19 @@ and its record, with a bound of 0, is reported as VUID-...-None-08114: a constan
 access needs no check of its own for that.
 
 A changing index reads its binding's table once per function instead (``binding_tables``):
-``uvec3 gpuav_binding_table(uint set, uint binding, uint static_length)`` gives where the
+``uvec4 gpuav_binding_table(uint set, uint binding, uint static_length)`` gives where the
 binding's descriptor words start, its length (as ``gpuav_check_descriptor`` takes it; the
-guarded access of a runtime array takes its index modulo it) and whether the state knows the
-binding; ``gpuav_check_in_table`` and ``gpuav_range_in_table``
+guarded access of a runtime array takes its index modulo it), whether the state knows the
+binding, and its summary; ``gpuav_check_in_table`` and ``gpuav_range_in_table``
 are ``gpuav_check_descriptor`` and ``gpuav_buffer_range`` given that table, reading only the
 descriptor's own word; ``gpuav_table_word_fits`` says whether one descriptor of the table
 leaves an access nothing to report (``binding_verdicts``).
+
+Each of them reads a descriptor's word from the state only where the binding's summary in the
+action's table (``descriptor_state.summary``) cannot stand for it: a summary without the
+access's forbidden bits says every descriptor of the binding passes, and of a binding of one
+descriptor it is that descriptor's word. The summary is the same for every invocation of an
+action, so the branch around the load goes one way for all of them.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from gpuav.instrument.descriptor_state import (
     RANGE_BASE,
     RANGE_UNKNOWN,
     TABLE_BINDINGS,
+    TABLE_ENTRY_WORDS,
     TABLE_SETS,
     binding_size_word,
     binding_table_word,
@@ -60,6 +67,8 @@ from gpuav.spirv.grammar import Op
 _TABLE_BASE = binding_table_word(0)
 _SIZE_BASE = binding_size_word(0)
 _PER_BINDING = binding_table_word(1) - binding_table_word(0)
+# gpuav_binding_table's uvec4: start, length, whether the state knows the binding, summary.
+TABLE_COMPONENTS = 4
 
 
 class StateReader:
@@ -74,7 +83,7 @@ class StateReader:
             ErrorCode.DESCRIPTOR_MISMATCH, "gpuav_write_mismatch"
         )
         self.check_descriptor = self._define_check_descriptor()
-        self.uvec3 = builder.type_vector(self.uint, 3)
+        self.table_type = builder.type_vector(self.uint, TABLE_COMPONENTS)
         self.binding_table = self._define_binding_table()
         self.check_in_table = self._define_check_in_table()
         self.range_in_table = self._define_range_in_table()
@@ -104,15 +113,52 @@ class StateReader:
             at = builder.op(Op.IAdd, self.uint, at, term)
         return builder.op(Op.FunctionCall, self.uint, self.state_word, at)
 
+    def _descriptor_word(self, start: int, index: int, summary: int, forbidden: int) -> int:
+        """Descriptor ``index``'s word, emitted in place: the binding's ``summary`` where it
+        is not 0 and has none of the ``forbidden`` bits (every descriptor then passes the
+        word's tests), else read from the state."""
+        builder = self.builder
+        uint, bool_ = self.uint, self.bool_
+        zero = builder.constant_uint(0)
+        answers = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.INotEqual, bool_, summary, zero),
+            builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, summary, forbidden), zero),
+        )
+        return self._word_unless(answers, summary, start, index)
+
+    def _range_word(self, start: int, index: int, length: int, summary: int) -> int:
+        """Buffer descriptor ``index``'s word, emitted in place: the binding's ``summary``
+        where the binding has one descriptor and a summary (then that descriptor's word), else
+        read from the state."""
+        builder = self.builder
+        bool_ = self.bool_
+        answers = builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.INotEqual, bool_, summary, builder.constant_uint(0)),
+            builder.op(Op.IEqual, bool_, length, builder.constant_uint(1)),
+        )
+        return self._word_unless(answers, summary, start, index)
+
+    def _word_unless(self, answers: int, summary: int, start: int, index: int) -> int:
+        """``summary`` where ``answers``, else state[start + index], read only then."""
+        builder = self.builder
+        with builder.if_then(builder.op(Op.LogicalNot, self.bool_, answers)) as branch:
+            read = self._word(start, index)
+        return builder.phi(self.uint, (read, branch.exit_label), (summary, branch.head_label))
+
     def _binding(
         self, set_index: int, binding: int, static_length: int
-    ) -> tuple[int, int, int, int]:
-        """(start, known, stated, length) of a binding, emitted in place: where its
+    ) -> tuple[int, int, int, int, int]:
+        """(start, known, stated, length, summary) of a binding, emitted in place: where its
         descriptor words start in the state, whether the region of the set bound at
-        ``set_index`` is known, whether the state knows the binding, and its actual size
-        (``static_length`` where the region is not known). From the action's table entry
-        (two loads from the bound-sets area) where the pair has one, else from the region's
-        header. The callers' set and binding are constants, so the driver keeps one side."""
+        ``set_index`` is known, whether the state knows the binding, its actual size
+        (``static_length`` where the region is not known) and its summary (0: none). From the
+        action's table entry (three loads from the bound-sets area) where the pair has one,
+        else from the region's header. The callers' set and binding are constants, so the
+        driver keeps one side."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
         in_table = builder.op(
@@ -126,17 +172,17 @@ class StateReader:
                 from_table = self._from_table(set_index, binding)
             with header_side:
                 from_header = self._from_header(set_index, binding)
-        start, known, stated, actual = (
+        start, known, stated, actual, summary = (
             builder.phi(type_id, (ours, table_side.exit_label), (theirs, header_side.exit_label))
             for type_id, ours, theirs in zip(
-                (uint, bool_, bool_, uint), from_table, from_header, strict=True
+                (uint, bool_, bool_, uint, uint), from_table, from_header, strict=True
             )
         )
         length = builder.op(Op.Select, uint, known, actual, static_length)
-        return start, known, stated, length
+        return start, known, stated, length, summary
 
-    def _from_table(self, set_index: int, binding: int) -> tuple[int, int, int, int]:
-        """(start, known, stated, actual size) from the action's table entry."""
+    def _from_table(self, set_index: int, binding: int) -> tuple[int, int, int, int, int]:
+        """(start, known, stated, actual size, summary) from the action's table entry."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
         pair = builder.op(
@@ -148,17 +194,23 @@ class StateReader:
         entry = builder.op(
             Op.IAdd,
             uint,
-            builder.op(Op.IMul, uint, pair, builder.constant_uint(2)),
+            builder.op(Op.IMul, uint, pair, builder.constant_uint(TABLE_ENTRY_WORDS)),
             builder.constant_uint(ACTION_TABLE_WORD),
         )
-        start = self.resources.load(self.resources.bound_area_pointer(entry))
-        following = builder.op(Op.IAdd, uint, entry, builder.constant_uint(1))
-        size = self.resources.load(self.resources.bound_area_pointer(following))
+        start, size, summary = (
+            self.resources.load(
+                self.resources.bound_area_pointer(
+                    builder.op(Op.IAdd, uint, entry, builder.constant_uint(k))
+                )
+            )
+            for k in range(TABLE_ENTRY_WORDS)
+        )
         known = builder.op(Op.INotEqual, bool_, start, builder.constant_uint(NO_STATE))
-        return start, known, known, size
+        return start, known, known, size, summary
 
-    def _from_header(self, set_index: int, binding: int) -> tuple[int, int, int, int]:
-        """(start, known, stated, actual size) from the header of the set's region."""
+    def _from_header(self, set_index: int, binding: int) -> tuple[int, int, int, int, int]:
+        """(start, known, stated, actual size, no summary) from the header of the set's
+        region."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
         # The region of the set bound at set_index (NO_STATE past the tracked sets).
@@ -178,7 +230,7 @@ class StateReader:
         table = self._word(region, scaled, builder.constant_uint(_TABLE_BASE))
         start = builder.op(Op.IAdd, uint, region, table)
         stated = builder.op(Op.LogicalAnd, bool_, known, has)
-        return start, known, stated, actual
+        return start, known, stated, actual, builder.constant_uint(0)
 
     def _define_buffer_range(self) -> int:
         builder = self.builder
@@ -187,8 +239,8 @@ class StateReader:
         builder.name(function.id, "gpuav_buffer_range")
         self.resources.begin()
         unknown = builder.constant_uint(RANGE_UNKNOWN)
-        start, _, known_binding, length = self._binding(set_index, binding, unknown)
-        word = self._word(start, index)
+        start, _, known_binding, length, summary = self._binding(set_index, binding, unknown)
+        word = self._range_word(start, index, length, summary)
         stated = builder.op(
             Op.LogicalAnd, bool_, known_binding, builder.op(Op.ULessThan, bool_, index, length)
         )
@@ -200,17 +252,18 @@ class StateReader:
         RANGE_UNKNOWN, read once per function): only the descriptor's own word is read."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
-        function, (table, index) = builder.new_function(uint, [self.uvec3, uint])
+        function, (table, index) = builder.new_function(uint, [self.table_type, uint])
         builder.name(function.id, "gpuav_range_in_table")
         self.resources.begin()
-        start, length, flag = (builder.op(Op.CompositeExtract, uint, table, k) for k in range(3))
+        start, length, flag, summary = self._table_words(table)
         stated = builder.op(
             Op.LogicalAnd,
             bool_,
             builder.op(Op.INotEqual, bool_, flag, builder.constant_uint(0)),
             builder.op(Op.ULessThan, bool_, index, length),
         )
-        builder.op_void(Op.ReturnValue, self._range_of(stated, self._word(start, index)))
+        word = self._range_word(start, index, length, summary)
+        builder.op_void(Op.ReturnValue, self._range_of(stated, word))
         return function.id
 
     def _range_of(self, stated: int, word: int) -> int:
@@ -244,8 +297,8 @@ class StateReader:
         builder.name(function.id, "gpuav_descriptor_word")
         self.resources.begin()
         zero = builder.constant_uint(0)
-        start, known, _, length = self._binding(set_index, binding, zero)
-        word = self._word(start, index)
+        start, known, _, length, summary = self._binding(set_index, binding, zero)
+        word = self._descriptor_word(start, index, summary, zero)
         inside = builder.op(Op.ULessThan, bool_, index, length)
         stated = builder.op(Op.Select, uint, inside, word, zero)
         result = builder.op(Op.Select, uint, known, stated, builder.constant_uint(ACCESSIBLE))
@@ -255,16 +308,27 @@ class StateReader:
     def _define_binding_table(self) -> int:
         builder = self.builder
         uint = self.uint
-        function, (set_index, binding, static_length) = builder.new_function(self.uvec3, [uint] * 3)
+        function, (set_index, binding, static_length) = builder.new_function(
+            self.table_type, [uint] * 3
+        )
         builder.name(function.id, "gpuav_binding_table")
         self.resources.begin()
-        start, _, stated, length = self._binding(set_index, binding, static_length)
+        start, _, stated, length, summary = self._binding(set_index, binding, static_length)
         flag = builder.op(
             Op.Select, uint, stated, builder.constant_uint(1), builder.constant_uint(0)
         )
-        table_words = builder.op(Op.CompositeConstruct, self.uvec3, start, length, flag)
+        table_words = builder.op(
+            Op.CompositeConstruct, self.table_type, start, length, flag, summary
+        )
         builder.op_void(Op.ReturnValue, table_words)
         return function.id
+
+    def _table_words(self, table: int) -> tuple[int, ...]:
+        """(start, length, stated flag, summary) of a ``gpuav_binding_table``."""
+        uint = self.uint
+        return tuple(
+            self.builder.op(Op.CompositeExtract, uint, table, k) for k in range(TABLE_COMPONENTS)
+        )
 
     def _define_check_in_table(self) -> int:
         """``gpuav_check_descriptor`` with the binding's table given (``gpuav_binding_table``,
@@ -272,14 +336,14 @@ class StateReader:
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
         function, parameters = builder.new_function(
-            bool_, [uint, self.uvec3, uint, uint, uint, bool_]
+            bool_, [uint, self.table_type, uint, uint, uint, bool_]
         )
         instruction_index, table, index, set_binding, forbidden, also = parameters
         builder.name(function.id, "gpuav_check_in_table")
         self.resources.begin()
-        start, length, flag = (builder.op(Op.CompositeExtract, uint, table, k) for k in range(3))
+        start, length, flag, summary = self._table_words(table)
         stated = builder.op(Op.INotEqual, bool_, flag, builder.constant_uint(0))
-        word = self._word(start, index)
+        word = self._descriptor_word(start, index, summary, forbidden)
         ok = self._judge(
             instruction_index, index, length, set_binding, stated, word, forbidden, also
         )
@@ -294,12 +358,14 @@ class StateReader:
         No record is written."""
         builder = self.builder
         uint, bool_ = self.uint, self.bool_
-        function, (table, index, forbidden) = builder.new_function(bool_, [self.uvec3, uint, uint])
+        function, (table, index, forbidden) = builder.new_function(
+            bool_, [self.table_type, uint, uint]
+        )
         builder.name(function.id, "gpuav_table_word_fits")
         self.resources.begin()
-        start, length, flag = (builder.op(Op.CompositeExtract, uint, table, k) for k in range(3))
+        start, length, flag, summary = self._table_words(table)
         zero = builder.constant_uint(0)
-        word = self._word(start, index)
+        word = self._descriptor_word(start, index, summary, forbidden)
         clean = builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, word, forbidden), zero)
         usable = builder.op(
             Op.LogicalAnd, bool_, builder.op(Op.INotEqual, bool_, word, zero), clean
@@ -375,8 +441,8 @@ class StateReader:
         instruction_index, set_index, binding, index, static_length, forbidden, also = parameters
         builder.name(function.id, "gpuav_check_descriptor")
         self.resources.begin()
-        start, _, stated, length = self._binding(set_index, binding, static_length)
-        flag = self._word(start, index)
+        start, _, stated, length, summary = self._binding(set_index, binding, static_length)
+        flag = self._descriptor_word(start, index, summary, forbidden)
         shifted = builder.op(Op.ShiftLeftLogical, uint, set_index, builder.constant_uint(SET_SHIFT))
         set_binding = builder.op(Op.BitwiseOr, uint, shifted, binding)
         ok = self._judge(

@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 from gpuav.instrument.descriptor_state import NO_STATE, bound_area
-from gpuav.layer import action_checks, faults, notices, recording_site
+from gpuav.layer import action_checks, binding_summaries, faults, notices, recording_site
 from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.descriptor_sets import NO_STATE_AREA, NO_STATE_WORDS, PushedWrite
 from gpuav.layer.output_buffers import Block
@@ -53,6 +53,7 @@ def _reset(state: CommandBufferState) -> None:
     state.bound_words.clear()
     state.bound_handles.clear()
     state.bound_areas.clear()
+    state.summarized.clear()
     state.action_count = 0
     state.labels = None
     state.descriptor_buffers = None
@@ -191,6 +192,9 @@ def _bind_block(
     offset = block.bound_sets_offset
     chunk = block.chunk
     chunk.words[offset : offset + len(words)] = words
+    if block.spill:
+        # Actions of every command buffer share the spill block's area: no summary holds.
+        binding_summaries.clear(block)
     state.chunks.add(chunk)
     labels = state.labels
     state.actions.append(
@@ -217,7 +221,9 @@ def _bound_area(state: CommandBufferState, bind_point: int) -> array[int]:
         if words is None or descriptors is None:
             area = NO_STATE_AREA
         else:
-            area = array("I", bound_area(words, descriptors.state.set_tables))
+            tables = descriptors.state.set_tables
+            summarized = state.summarized
+            area = array("I", bound_area(words, lambda region: tables(region, summarized)))
         state.bound_areas[bind_point] = area
     return area
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterable, Sequence
 
-from gpuav.layer import descriptor_buffers, faults
+from gpuav.layer import binding_summaries, descriptor_buffers, faults
 from gpuav.layer.action_reports import report_action
 from gpuav.layer.address_publishing import publish_addresses
 from gpuav.layer.state import CommandBufferState, DeviceState, PendingSubmission
@@ -55,6 +55,7 @@ def pre_call_record_queue_submit(
     descriptors = device.descriptors
     if device.descriptor_buffers is not None:
         descriptor_buffers.pre_call_record_queue_submit(device, command_buffers)
+    binding_summaries.drop_stale(command_buffers)
     if descriptors is not None:
         publish_addresses(descriptors.buffers, descriptors.state)
         if descriptors.state.dirty:

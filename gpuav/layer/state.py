@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # recording_site brings the report modules: not at instance c
     from gpuav.layer.module_cache import Outcome
     from gpuav.layer.output_buffers import Block, Chunk, OutputBuffers
     from gpuav.layer.recording_site import RecordedAt
+    from gpuav.layer.state_buffer import Region
 
 
 @dataclass
@@ -146,6 +147,9 @@ class CommandBufferState:
     # Per bind point: the bound-sets area the actions get (the region words and the action
     # tables), made from bound_words at the first action after they change.
     bound_areas: dict[int, array[int]] = field(default_factory=dict)
+    # The regions the areas' binding summaries were made from, with their change counts then
+    # (binding_summaries).
+    summarized: dict[Region, int] = field(default_factory=dict)
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
     # Descriptor buffers bound and the sets used in them (None until the app binds one).

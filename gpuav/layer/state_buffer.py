@@ -34,12 +34,15 @@ def state_words_setting() -> int:
 
 @dataclass(slots=True, eq=False)
 class Region:
-    """A set's words: ``offset`` in the buffer (NO_STATE when it got none) and a dirty range."""
+    """A set's words: ``offset`` in the buffer (NO_STATE when it got none), a dirty range,
+    and how many times its words have changed (what an action table's summaries were made
+    from, ``binding_summaries``)."""
 
     offset: int
     words: array[int]
     dirty_low: int = 0
     dirty_high: int = 0
+    changes: int = 0
 
     def touch(self, low: int, high: int) -> bool:
         """Widen the dirty range to [low, high); True when the region was clean before."""
@@ -64,9 +67,10 @@ class StateBuffer:
     # before).
     table_head: Region | None = None
     tables: list[Region] = field(default_factory=list)
-    # Regions by offset, and the action tables of those that sets were bound with.
+    # Regions by offset, and the action tables of those that sets were bound with, with the
+    # region's change count they were made at.
     live: dict[int, Region] = field(default_factory=dict)
-    action_tables: dict[int, list[int]] = field(default_factory=dict)
+    action_tables: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
 
     @classmethod
     def create(
@@ -105,20 +109,27 @@ class StateBuffer:
             region.offset = NO_STATE
             region.dirty_low = region.dirty_high = 0
 
-    def set_tables(self, offset: int) -> list[int]:
+    def set_tables(self, offset: int, summarized: dict[Region, int]) -> list[int]:
         """The action table entries of the set whose region starts at ``offset``
-        (``descriptor_state.set_tables``): its header never changes while it lives."""
-        tables = self.action_tables.get(offset)
-        if tables is None:
-            region = self.live.get(offset)
-            if region is None:
-                return UNKNOWN_SET_TABLES
-            tables = self.action_tables[offset] = set_tables(offset, region.words)
-        return tables
+        (``descriptor_state.set_tables``), made again only after its words changed; the
+        region and the change count its summaries were made at go into ``summarized``
+        (the first count stays)."""
+        region = self.live.get(offset)
+        if region is None:
+            return UNKNOWN_SET_TABLES
+        made = self.action_tables.get(offset)
+        if made is None or made[0] != region.changes:
+            # The count is read before the words: a change made meanwhile makes it stale.
+            changes = region.changes
+            made = self.action_tables[offset] = (changes, set_tables(offset, region.words))
+        summarized.setdefault(region, made[0])
+        return made[1]
 
     def mark(self, region: Region, low: int, high: int) -> None:
-        if region.offset != NO_STATE and region.touch(low, high):
-            self.dirty.append(region)
+        if region.offset != NO_STATE:
+            region.changes += 1
+            if region.touch(low, high):
+                self.dirty.append(region)
 
     def publish_table(self, words: array[int]) -> None:
         """Make ``words`` the device-address table at the next flush (no table, so that the

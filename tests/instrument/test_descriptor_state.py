@@ -9,18 +9,23 @@ import struct
 import numpy as np
 import pytest
 
+from gpuav.instrument import image_facts
 from gpuav.instrument.api import instrument_shader
 from gpuav.instrument.descriptor_state import (
+    ACCESSIBLE,
     BOUND_AREA_WORDS,
     CONTEXT_ADDRESSES,
     MIN_CONTEXT_DATA_WORDS,
     NO_STATE,
+    SUMMARY_LIMIT,
     TABLE_SETS,
     ContextAddressSource,
     PushConstantAddress,
     SpecializationAddress,
     binding_table_word,
     region_words,
+    summary,
+    summary_word,
     table_entry_word,
 )
 from gpuav.instrument.record import (
@@ -151,6 +156,49 @@ def test_runtime_array_bounds_and_unwritten_descriptor(vk: VulkanContext) -> Non
         sample,
     )
     assert values[:4] == [2.0, 0.0, 0.0, 1.0] and values[4:] == [0.0] * 12
+
+
+def test_a_summary_without_forbidden_bits_stands_for_every_descriptor_word(
+    vk: VulkanContext,
+) -> None:
+    # The action's table says every descriptor of the binding is usable (its summary, made
+    # when the layer knew them all written): the shader reads no descriptor word, so the 0
+    # the state now holds for descriptor 2 goes unseen. The layer clears summaries that no
+    # longer hold before the submit (gpuav.layer.binding_summaries).
+    words = _words()
+    bound = bound_sets_area(_state(None), 0)
+    assert bound[summary_word(0, 0)] == ACCESSIBLE
+    values, records = _run_with_set(
+        vk, _instrument(words), [1, 2, 4, 0], bound, _state(unwritten=2)
+    )
+    sample = origins(words, Op.ImageSampleExplicitLod)[0]
+    assert records == _records([(2, ErrorCode.INDEX_OUT_OF_BOUNDS, 4, 4)], sample)
+    assert values[0::4][:4] == [2.0, 3.0, 0.0, 1.0]
+
+
+def test_a_summary_with_a_forbidden_bit_leaves_each_descriptor_to_its_word(
+    vk: VulkanContext,
+) -> None:
+    # A 3D view somewhere in the binding: a sampler2D access cannot take the summary, so each
+    # access reads its own descriptor's word.
+    words = _words()
+    state = _state(unwritten=2)
+    bound = bound_sets_area(state, 0)
+    bound[summary_word(0, 0)] = ACCESSIBLE | image_facts.VIEW_TYPE_BIT << 2
+    _, records = _run_with_set(vk, _instrument(words), [1, 2, 4, 0], bound, state)
+    sample = origins(words, Op.ImageSampleExplicitLod)[0]
+    assert records == _records(
+        [(1, ErrorCode.DESCRIPTOR_UNINITIALIZED, 2, 4), (2, ErrorCode.INDEX_OUT_OF_BOUNDS, 4, 4)],
+        sample,
+    )
+
+
+def test_summary_is_the_or_of_the_words_when_none_is_0() -> None:
+    assert summary([1, 1 | 2, 1 | 256]) == 1 | 2 | 256
+    assert summary([1, 0, 1]) == 0
+    assert summary([]) == 0
+    assert summary([1] * SUMMARY_LIMIT) == 1
+    assert summary([1] * (SUMMARY_LIMIT + 1)) == 0  # too many to summarize at each change
 
 
 def test_a_set_past_the_action_tables_is_read_through_its_region_header(

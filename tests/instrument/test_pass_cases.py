@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from gpuav.instrument.api import instrument_module, instrument_shader
-from gpuav.instrument.descriptor_state import PushConstantAddress
+from gpuav.instrument.descriptor_state import BOUND_AREA_WORDS, PushConstantAddress
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read
 from gpuav.spirv.disassembler import disassemble
@@ -498,10 +498,10 @@ def test_read_only_buffers_of_our_set_are_non_writable_and_restrict(target_env: 
         CHECK: OpDecorate %gpuav_state NonWritable
         CHECK-NEXT: OpDecorate %gpuav_state Restrict
         CHECK-NOT: %gpuav_output NonWritable
-        CHECK: = OpTypeArray %v4uint %uint_40
+        CHECK: = OpTypeArray %v4uint %uint_QUADS
         CHECK: %gpuav_bound_sets = OpVariable {{%[a-zA-Z_0-9]+}} Uniform
         CHECK: %gpuav_state = OpVariable
-        """,
+        """.replace("QUADS", str(BOUND_AREA_WORDS // 4)),
     )
     spirv_val(out, target_env)
 

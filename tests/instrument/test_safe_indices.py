@@ -113,7 +113,7 @@ def test_runtime_array_index_is_taken_modulo_the_state_length() -> None:
     filecheck(
         text,
         """
-        CHECK: OpFunctionCall %v3uint %gpuav_binding_table %uint_0 %uint_3 %uint_4294967295
+        CHECK: OpFunctionCall %v4uint %gpuav_binding_table %uint_0 %uint_3 %uint_4294967295
         CHECK: OpFunctionCall %bool %gpuav_check_in_table %uint_{{[0-9]+}} {{%[0-9]+}}
         CHECK-NEXT: OpCompositeExtract %uint {{%[0-9]+}} 1
         CHECK-NEXT: OpIEqual %bool
@@ -123,7 +123,7 @@ def test_runtime_array_index_is_taken_modulo_the_state_length() -> None:
         CHECK-NOT: %gpuav_descriptor_length = OpFunction
         """,
     )
-    (table,) = re.findall(r"(%\w+) = OpFunctionCall %v3uint %gpuav_binding_table", text)
+    (table,) = re.findall(r"(%\w+) = OpFunctionCall %v4uint %gpuav_binding_table", text)
     assert re.search(rf"%gpuav_check_in_table %uint_\d+ {table} ", text)
     assert f"OpCompositeExtract %uint {table} 1" in text
     safe = re.findall(r"(%\w+) = OpUMod %uint", text)

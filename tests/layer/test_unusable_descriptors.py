@@ -187,6 +187,24 @@ def test_destroyed_or_freed_resource_is_named(run: Run, name: str, mode: str) ->
     assert f"Descriptor: {NAMES[name]}, set 0, binding 0." in text
 
 
+# The command buffer also clears the image: with its memory freed, that clear is the app's
+# own crash, layer or not.
+LATE = [scenario for scenario in RETIRED if scenario != ("sampled_image", "freed")]
+
+
+@pytest.mark.parametrize(("name", "mode"), LATE)
+def test_destroyed_or_freed_after_recording_is_reported(run: Run, name: str, mode: str) -> None:
+    """At recording, every descriptor of the binding was usable, and the action's table says
+    so (its binding summary); the object goes before the submit, and the state at submit time
+    counts."""
+    status, output = run(name, mode, options="late")
+    assert status == 0
+    (error,) = error_messages(output)
+    assert error["id"] == DISPATCH_ID
+    assert RETIRED[(name, mode)] in error["text"]
+    assert str(output["result"]).split()[0] == "0"  # the access was skipped
+
+
 @pytest.mark.parametrize("options", ["resubmit", "rerecord"])
 def test_each_submission_reports(run: Run, options: str) -> None:
     status, output = run("storage_buffer", "unwritten", options=options)

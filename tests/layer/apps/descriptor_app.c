@@ -16,7 +16,8 @@
  *   destroyed   written, then its buffer, view, image or sampler destroyed before recording;
  *   freed       written, then the buffer's or image's memory freed before recording.
  * OPTIONS, comma-separated: "resubmit" submits the command buffer twice; "rerecord" records
- * it, submits, resets it and records it again before the second submit. Prints "message"
+ * it, submits, resets it and records it again before the second submit; "late" destroys or
+ * frees (MODE destroyed or freed) after recording, before the submit. Prints "message"
  * lines (vk_app_common.h), then "result" and the result words. */
 #include <string.h>
 
@@ -159,6 +160,33 @@ static void record(VkCommandBuffer command_buffer, const Resources *r, int graph
     CHECK(vkEndCommandBuffer(command_buffer));
 }
 
+/* MODE destroyed or freed: destroy the descriptor's object, or free its memory. */
+static void retire(VkDevice device, Resources *r, VkDescriptorType type, const char *mode) {
+    if (!strcmp(mode, "destroyed")) {
+        if (is_buffer(type)) {
+            vkDestroyBuffer(device, r->buffer, NULL);
+            r->buffer = VK_NULL_HANDLE;
+        } else if (is_texel(type)) {
+            vkDestroyBufferView(device, r->texel_view, NULL);
+            r->texel_view = VK_NULL_HANDLE;
+        } else if (type == VK_DESCRIPTOR_TYPE_SAMPLER) {
+            vkDestroySampler(device, r->sampler, NULL);
+            r->sampler = VK_NULL_HANDLE;
+        } else {
+            vkDestroyImageView(device, r->image_view, NULL);
+            r->image_view = VK_NULL_HANDLE;
+        }
+    } else if (!strcmp(mode, "freed")) {
+        if (is_buffer(type) || is_texel(type)) {
+            vkFreeMemory(device, r->buffer_memory, NULL);
+            r->buffer_memory = VK_NULL_HANDLE;
+        } else {
+            vkFreeMemory(device, r->image_memory, NULL);
+            r->image_memory = VK_NULL_HANDLE;
+        }
+    }
+}
+
 static void submit(VkDevice device, VkQueue queue, VkCommandBuffer command_buffer) {
     vkDestroyFence(device, submit_and_wait_idle(device, queue, command_buffer), NULL);
 }
@@ -263,29 +291,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "unwritten") != 0) {
         write_descriptors(&r, set, 0, type, 0, count);
     }
-    if (!strcmp(mode, "destroyed")) {
-        if (is_buffer(type)) {
-            vkDestroyBuffer(device, r.buffer, NULL);
-            r.buffer = VK_NULL_HANDLE;
-        } else if (is_texel(type)) {
-            vkDestroyBufferView(device, r.texel_view, NULL);
-            r.texel_view = VK_NULL_HANDLE;
-        } else if (type == VK_DESCRIPTOR_TYPE_SAMPLER) {
-            vkDestroySampler(device, r.sampler, NULL);
-            r.sampler = VK_NULL_HANDLE;
-        } else {
-            vkDestroyImageView(device, r.image_view, NULL);
-            r.image_view = VK_NULL_HANDLE;
-        }
-    } else if (!strcmp(mode, "freed")) {
-        if (is_buffer(type) || is_texel(type)) {
-            vkFreeMemory(device, r.buffer_memory, NULL);
-            r.buffer_memory = VK_NULL_HANDLE;
-        } else {
-            vkFreeMemory(device, r.image_memory, NULL);
-            r.image_memory = VK_NULL_HANDLE;
-        }
-    }
+    int late = option_listed(options, "late");
+    if (!late) retire(device, &r, type, mode);
 
     VkShaderModule module = load_shader_module(device, argv[1]);
     VkShaderModule vert = graphics ? load_shader_module(device, vert_path) : VK_NULL_HANDLE;
@@ -305,6 +312,7 @@ int main(int argc, char **argv) {
     VkCommandBuffer command_buffer;
     CHECK(vkAllocateCommandBuffers(device, &command_info, &command_buffer));
     record(command_buffer, &r, graphics, &target, pipeline, layout, set);
+    if (late) retire(device, &r, type, mode);
     submit(device, queue, command_buffer);
     if (option_listed(options, "rerecord")) {
         CHECK(vkResetCommandBuffer(command_buffer, 0));
