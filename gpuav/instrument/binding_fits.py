@@ -12,7 +12,7 @@ the checks in the loop. No record is written.
 
 from __future__ import annotations
 
-from gpuav.instrument.state_reader import TABLE_COMPONENTS
+from gpuav.instrument.state_reader import TABLE_COMPONENTS, TABLE_LENGTH, TABLE_STATED
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
 
@@ -24,11 +24,11 @@ def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: 
     table_type = builder.type_vector(uint, TABLE_COMPONENTS)
     function, (table, forbidden, end) = builder.new_function(bool_, [table_type, uint, uint])
     builder.name(function.id, "gpuav_binding_fits")
-    length = builder.op(Op.CompositeExtract, uint, table, 1)
+    length = builder.op(Op.CompositeExtract, uint, table, TABLE_LENGTH)
     stated = builder.op(
         Op.INotEqual,
         bool_,
-        builder.op(Op.CompositeExtract, uint, table, 2),
+        builder.op(Op.CompositeExtract, uint, table, TABLE_STATED),
         builder.constant_uint(0),
     )
     small = builder.op(

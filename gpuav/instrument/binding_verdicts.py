@@ -19,6 +19,7 @@ loop take a verdict.
 
 from __future__ import annotations
 
+from gpuav.instrument.state_reader import TABLE_LENGTH
 from gpuav.spirv.analysis.loops import loop_blocks
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
@@ -82,7 +83,7 @@ class BindingVerdicts:
         the ``count`` descriptors the verdict covers."""
         builder = self.builder
         uint, bool_ = builder.type_int(32, False), builder.type_bool()
-        length = builder.op(Op.CompositeExtract, uint, table, 1)
+        length = builder.op(Op.CompositeExtract, uint, table, TABLE_LENGTH)
         below = builder.op(Op.ULessThan, bool_, index, length)
         covered = builder.op(Op.ULessThan, bool_, index, builder.constant_uint(count))
         passes = builder.op(Op.LogicalAnd, bool_, verdict, below)

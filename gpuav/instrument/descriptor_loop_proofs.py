@@ -28,6 +28,7 @@ from gpuav.instrument.local_arrays import CHAINS
 from gpuav.instrument.loop_bounds import EmitBound, LoopBounds
 from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, pack_set_binding
+from gpuav.instrument.state_reader import TABLE_LENGTH
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.loops import Loop
 from gpuav.spirv.analysis.types import Types
@@ -121,7 +122,7 @@ class DescriptorLoopProofs:
             if bound is None:
                 return [fits]
             value, valid = bound(builder)
-            entries = builder.op(Op.CompositeExtract, self.uint, table, 1)
+            entries = builder.op(Op.CompositeExtract, self.uint, table, TABLE_LENGTH)
             return [fits, *valid, builder.op(Op.ULessThan, self.bool_, value, entries)]
 
         return Proof(test) if site is None else Proof(test, site.keep_in_copy)
@@ -221,7 +222,7 @@ class _Site:
         index = mapping.get(self.index, self.index)
         index_type = types.type_of(self.index) or uint
         as_uint = index if index_type == uint else builder.op(Op.Bitcast, uint, index)
-        entries = builder.op(Op.CompositeExtract, uint, self.table, 1)
+        entries = builder.op(Op.CompositeExtract, uint, self.table, TABLE_LENGTH)
         ok = builder.op(Op.ULessThan, bool_, as_uint, entries)
         chain.operands[3] = builder.op(
             Op.Select, index_type, ok, index, builder.constant_null(index_type)

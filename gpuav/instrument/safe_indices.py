@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup
+from gpuav.instrument.state_reader import TABLE_LENGTH
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.instruction import Instruction
 
@@ -124,7 +125,7 @@ class SafeIndexer:
         if table is None or len(lookup.lengths) != 1:
             return None
         builder, uint = guarder.builder, guarder.uint
-        length = builder.op(Op.CompositeExtract, uint, table, 1)
+        length = builder.op(Op.CompositeExtract, uint, table, TABLE_LENGTH)
         empty = builder.op(Op.IEqual, guarder.bool_, length, builder.constant_uint(0))
         return builder.op(Op.Select, uint, empty, builder.constant_uint(1), length)
 

@@ -69,6 +69,8 @@ _SIZE_BASE = binding_size_word(0)
 _PER_BINDING = binding_table_word(1) - binding_table_word(0)
 # gpuav_binding_table's uvec4: start, length, whether the state knows the binding, summary.
 TABLE_COMPONENTS = 4
+TABLE_LENGTH = 1
+TABLE_STATED = 2
 
 
 class StateReader:
