@@ -39,7 +39,6 @@ from typing import Protocol
 
 from gpuav.layer import action_check_parameters as P
 from gpuav.layer.action_check_rows import (
-    WHOLE_SIZE,
     ActionRows,
     BoundIndexBuffer,
     DeviceLimits,
@@ -134,6 +133,7 @@ class ActionCheckState:
     # type, size). Plain tuples, which compare and hash fast.
     vertex_buffers: dict[int, tuple[int, int, int, int | None]] = field(default_factory=dict)
     index_buffer: tuple[int, int, int, int] | None = None
+    bound_changes: int = 0  # the change count the two above were taken at (take_bound_buffers)
     graphics_pipeline: int = 0
     # vkCmdSetVertexInputEXT's, for pipelines (and shader objects) whose vertex input is dynamic
     dynamic_vertex_input: VertexInput | None = None
@@ -157,24 +157,21 @@ def checks_of(state: CommandBufferState) -> ActionCheckState:
 # -- binding ------------------------------------------------------------------------------------
 
 
-def post_call_record_bind_vertex_buffers(
-    state: CommandBufferState,
-    first: int,
-    handles: Sequence[int],
-    offsets: Sequence[int],
-    sizes: Sequence[int] | None = None,
-    strides: Sequence[int] | None = None,
+def take_bound_buffers(
+    checks: ActionCheckState,
+    changes: int,
+    vertex_buffers: dict[int, tuple[int, int, int, int | None]],
+    index_buffer: tuple[int, int, int, int] | None,
 ) -> None:
-    """vkCmdBindVertexBuffers(2): a binding that changes forgets the state's fetches (renderers
-    often bind again what is bound)."""
-    checks = checks_of(state)
-    bound = checks.vertex_buffers
-    for index, handle in enumerate(handles):
-        size = WHOLE_SIZE if sizes is None else sizes[index]
-        binding = (handle, offsets[index], size, None if strides is None else strides[index])
-        if bound.get(first + index) != binding:
-            bound[first + index] = binding
-            checks.fetched = [None, None]
+    """The vertex and index buffers bound now, as of the bindings' change count ``changes``;
+    a draw after a change computes its fetch anew."""
+    checks.bound_changes = changes
+    if checks.vertex_buffers != vertex_buffers:
+        checks.vertex_buffers = vertex_buffers
+        checks.fetched = [None, None]
+    if checks.index_buffer != index_buffer:
+        checks.index_buffer = index_buffer
+        checks.fetched[1] = None
 
 
 def post_call_record_set_vertex_input(state: CommandBufferState, vertex_input: VertexInput) -> None:
@@ -182,16 +179,6 @@ def post_call_record_set_vertex_input(state: CommandBufferState, vertex_input: V
     if checks.dynamic_vertex_input != vertex_input:
         checks.dynamic_vertex_input = vertex_input
         checks.fetched = [None, None]
-
-
-def post_call_record_bind_index_buffer(
-    state: CommandBufferState, buffer: int, offset: int, index_type: int, size: int = WHOLE_SIZE
-) -> None:
-    checks = checks_of(state)
-    binding = (buffer, offset, index_type, size)
-    if checks.index_buffer != binding:
-        checks.index_buffer = binding
-        checks.fetched[1] = None
 
 
 def post_call_record_bind_graphics_pipeline(state: CommandBufferState, pipeline: int) -> None:

@@ -198,3 +198,13 @@ def descriptor_buffer_unread(address: int) -> LayerMessage:
         f"as they will be when used, so their array indices are checked but not whether they "
         f"were written or the ranges of their buffers. Said once per device.",
     )
+
+
+def vertex_bindings_unfollowed() -> LayerMessage:
+    return _message(
+        "vertex-bindings-unfollowed",
+        "warning",
+        "A command buffer bound a vertex buffer at binding 64 or above, which gpuav does not "
+        "follow: the vertex fetches of its draws are not checked (index buffers still are). "
+        "Said once per device.",
+    )

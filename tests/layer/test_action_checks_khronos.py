@@ -144,6 +144,14 @@ SCENARIOS = {
         r"hold 3 vertices",
     ),
     "vertices_inside": Scenario(("vertices", "0", "3"), None),
+    # vkCmdBindVertexBuffers2's size, not the buffer's, bounds the fetch.
+    "sized_vertices_past_size": Scenario(
+        ("sized_vertices", "0", "3"),
+        "VUID-vkCmdDraw-None-02721",
+        r"firstVertex 0 and vertexCount 3 fetch vertices \[0, 3\), but the bound vertex buffers "
+        r"hold 2 vertices",
+    ),
+    "sized_vertices_inside": Scenario(("sized_vertices", "0", "2"), None),
     "instances_past_buffer": Scenario(
         ("instances", "1", "2"),
         "VUID-vkCmdDraw-None-02721",

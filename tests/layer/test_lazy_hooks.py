@@ -25,7 +25,8 @@ from tests.layer.conftest import APP_TIMEOUT, app_environment
 
 
 def test_every_entry_point_names_a_function_of_its_hook_module() -> None:
-    assert set(prototypes.HOOKED) <= set(entry.IMPLEMENTATIONS)
+    assert set(prototypes.entered_from_c()) <= set(entry.IMPLEMENTATIONS)
+    assert not set(prototypes.NATIVE_ONLY) & set(entry.IMPLEMENTATIONS)
     for name, hook in entry.IMPLEMENTATIONS.items():
         assert hook.module.startswith("gpuav.layer.native.hooks_"), name
         assert callable(hook.resolve()), name

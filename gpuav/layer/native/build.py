@@ -64,6 +64,27 @@ int gpuav_remember_pipeline(uintptr_t device, uintptr_t pipeline, uintptr_t layo
 void gpuav_forget_pipeline(uintptr_t device, uintptr_t pipeline);
 void gpuav_python_retire(void);
 extern "Python" void gpuav_py_retire(void);
+struct gpuav_vertex_binding {
+    uintptr_t buffer;
+    uint64_t offset;
+    uint64_t size;
+    uint64_t stride;
+};
+struct gpuav_fetch_bindings {
+    uint64_t changes;
+    uint64_t vertex_bound;
+    uint64_t vertex_strided;
+    int32_t unfollowed;
+    int32_t index_bound;
+    uintptr_t index_buffer;
+    uint64_t index_offset;
+    uint64_t index_size;
+    int32_t index_type;
+    struct gpuav_vertex_binding vertex[64];
+};
+const struct gpuav_fetch_bindings *gpuav_fetch_bindings(uintptr_t command_buffer);
+void gpuav_fetch_bindings_forget(uintptr_t command_buffer);
+void gpuav_fetch_bindings_forget_device(uintptr_t device);
 #define GPUAV_TABLE_ENABLED 1
 #define GPUAV_TABLE_RESERVE_BINDING_SLOT 2
 """
@@ -117,6 +138,7 @@ def build_inputs() -> dict[str, str]:
     c_source = (
         _read_resource("layer.c")
         .replace("/* @GPUAV_SLOTS@ */", prototypes.c_slots())
+        .replace("/* @GPUAV_FETCH_BINDINGS@ */", _read_resource("fetch_bindings.c"))
         .replace("/* @GPUAV_WRAPPERS@ */", prototypes.c_wrappers())
     )
     structures = instance_info.declarations()  # read by the Python side only

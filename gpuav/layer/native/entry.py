@@ -184,10 +184,6 @@ IMPLEMENTATIONS |= {
     "vkCreateCommandPool": hooks_action_checks.create_command_pool,
     "vkCreateGraphicsPipelines": hooks_fetch_state.create_graphics_pipelines,
     "vkDestroyPipeline": hooks_fetch_state.destroy_pipeline,
-    "vkCmdBindVertexBuffers": hooks_fetch_state.cmd_bind_vertex_buffers,
-    "vkCmdBindVertexBuffers2": hooks_fetch_state.cmd_bind_vertex_buffers2,
-    "vkCmdBindIndexBuffer": hooks_fetch_state.cmd_bind_index_buffer,
-    "vkCmdBindIndexBuffer2KHR": hooks_fetch_state.cmd_bind_index_buffer2,
     "vkCmdSetVertexInputEXT": hooks_fetch_state.cmd_set_vertex_input,
     "vkCmdDraw": hooks_action_checks.cmd_draw,
     "vkCmdDrawIndexed": hooks_action_checks.cmd_draw_indexed,
@@ -258,7 +254,7 @@ def attach(ffi: Any, lib: Any) -> None:
     """Bind every C entry point of the embedded module to its Python implementation."""
     Native.ffi = ffi
     Native.lib = lib
-    for name in prototypes.HOOKED:
+    for name in prototypes.entered_from_c():
         # The result type from the layer's own declarations: prototypes.signature would import
         # the vulkan package's tables (start-up cost).
         result = ffi.typeof(prototypes.typedef_name(name)).result

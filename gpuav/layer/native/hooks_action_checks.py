@@ -30,6 +30,7 @@ from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.enabled_features import enabled_feature_names
 from gpuav.layer.native.errors import report_error
+from gpuav.layer.native.fetch_bindings import bound_buffers
 from gpuav.layer.native.validation_calls import NativeActionCheckCalls
 from gpuav.layer.native.vk import address, at, chain, handles_at
 from gpuav.layer.state import CommandBufferState
@@ -195,6 +196,8 @@ def _indirect(
     engine_ = state.device.action_checks
     if engine_ is not None:
         try:
+            if bind_point == _GRAPHICS:
+                bound_buffers(state, command_buffer)
             action = engine.current_action(state, bind_point, command, appended)
             if action is not None:
                 task = None
@@ -219,10 +222,11 @@ def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
             appended = engine.pre_call_record_action(state, _GRAPHICS, "vkCmdDraw")
         except BaseException as error:
             report_error("vkCmdDraw", error, record.instance.state)
-        fetching = state.checks
-        if fetching is not None and fetching.vertex_buffers:
+        if state.device.action_checks is not None:
             try:
-                found = checks.draw_rows_of(state, a, b, c, d)
+                found = None
+                if bound_buffers(state, command_buffer).vertex_buffers:
+                    found = checks.draw_rows_of(state, a, b, c, d)
                 if found is not None:
                     action = engine.current_action(state, _GRAPHICS, "vkCmdDraw", appended)
                     if action is not None:
@@ -244,11 +248,12 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
             appended = engine.pre_call_record_action(state, _GRAPHICS, "vkCmdDrawIndexed")
         except BaseException as error:
             report_error("vkCmdDrawIndexed", error, record.instance.state)
-        fetching = state.checks
-        if fetching is not None and fetching.index_buffer is not None:
+        if state.device.action_checks is not None:
             try:
-                offset = d - (1 << 32) if d >= 1 << 31 else d
-                found = checks.draw_indexed_rows_of(state, a, b, c, offset, e)
+                found = None
+                if bound_buffers(state, command_buffer).index_buffer is not None:
+                    offset = d - (1 << 32) if d >= 1 << 31 else d
+                    found = checks.draw_indexed_rows_of(state, a, b, c, offset, e)
                 if found is not None:
                     action = engine.current_action(state, _GRAPHICS, "vkCmdDrawIndexed", appended)
                     if action is not None:
@@ -285,9 +290,10 @@ def cmd_draw_multi(
     record, state, appended = _counted_action(command_buffer, _GRAPHICS, command)
     if record is None:
         return
-    if state is not None and state.checks is not None and state.checks.vertex_buffers:
+    if state is not None:
         try:
-            for draw in range(count):
+            bound = bound_buffers(state, command_buffer).vertex_buffers
+            for draw in range(count if bound else 0):
                 info = vkffi.cast("VkMultiDrawInfoEXT *", infos + draw * stride)[0]
                 found = checks.draw_rows_of(state, info.vertexCount, instances, info.firstVertex,
                                             first, draw)  # fmt: skip
@@ -310,10 +316,11 @@ def cmd_draw_multi_indexed(
     record, state, appended = _counted_action(command_buffer, _GRAPHICS, command)
     if record is None:
         return
-    if state is not None and state.checks is not None and state.checks.index_buffer is not None:
+    if state is not None:
         try:
+            bound = bound_buffers(state, command_buffer).index_buffer is not None
             shared = None if not vertex_offset else vkffi.cast("int32_t *", vertex_offset)[0]
-            for draw in range(count):
+            for draw in range(count if bound else 0):
                 info = vkffi.cast("VkMultiDrawIndexedInfoEXT *", infos + draw * stride)[0]
                 offset = info.vertexOffset if shared is None else shared
                 found = checks.draw_indexed_rows_of(

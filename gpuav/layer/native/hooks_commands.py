@@ -97,6 +97,8 @@ def destroy_command_pool(device: int, pool: int, allocator: int) -> None:
         return
     if record.state is not None and pool:
         try:
+            for handle in record.state.command_pools.get(pool, ()):
+                Native.lib.gpuav_fetch_bindings_forget(handle)
             engine.pre_call_record_destroy_command_pool(record.state, pool)
         except BaseException as error:
             report_error("vkDestroyCommandPool", error, record.instance.state)

@@ -343,6 +343,7 @@ def _record_shader_environment(
 def destroy_device(device: int, allocator: int) -> None:
     record = REGISTRY.devices.pop(dispatch_key(device), None)
     Native.lib.gpuav_forget_pipeline(device, 0)
+    Native.lib.gpuav_fetch_bindings_forget_device(device)
     Native.lib.gpuav_unregister_table(device)
     if record is None:
         return

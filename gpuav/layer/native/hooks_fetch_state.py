@@ -1,7 +1,7 @@
 """Entry points that set what the vertex-fetch checks (``action_checks``) read: pipelines'
-vertex input and task stages, vertex input set by vkCmdSetVertexInputEXT, and the vertex and
-index buffers bound. Each wraps the layer's general hook of the same command; a failure here
-is reported and the app's call goes down as it came.
+vertex input and task stages, and vertex input set by vkCmdSetVertexInputEXT (the vertex and
+index buffers bound are noted in C: ``fetch_bindings``). Each wraps the layer's general hook
+of the same command; a failure here is reported and the app's call goes down as it came.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from gpuav.layer.native.vk import handles_at
 from gpuav.layer.state import CommandBufferState
 from gpuav.layer.vertex_input import (
     INPUT_RATE_INSTANCE,
-    WHOLE_SIZE,
     Attribute,
     VertexInput,
     format_bytes,
@@ -118,7 +117,7 @@ def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:
     hooks_pipelines.destroy_pipeline(device, pipeline, allocator)
 
 
-# -- bindings -----------------------------------------------------------------------------------
+# -- bindings ---------------------------------------------------------------------------------
 
 
 def _checked_state(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
@@ -127,36 +126,6 @@ def _checked_state(command_buffer: int) -> tuple[DeviceRecord | None, CommandBuf
     if state is None or state.device.action_checks is None:
         return record, None
     return record, state
-
-
-def cmd_bind_vertex_buffers(
-    command_buffer: int, first: int, count: int, buffers: int, offsets: int
-) -> None:
-    record, state = _checked_state(command_buffer)
-    if record is None:
-        return
-    record.next.vkCmdBindVertexBuffers(command_buffer, first, count, buffers, offsets)
-    if state is not None:
-        try:
-            _bind_vertex(state, first, count, buffers, offsets, 0, 0)
-        except BaseException as error:
-            report_error("vkCmdBindVertexBuffers", error, record.instance.state)
-
-
-def cmd_bind_vertex_buffers2(
-    command_buffer: int, first: int, count: int, buffers: int, offsets: int, sizes: int,
-    strides: int,
-) -> None:  # fmt: skip
-    record, state = _checked_state(command_buffer)
-    if record is None:
-        return
-    record.next.vkCmdBindVertexBuffers2(command_buffer, first, count, buffers, offsets, sizes,
-                                        strides)  # fmt: skip
-    if state is not None:
-        try:
-            _bind_vertex(state, first, count, buffers, offsets, sizes, strides)
-        except BaseException as error:
-            report_error("vkCmdBindVertexBuffers2", error, record.instance.state)
 
 
 def cmd_set_vertex_input(
@@ -207,44 +176,3 @@ def _dynamic_vertex_input(
         if int(items[k].binding) not in divided
     )
     return VertexInput(strides, frozenset(instance_rate), fetched)
-
-
-def _bind_vertex(
-    state: CommandBufferState, first: int, count: int, buffers: int, offsets: int, sizes: int,
-    strides: int,
-) -> None:  # fmt: skip
-    checks.post_call_record_bind_vertex_buffers(
-        state,
-        first,
-        handles_at(buffers, count),
-        handles_at(offsets, count),
-        handles_at(sizes, count) if sizes else None,
-        handles_at(strides, count) if strides else None,
-    )
-
-
-def _bind_index(
-    command_buffer: int, command: str, buffer: int, offset: int, index_type: int, size: int
-) -> None:
-    record, state = _checked_state(command_buffer)
-    if record is None:
-        return
-    if size == WHOLE_SIZE:
-        record.next.vkCmdBindIndexBuffer(command_buffer, buffer, offset, index_type)
-    else:
-        record.next.vkCmdBindIndexBuffer2KHR(command_buffer, buffer, offset, size, index_type)
-    if state is not None:
-        try:
-            checks.post_call_record_bind_index_buffer(state, buffer, offset, index_type, size)
-        except BaseException as error:
-            report_error(command, error, record.instance.state)
-
-
-def cmd_bind_index_buffer(command_buffer: int, buffer: int, offset: int, index_type: int) -> None:
-    _bind_index(command_buffer, "vkCmdBindIndexBuffer", buffer, offset, index_type, WHOLE_SIZE)
-
-
-def cmd_bind_index_buffer2(
-    command_buffer: int, buffer: int, offset: int, size: int, index_type: int
-) -> None:
-    _bind_index(command_buffer, "vkCmdBindIndexBuffer2", buffer, offset, index_type, size)

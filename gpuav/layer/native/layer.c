@@ -355,11 +355,13 @@ static int32_t gpuav_fallback_vkCreateDevice(uintptr_t physical_device, uintptr_
 }
 
 void gpuav_forget_pipeline(uintptr_t device, uintptr_t pipeline);
+void gpuav_fetch_bindings_forget_device(uintptr_t device);
 
 static void gpuav_fallback_destroy(uintptr_t handle, uintptr_t allocator, int slot) {
     int enabled;
     gpuav_PFN_Destroy destroy = (gpuav_PFN_Destroy)gpuav_next_function(handle, slot, &enabled);
     gpuav_forget_pipeline(handle, 0); /* a device's (an instance has none) */
+    gpuav_fetch_bindings_forget_device(handle);
     gpuav_unregister_table(handle);
     if (destroy != NULL) {
         destroy(handle, allocator);
@@ -426,6 +428,10 @@ void gpuav_forget_pipeline(uintptr_t device, uintptr_t pipeline) {
 
 static void gpuav_bind_spill_block(uintptr_t command_buffer, int32_t bind_point,
                                    uintptr_t pipeline);
+
+/* -- vertex and index buffers bound (fetch_bindings.c) -------------------------------------- */
+
+/* @GPUAV_FETCH_BINDINGS@ */
 
 struct gpuav_hook_name {
     const char *name;

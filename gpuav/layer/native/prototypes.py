@@ -262,6 +262,11 @@ def signature(name: str) -> tuple[str, tuple[str, ...]]:
     return _widen(function.result), tuple(_widen(arg) for arg in function.args)
 
 
+def entered_from_c() -> tuple[str, ...]:
+    """The hooked commands with a Python implementation."""
+    return tuple(name for name in HOOKED if name not in NATIVE_ONLY)
+
+
 def typedef_name(name: str) -> str:
     return f"gpuav_PFN_{name}"
 
@@ -282,7 +287,7 @@ def _typedefs() -> list[str]:
 def cdef() -> str:
     """Declarations for the embedded module: call typedefs and extern "Python" entry points."""
     lines = _typedefs()
-    for name in HOOKED:
+    for name in entered_from_c():
         result, params = signature(name)
         lines.append(f'extern "Python" {result} {python_name(name)}({", ".join(params)});')
     return "\n".join(lines)
@@ -296,6 +301,20 @@ def c_slots() -> str:
 
 
 _ERROR_INITIALIZATION_FAILED = "GPUAV_VK_ERROR_INITIALIZATION_FAILED"
+# Commands whose wrapper never enters Python: it calls down, then notes what the command set
+# (fetch_bindings.c). They run before nearly every draw; the draw hooks read what they noted.
+NATIVE_ONLY: dict[str, str] = {
+    "vkCmdBindVertexBuffers": "gpuav_note_vertex_buffers(a0, a1, a2, a3, a4, 0, 0);",
+    "vkCmdBindVertexBuffers2": "gpuav_note_vertex_buffers(a0, a1, a2, a3, a4, a5, a6);",
+    "vkCmdBindIndexBuffer": "gpuav_note_index_buffer(a0, a1, a2, GPUAV_WHOLE_SIZE, a3);",
+    "vkCmdBindIndexBuffer2KHR": "gpuav_note_index_buffer(a0, a1, a2, a3, a4);",
+}
+# What layer.c does before a command enters Python or goes down: keep fetch_bindings.c's
+# entries to the command buffers' recordings and lives.
+_BEFORE = {
+    "vkBeginCommandBuffer": "if (enabled) { gpuav_fetch_bindings_clear(a0); }",
+    "vkFreeCommandBuffers": "gpuav_fetch_bindings_forget_each(a2, a3);",
+}
 # What layer.c does itself when a command went down without Python: keep instrumented
 # pipelines bound with gpuav's set, and forget them when they go.
 _AFTER_PASSING_DOWN = {
@@ -336,6 +355,14 @@ def _wrapper(name: str) -> str:
             f"    {typedef_name(name)} next = "
             f"({typedef_name(name)})gpuav_next_function(a0, GPUAV_SLOT_{name}, &enabled);"
         )
+        if name in _BEFORE:
+            body.append(f"    {_BEFORE[name]}")
+        if name in NATIVE_ONLY:
+            body.append("    if (next == NULL) { return; }")
+            body.append(f"    next({arguments});")
+            body.append(f"    if (enabled) {{ {NATIVE_ONLY[name]} }}")
+            body.append("}")
+            return "\n".join(body)
         body.append(f"    if ({into_python}) {{ {give}{python_name(name)}({arguments}); "
                     f"{'' if give else 'return; '}}}")  # fmt: skip
         body.append(f"    if (next == NULL) {{ return {failed}; }}".replace("return ;", "return;"))
@@ -359,7 +386,7 @@ def c_wrappers() -> str:
     """layer.c's GPUAV_WRAPPERS: typedefs, the wrappers, their addresses by slot, and the name
     table GetProcAddr searches (sorted, aliases included)."""
     lines = _typedefs()
-    for name in HOOKED:
+    for name in entered_from_c():
         result, params = signature(name)
         lines.append(f"static {result} {python_name(name)}({', '.join(params)});")
     lines += [_wrapper(name) for name in HOOKED]

@@ -17,6 +17,8 @@
  *   indexed_secondary INDEX OFFSET  the same, recorded in a secondary command buffer
  *   indexed16 INDEX OFFSET the same with 16-bit indices, bound at byte 2 of their buffer
  *   vertices FIRST COUNT   vkCmdDraw(COUNT, 1, FIRST, 0) with 3 vertices bound
+ *   sized_vertices FIRST COUNT  the same, the buffer of 3 vertices bound by
+ *                          vkCmdBindVertexBuffers2EXT with a size of 2 vertices
  *   instances FIRST COUNT  vkCmdDraw(3, COUNT, 0, FIRST) with 2 per-instance offsets bound
  *   multi FIRST COUNT      vkCmdDrawMultiEXT of two draws, {0, 3} and {FIRST, COUNT}
  *   multi_indexed INDEX OFFSET  vkCmdDrawMultiIndexedEXT of two draws of indices {0, 1, INDEX},
@@ -43,6 +45,7 @@ enum { SIZE = 8, MEMORY_BYTES = 4096 };
 static PFN_vkCmdSetVertexInputEXT set_vertex_input; /* non-NULL: dynamic vertex input */
 static PFN_vkCmdDrawMultiEXT draw_multi;
 static PFN_vkCmdDrawMultiIndexedEXT draw_multi_indexed;
+static PFN_vkCmdBindVertexBuffers2EXT bind_sized_vertices; /* non-NULL: sized_vertices */
 
 typedef struct {
     VkDevice device;
@@ -232,7 +235,12 @@ static void record_draw(VkCommandBuffer command_buffer, const Draw *draw, VkPipe
     VkDeviceSize zero = 0;
     vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
     if (set_vertex_input) record_vertex_input(command_buffer, !strcmp(mode, "instances"));
-    vkCmdBindVertexBuffers(command_buffer, 0, 1, &draw->vertices.buffer, &zero);
+    if (bind_sized_vertices) {
+        VkDeviceSize size = sizeof TRIANGLE / 3 * 2;
+        bind_sized_vertices(command_buffer, 0, 1, &draw->vertices.buffer, &zero, &size, NULL);
+    } else {
+        vkCmdBindVertexBuffers(command_buffer, 0, 1, &draw->vertices.buffer, &zero);
+    }
     if (!strcmp(mode, "draw")) {
         vkCmdDrawIndirect(command_buffer, draw->arguments.buffer, 0, 1, 16);
     } else if (!strcmp(mode, "count")) {
@@ -247,7 +255,7 @@ static void record_draw(VkCommandBuffer command_buffer, const Draw *draw, VkPipe
     } else if (!strncmp(mode, "indexed", 7)) {
         vkCmdBindIndexBuffer(command_buffer, draw->indices.buffer, 0, VK_INDEX_TYPE_UINT32);
         vkCmdDrawIndexed(command_buffer, 3, 1, 0, (int32_t)draw->b, 0);
-    } else if (!strcmp(mode, "vertices")) {
+    } else if (!strcmp(mode, "vertices") || !strcmp(mode, "sized_vertices")) {
         vkCmdDraw(command_buffer, draw->b, 1, draw->a, 0);
     } else if (!strcmp(mode, "multi")) {
         VkMultiDrawInfoEXT infos[2] = {{0, 3}, {draw->a, draw->b}};
@@ -412,7 +420,11 @@ int main(int argc, char **argv) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT};
     multi_features.multiDraw = VK_TRUE;
     int multi = !strncmp(mode, "multi", 5);
-    const char *extensions[2];
+    VkPhysicalDeviceExtendedDynamicStateFeaturesEXT sized_features = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_FEATURES_EXT};
+    sized_features.extendedDynamicState = VK_TRUE;
+    int sized = !strcmp(mode, "sized_vertices");
+    const char *extensions[3];
     uint32_t extension_count = 0;
     if (dynamic_input) {
         extensions[extension_count++] = VK_EXT_VERTEX_INPUT_DYNAMIC_STATE_EXTENSION_NAME;
@@ -424,7 +436,15 @@ int main(int argc, char **argv) {
         multi_features.pNext = features12.pNext;
         features12.pNext = &multi_features;
     }
+    if (sized) {
+        extensions[extension_count++] = VK_EXT_EXTENDED_DYNAMIC_STATE_EXTENSION_NAME;
+        sized_features.pNext = features12.pNext;
+        features12.pNext = &sized_features;
+    }
     ctx.device = create_device(physical, &features, extension_count, extensions, &ctx.queue);
+    if (sized)
+        bind_sized_vertices = (PFN_vkCmdBindVertexBuffers2EXT)vkGetDeviceProcAddr(
+            ctx.device, "vkCmdBindVertexBuffers2EXT");
     if (dynamic_input)
         set_vertex_input = (PFN_vkCmdSetVertexInputEXT)vkGetDeviceProcAddr(
             ctx.device, "vkCmdSetVertexInputEXT");

@@ -1,0 +1,52 @@
+"""The Python side of fetch_bindings.c: the vertex and index buffers a command buffer has
+bound, which layer.c notes without entering Python, taken over by the draw hooks that check
+vertex fetches (``action_checks``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuav.layer import action_checks, notices
+from gpuav.layer.action_checks import ActionCheckState, checks_of
+from gpuav.layer.native.dispatch import Native
+from gpuav.layer.state import CommandBufferState
+
+
+def _fetch_bindings(command_buffer: int) -> Any:
+    """Replaced at first use by the C function itself (one attribute look-up less per draw)."""
+    global _fetch_bindings
+    _fetch_bindings = Native.lib.gpuav_fetch_bindings
+    return _fetch_bindings(command_buffer)
+
+
+def bound_buffers(state: CommandBufferState, command_buffer: int) -> ActionCheckState:
+    """The command buffer's check state, with the vertex and index buffers that layer.c noted
+    (fetch_bindings.c) taken over where they changed since its last draw."""
+    checks = state.checks or checks_of(state)
+    bound = _fetch_bindings(command_buffer)
+    changes = bound.changes
+    if changes != checks.bound_changes:
+        _take(state, checks, bound, changes)
+    return checks
+
+
+def _take(state: CommandBufferState, checks: ActionCheckState, bound: Any, changes: int) -> None:
+    vertex_buffers: dict[int, tuple[int, int, int, int | None]] = {}
+    mask = int(bound.vertex_bound)
+    if bound.unfollowed:
+        # A binding number past what fetch_bindings.c keeps (no device has that many): the
+        # vertex fetches of this recording go unchecked rather than checked against a part.
+        state.device.reporter.emit_once("vertex-bindings", notices.vertex_bindings_unfollowed())
+        mask = 0
+    strided = int(bound.vertex_strided)
+    while mask:
+        slot = (mask & -mask).bit_length() - 1
+        mask &= mask - 1
+        held = bound.vertex[slot]
+        stride = int(held.stride) if strided >> slot & 1 else None
+        vertex_buffers[slot] = (int(held.buffer), int(held.offset), int(held.size), stride)
+    index_buffer = None
+    if bound.index_bound:
+        index_buffer = (int(bound.index_buffer), int(bound.index_offset), int(bound.index_type),
+                        int(bound.index_size))  # fmt: skip
+    action_checks.take_bound_buffers(checks, changes, vertex_buffers, index_buffer)
