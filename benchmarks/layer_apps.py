@@ -25,11 +25,13 @@ _LAYER_DIR_SCRIPT = "from gpuav.layer.native.build import layer_dir; print(layer
 
 
 def tree_layer_folder(tree: Path) -> str:
-    """The built layer of a checkout (built there on first use)."""
+    """The built layer of a checkout (built there on first use). Run from the checkout: ``-c``
+    puts the working folder before PYTHONPATH, and another tree's gpuav there would build
+    its own layer (whose binary the checkout's Python then refuses)."""
     done = subprocess.run(
         [sys.executable, "-c", _LAYER_DIR_SCRIPT],
         env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True, text=True, check=True,
+        cwd=tree, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return done.stdout.strip().splitlines()[-1]
 
