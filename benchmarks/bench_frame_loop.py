@@ -37,7 +37,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchmarks.bench_shader_time import Configuration, khronos_configuration
-from benchmarks.layer_apps import _LAYER_VARIABLES, REPOSITORY, compile_shader, gpuav_environment
+from benchmarks.layer_apps import (
+    _LAYER_VARIABLES,
+    REPOSITORY,
+    compile_shader,
+    gpuav_environment,
+    tree_layer_folder,
+)
 from gpuav.layer.native.build import layer_dir
 from tests.apps_common.build import compile_c_program
 
@@ -84,7 +90,8 @@ def configurations(options: argparse.Namespace) -> dict[str, Configuration]:
         )
     for named in options.gpuav_tree or []:
         label, tree = named.split("=", 1)
-        environment = gpuav_environment(str(layer_dir()))
+        # That tree's own layer binary: its Python refuses another tree's entry points.
+        environment = gpuav_environment(tree_layer_folder(Path(tree).resolve()))
         environment["PYTHONPATH"] = str(Path(tree).resolve())
         chosen[label] = Configuration(environment)
     if not options.no_khronos:
