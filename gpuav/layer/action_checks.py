@@ -134,6 +134,7 @@ class ActionCheckState:
     vertex_buffers: dict[int, tuple[int, int, int, int | None]] = field(default_factory=dict)
     index_buffer: tuple[int, int, int, int] | None = None
     bound_changes: int = 0  # the change count the two above were taken at (take_bound_buffers)
+    bound_noted: int = 0  # the process-wide count of binding changes when last looked at
     graphics_pipeline: int = 0
     # vkCmdSetVertexInputEXT's, for pipelines (and shader objects) whose vertex input is dynamic
     dynamic_vertex_input: VertexInput | None = None

@@ -3,8 +3,8 @@
  * A renderer binds its buffers before nearly every draw, and entering Python for each bind
  * cost more than the draw's own check. The bind commands' wrappers (prototypes.NATIVE_ONLY)
  * therefore call down the chain and note the binding here, without Python; the draw hooks
- * read a command buffer's bindings (gpuav_fetch_bindings) and take them over only when
- * their change count moved (hooks_fetch_state.bound_buffers).
+ * read a command buffer's bindings (gpuav_fetch_bindings) only when the process-wide count
+ * of changes moved, and take them over when their own count did (fetch_bindings.py).
  *
  * A command buffer's entry is made at its first bind, emptied when it begins recording and
  * removed when it is freed (its pool destroyed or its device destroyed: the Python side
@@ -46,7 +46,7 @@ struct gpuav_fetch_entry {
 
 static struct gpuav_fetch_entry *gpuav_fetch_buckets[GPUAV_FETCH_BUCKETS];
 static pthread_mutex_t gpuav_fetch_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t gpuav_fetch_changes;
+static uint64_t gpuav_fetch_changes; /* every change anywhere, read by the draw hooks */
 static const struct gpuav_fetch_bindings gpuav_nothing_bound;
 
 static size_t gpuav_fetch_bucket(uintptr_t command_buffer) {

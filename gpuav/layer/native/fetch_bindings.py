@@ -12,21 +12,20 @@ from gpuav.layer.native.dispatch import Native
 from gpuav.layer.state import CommandBufferState
 
 
-def _fetch_bindings(command_buffer: int) -> Any:
-    """Replaced at first use by the C function itself (one attribute look-up less per draw)."""
-    global _fetch_bindings
-    _fetch_bindings = Native.lib.gpuav_fetch_bindings
-    return _fetch_bindings(command_buffer)
-
-
 def bound_buffers(state: CommandBufferState, command_buffer: int) -> ActionCheckState:
     """The command buffer's check state, with the vertex and index buffers that layer.c noted
-    (fetch_bindings.c) taken over where they changed since its last draw."""
+    (fetch_bindings.c) taken over where they changed since its last draw. A draw reads one C
+    global while no command buffer's bindings changed (most draws of most frames)."""
     checks = state.checks or checks_of(state)
-    bound = _fetch_bindings(command_buffer)
-    changes = bound.changes
-    if changes != checks.bound_changes:
-        _take(state, checks, bound, changes)
+    lib = Native.lib
+    noted = lib.gpuav_fetch_changes
+    if noted != checks.bound_noted:
+        # Noted before the bindings are read: a change in between is seen at the next draw.
+        checks.bound_noted = noted
+        bound = lib.gpuav_fetch_bindings(command_buffer)
+        changes = bound.changes
+        if changes != checks.bound_changes:
+            _take(state, checks, bound, changes)
     return checks
 
 
