@@ -12,13 +12,18 @@ from gpuav.layer.native.dispatch import Native
 from gpuav.layer.state import CommandBufferState
 
 
-def bound_buffers(state: CommandBufferState, command_buffer: int) -> ActionCheckState:
+def bound_buffers(state: CommandBufferState, command_buffer: int) -> ActionCheckState | None:
     """The command buffer's check state, with the vertex and index buffers that layer.c noted
-    (fetch_bindings.c) taken over where they changed since its last draw. A draw reads one C
-    global while no command buffer's bindings changed (most draws of most frames)."""
-    checks = state.checks or checks_of(state)
+    (fetch_bindings.c) taken over where they changed since its last draw; None (nothing bound,
+    no state made) while the process has bound none. A draw reads one C global while no
+    command buffer's bindings changed (most draws of most frames)."""
     lib = Native.lib
     noted = lib.gpuav_fetch_changes
+    checks = state.checks
+    if checks is None:
+        if not noted:
+            return None
+        checks = checks_of(state)
     if noted != checks.bound_noted:
         # Noted before the bindings are read: a change in between is seen at the next draw.
         checks.bound_noted = noted

@@ -225,7 +225,8 @@ def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
         if state.device.action_checks is not None:
             try:
                 found = None
-                if bound_buffers(state, command_buffer).vertex_buffers:
+                bound = bound_buffers(state, command_buffer)
+                if bound is not None and bound.vertex_buffers:
                     found = checks.draw_rows_of(state, a, b, c, d)
                 if found is not None:
                     action = engine.current_action(state, _GRAPHICS, "vkCmdDraw", appended)
@@ -251,7 +252,8 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
         if state.device.action_checks is not None:
             try:
                 found = None
-                if bound_buffers(state, command_buffer).index_buffer is not None:
+                bound = bound_buffers(state, command_buffer)
+                if bound is not None and bound.index_buffer is not None:
                     offset = d - (1 << 32) if d >= 1 << 31 else d
                     found = checks.draw_indexed_rows_of(state, a, b, c, offset, e)
                 if found is not None:
@@ -292,8 +294,8 @@ def cmd_draw_multi(
         return
     if state is not None:
         try:
-            bound = bound_buffers(state, command_buffer).vertex_buffers
-            for draw in range(count if bound else 0):
+            bound = bound_buffers(state, command_buffer)
+            for draw in range(count if bound is not None and bound.vertex_buffers else 0):
                 info = vkffi.cast("VkMultiDrawInfoEXT *", infos + draw * stride)[0]
                 found = checks.draw_rows_of(state, info.vertexCount, instances, info.firstVertex,
                                             first, draw)  # fmt: skip
@@ -318,9 +320,10 @@ def cmd_draw_multi_indexed(
         return
     if state is not None:
         try:
-            bound = bound_buffers(state, command_buffer).index_buffer is not None
+            bound = bound_buffers(state, command_buffer)
+            indexed = bound is not None and bound.index_buffer is not None
             shared = None if not vertex_offset else vkffi.cast("int32_t *", vertex_offset)[0]
-            for draw in range(count if bound else 0):
+            for draw in range(count if indexed else 0):
                 info = vkffi.cast("VkMultiDrawIndexedInfoEXT *", infos + draw * stride)[0]
                 offset = info.vertexOffset if shared is None else shared
                 found = checks.draw_indexed_rows_of(
