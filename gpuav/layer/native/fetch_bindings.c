@@ -7,8 +7,9 @@
  * of changes moved, and take them over when their own count did (fetch_bindings.py).
  *
  * A command buffer's entry is made at its first bind, emptied when it begins recording and
- * removed when it is freed (its pool destroyed or its device destroyed: the Python side
- * calls gpuav_fetch_bindings_forget*). The app synchronizes the recording of a command
+ * removed when it is freed (here, in vkFreeCommandBuffers' wrapper) or its pool or device is
+ * destroyed (the Python side calls gpuav_fetch_bindings_forget*; layer.c's fallback, where
+ * Python is gone, forgets a device's). The app synchronizes the recording of a command
  * buffer externally, so an entry is written and read by one thread at a time; the lock
  * guards the buckets only.
  */

@@ -117,7 +117,7 @@ def destroy_pipeline(device: int, pipeline: int, allocator: int) -> None:
     hooks_pipelines.destroy_pipeline(device, pipeline, allocator)
 
 
-# -- bindings ---------------------------------------------------------------------------------
+# -- bindings -----------------------------------------------------------------------------------
 
 
 def _checked_state(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
