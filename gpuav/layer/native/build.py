@@ -82,7 +82,7 @@ struct gpuav_fetch_bindings {
     int32_t index_type;
     struct gpuav_vertex_binding vertex[64];
 };
-uint64_t gpuav_fetch_changes;
+extern uint64_t gpuav_fetch_changes;
 const struct gpuav_fetch_bindings *gpuav_fetch_bindings(uintptr_t command_buffer);
 void gpuav_fetch_bindings_forget(uintptr_t command_buffer);
 void gpuav_fetch_bindings_forget_device(uintptr_t device);
