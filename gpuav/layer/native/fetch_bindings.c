@@ -85,10 +85,15 @@ static void gpuav_fetch_bindings_changed(struct gpuav_fetch_bindings *bindings) 
     bindings->changes = __atomic_add_fetch(&gpuav_fetch_changes, 1, __ATOMIC_RELAXED);
 }
 
-const struct gpuav_fetch_bindings *gpuav_fetch_bindings(uintptr_t command_buffer) {
+static struct gpuav_fetch_entry *gpuav_fetch_entry(uintptr_t command_buffer) {
     pthread_mutex_lock(&gpuav_fetch_lock);
     struct gpuav_fetch_entry *entry = gpuav_fetch_entry_locked(command_buffer);
     pthread_mutex_unlock(&gpuav_fetch_lock);
+    return entry;
+}
+
+const struct gpuav_fetch_bindings *gpuav_fetch_bindings(uintptr_t command_buffer) {
+    struct gpuav_fetch_entry *entry = gpuav_fetch_entry(command_buffer);
     return entry == NULL ? &gpuav_nothing_bound : &entry->bindings;
 }
 
@@ -149,9 +154,7 @@ static void gpuav_note_index_buffer(uintptr_t command_buffer, uintptr_t buffer, 
 
 /* vkBeginCommandBuffer: a new recording starts with nothing bound. */
 static void gpuav_fetch_bindings_clear(uintptr_t command_buffer) {
-    pthread_mutex_lock(&gpuav_fetch_lock);
-    struct gpuav_fetch_entry *entry = gpuav_fetch_entry_locked(command_buffer);
-    pthread_mutex_unlock(&gpuav_fetch_lock);
+    struct gpuav_fetch_entry *entry = gpuav_fetch_entry(command_buffer);
     if (entry != NULL && entry->bindings.changes != 0) {
         memset(&entry->bindings, 0, sizeof(entry->bindings));
         gpuav_fetch_bindings_changed(&entry->bindings);

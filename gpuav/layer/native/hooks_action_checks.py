@@ -1,8 +1,8 @@
 """Entry points of the indirect and vertex-fetch checks (``action_checks``): what they need to
 know (limits and features at device creation, command pools' queue families, buffers that
-indirect and index data live in; ``hooks_fetch_state``: pipelines' vertex input and the bound
-vertex and index buffers), the actions they check, and (``action_check_submits``) the
-submissions that run gpuav's validation command buffers.
+indirect and index data live in; ``hooks_fetch_state``: pipelines' vertex input;
+``fetch_bindings``: the vertex and index buffers bound), the actions they check, and
+(``action_check_submits``) the submissions that run gpuav's validation command buffers.
 
 Each wraps the layer's general hook of the same command, so the rest of the layer is unchanged;
 a failure here is reported and the app's call goes down as it came.
@@ -31,6 +31,7 @@ from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.enabled_features import enabled_feature_names
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.fetch_bindings import bound_buffers
+from gpuav.layer.native.hooks_commands import lookup
 from gpuav.layer.native.validation_calls import NativeActionCheckCalls
 from gpuav.layer.native.vk import address, at, chain, handles_at
 from gpuav.layer.state import CommandBufferState
@@ -53,14 +54,6 @@ def _dispatch_key(handle: int) -> int:
     global _dispatch_key
     _dispatch_key = Native.lib.gpuav_dispatch_key
     return int(_dispatch_key(handle))
-
-
-def lookup(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
-    """``hooks_commands._lookup``, written out: the bind hooks of every draw call it."""
-    record = _devices.get(_dispatch_key(command_buffer))
-    if record is None or record.state is None:
-        return record, None
-    return record, record.state.command_buffers.get(command_buffer)
 
 
 # -- device -------------------------------------------------------------------------------------

@@ -35,7 +35,8 @@ def _device(handle: int) -> DeviceRecord | None:
     return _devices.get(Native.lib.gpuav_dispatch_key(handle))
 
 
-def _lookup(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
+def lookup(command_buffer: int) -> tuple[DeviceRecord | None, CommandBufferState | None]:
+    """The device record of a command buffer, and its state where gpuav tracks it."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None or record.state is None:
         return record, None
@@ -106,7 +107,7 @@ def destroy_command_pool(device: int, pool: int, allocator: int) -> None:
 
 
 def begin_command_buffer(command_buffer: int, begin_info: int) -> int:
-    record, state = _lookup(command_buffer)
+    record, state = lookup(command_buffer)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
     if state is not None:
@@ -118,7 +119,7 @@ def begin_command_buffer(command_buffer: int, begin_info: int) -> int:
 
 
 def end_command_buffer(command_buffer: int) -> int:
-    record, state = _lookup(command_buffer)
+    record, state = lookup(command_buffer)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
     if state is not None:
@@ -130,7 +131,7 @@ def end_command_buffer(command_buffer: int) -> int:
 
 
 def reset_command_buffer(command_buffer: int, flags: int) -> int:
-    record, state = _lookup(command_buffer)
+    record, state = lookup(command_buffer)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
     if state is not None:
@@ -246,7 +247,7 @@ def cmd_dispatch_base(
 
 
 def cmd_execute_commands(command_buffer: int, count: int, command_buffers: int) -> None:
-    record, state = _lookup(command_buffer)
+    record, state = lookup(command_buffer)
     if record is None:
         return
     record.next.vkCmdExecuteCommands(command_buffer, count, command_buffers)
@@ -282,7 +283,7 @@ def cmd_execute_generated_commands_ext(command_buffer: int, preprocessed: int, i
     if not execution_set:
         table = _action(command_buffer, bind_point, _EXECUTE_EXT)
     else:
-        record, state = _lookup(command_buffer)
+        record, state = lookup(command_buffer)
         table = None if record is None else record.next
         if record is not None and state is not None:
             try:

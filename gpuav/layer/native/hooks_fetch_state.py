@@ -14,7 +14,7 @@ from gpuav.layer import action_checks as checks
 from gpuav.layer.native import hooks_pipelines
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.native.hooks_action_checks import lookup
+from gpuav.layer.native.hooks_commands import lookup
 from gpuav.layer.native.vk import handles_at
 from gpuav.layer.state import CommandBufferState
 from gpuav.layer.vertex_input import (
