@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup, Findings, Lookup
+from gpuav.instrument.array_lengths import ArrayLengthBounds
 from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
 from gpuav.instrument.descriptor_bounds import Guarder
@@ -26,7 +27,7 @@ from gpuav.instrument.helpers import Helpers, build_helpers
 from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, may_index_locals
 from gpuav.instrument.memory_guards import (
     address_guarder,
-    copy_provable_loops,
+    copy_provable_code,
     descriptor_loop_proofs,
     guard_addresses,
     guard_buffer_ranges,
@@ -78,6 +79,8 @@ class InstrumentResult:
     printf_sites: list[PrintfSite] = field(default_factory=list)
     # loops given an unchecked copy, run where a test before them proves every access fits
     loops_copied: int = 0
+    # entry functions given one, run where a test at their start proves it
+    functions_copied: int = 0
 
     @property
     def changed(self) -> bool:
@@ -210,7 +213,12 @@ def _instrument(
     ranges = range_guarder(builder, def_use, types, helpers, tables)
     address_checks = address_guarder(builder, def_use, types, decorations, helpers, shader_int64)
     descriptor_proofs = descriptor_loop_proofs(builder, def_use, types, helpers, tables)
-    result.loops_copied = copy_provable_loops(
+    lengths = (
+        None
+        if helpers.buffer_range is None
+        else ArrayLengthBounds(builder, def_use, types, decorations, helpers.buffer_range)
+    )
+    result.functions_copied, result.loops_copied = copy_provable_code(
         builder,
         def_use,
         types,
@@ -227,6 +235,8 @@ def _instrument(
             *result.local_findings.accesses,
             *result.address_findings.accesses,
         ],
+        [function for function, _ in entry_functions],
+        None if lengths is None else lengths.bound,
     )
     ranges_read_tables = guard_buffer_ranges(
         ranges, def_use, helpers, buffer_findings, texel_findings
@@ -242,6 +252,7 @@ def _instrument(
     if helpers.descriptor_word is not None and not guarder.called_descriptor_word:
         _drop_function(module, helpers.descriptor_word)
     unused_helpers: list[int | None] = []
+    lengths_read = lengths is not None and lengths.called
     in_table = guarder.called_check_in_table
     if not in_table and not (descriptor_proofs and descriptor_proofs.called_check_in_table):
         unused_helpers.append(helpers.check_in_table)
@@ -267,7 +278,7 @@ def _instrument(
         unused_helpers += [helpers.check_address, *helpers.address_writers]
     if address_checks is None or not address_checks.called_inside:
         unused_helpers.append(helpers.address_inside)
-    if not buffer_findings.accesses and not texel_findings.accesses:
+    if not buffer_findings.accesses and not texel_findings.accesses and not lengths_read:
         unused_helpers.append(helpers.buffer_range)
     for unused in unused_helpers:
         if unused is not None:

@@ -49,6 +49,11 @@ def _descriptor(
     return span.descriptor_set, span.binding, span.descriptor_indices, span.descriptor_lengths
 
 
+def _nothing_to_test(to_test: Callable[[], None]) -> list[int]:
+    to_test()
+    return []
+
+
 def define_range_check(builder: Builder, writer: RecordWriter) -> tuple[int, int]:
     """``bool gpuav_check_buffer_range(uint instruction_index, uint descriptor_index, uint
     set_binding, uint offset, uint size, uint range, uint flags)``: whether the span fits
@@ -148,6 +153,8 @@ class RangeGuarder:
         ``consumer`` fits in all the loop's iterations: the bound of the span's end against
         its range (read once per function). None where the descriptor index is not constant
         or an index has no bound."""
+        if not self.nullable(access.consumer):
+            return Proof(_nothing_to_test)  # the guard leaves it unchecked
         function = bounds.loop.function
         ends: list[tuple[BufferSpan, EmitBound]] = []
         for span in access.spans:

@@ -16,7 +16,10 @@ finds such bounds from the code alone and emits them at the end of the loop's pr
   and counts up by one, so that it is never negative); a counter that only counts down, to
   a limit that keeps it at or above 0 without wrapping, is at most its first value;
 - a load from a push constant or a uniform block at constant indices is read again in the
-  preheader (uniform data cannot change during a draw or dispatch).
+  preheader (uniform data cannot change during a draw or dispatch);
+- a function variable with one store, which runs before every read, holds the stored value;
+- ``OpArrayLength`` is at most what the range the layer keeps for the buffer allows
+  (``array_lengths``).
 
 ``invariant`` gives the same for values of any type (a pointer the loop reads through), and
 ``span_end`` the bound of the end of a span of bytes.
@@ -37,13 +40,15 @@ from gpuav.spirv.analysis.loops import FunctionUses, Loop, dominates
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Decoration, Op, StorageClass
-from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.instruction import Instruction, decode_string
 from gpuav.spirv.module import Block
 
 # Emits, at the builder's insert point, (the bound as a uint, bools that must all hold).
 EmitBound = Callable[[Builder], tuple[int, list[int]]]
 # Emits, at the builder's insert point, a value equal to one the loop uses.
 EmitValue = Callable[[Builder], int]
+# an OpArrayLength -> a bound of its result, from the range the layer keeps
+ArrayLengths = Callable[[Instruction], EmitBound | None]
 
 _UNROLL_MAX_TRIPS = 128
 # Tests that enter an iteration while the counter is below, or above, a limit.
@@ -66,11 +71,19 @@ class Counter:
 
 
 class LoopBounds:
-    def __init__(self, loop: Loop, def_use: DefUse, types: Types, uses: FunctionUses) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        def_use: DefUse,
+        types: Types,
+        uses: FunctionUses,
+        lengths: ArrayLengths | None = None,
+    ) -> None:
         self.loop = loop
         self.def_use = def_use
         self.uses = uses
         self.types = types
+        self.lengths = lengths
         self._pair: int | None = None
         self.counter = self._counter()
 
@@ -111,7 +124,8 @@ class LoopBounds:
         stores = self._stores(definition.operands[2])
         if stores is None:
             return self._uniform(definition)
-        if any(self._in_loop(store) for store in stores):
+        if not stores or any(self._in_loop(store) for store in stores):
+            # never stored: undefined, and perhaps a different value at each read
             return None
         # Stored only outside the loop: what it holds before the loop it holds throughout.
         return _reloaded(definition)
@@ -165,9 +179,37 @@ class LoopBounds:
             if left is None or right is None:
                 return None
             return self._combined(opcode, left, right)
-        if opcode in (Op.Load, Op.Phi):
+        if opcode == Op.ArrayLength and self.lengths is not None:
+            return self.lengths(definition)
+        if opcode == Op.Load:
+            counted = self._counted(value, block, depth)
+            return counted if counted is not None else self._stored_once(definition, depth)
+        if opcode == Op.Phi:
             return self._counted(value, block, depth)
         return None
+
+    def _stored_once(self, load: Instruction, depth: int) -> EmitBound | None:
+        """A function variable stored in one place only, where that store runs before every
+        read of it (it dominates the load), holds what was stored: its bound is the stored
+        value's. glslang's unoptimized code keeps every local in such a variable."""
+        stores = self._stores(load.operands[2])
+        if stores is None or len(stores) != 1:
+            return None
+        store = stores[0]
+        store_place = self.def_use.place(store)
+        load_place = self.def_use.place(load)
+        if store_place is None or load_place is None:
+            return None
+        store_block, load_block = store_place[1], load_place[1]
+        if store_block is load_block:
+            order = store_block.instructions
+            if next(k for k, i in enumerate(order) if i is store) > next(
+                k for k, i in enumerate(order) if i is load
+            ):
+                return None
+        elif not dominates(self.loop.function, store_block.label_id, load_block.label_id):
+            return None
+        return self._upper(store.operands[1], store_block, depth + 1)
 
     def _counted(self, value: int, block: Block, depth: int) -> EmitBound | None:
         """A bound of the loop's counter, read in ``block`` after the entering test passed."""
@@ -422,8 +464,10 @@ class LoopBounds:
         for use, _ in self.uses.get(variable, []):
             if use.opcode == Op.Store and use.operands[0] == variable:
                 stores.append(use)
-            elif use.opcode != Op.Load:
-                return None
+            elif use.opcode != Op.Load and not extended_set(self.def_use, use).startswith(
+                "NonSemantic."
+            ):
+                return None  # (debug info names variables, and changes nothing)
         return stores
 
     def _in_loop(self, instruction: Instruction) -> bool:
@@ -461,6 +505,16 @@ class LoopBounds:
         if self.types.type_of(value) == uint:
             return value
         return builder.op(Op.Bitcast, uint, value)
+
+
+def extended_set(def_use: DefUse, instruction: Instruction) -> str:
+    """The name of the extended instruction set of an OpExtInst; "" for other instructions."""
+    if instruction.opcode != Op.ExtInst or len(instruction.operands) < 4:
+        return ""
+    for imported in def_use.module.ext_inst_imports:
+        if imported.operands[0] == instruction.operands[2]:
+            return decode_string(imported.operands, 1)[0]
+    return ""
 
 
 def _reloaded(load: Instruction) -> EmitValue:

@@ -1,7 +1,8 @@
 """Driving the passes that guard memory accesses (buffer and texel ranges, local arrays,
-device addresses) over one module: first the loops whose checks a test before them can
-decide get their unchecked copies (``loop_versions``), then each pass guards its accesses, in
-the order every guard pass takes them."""
+device addresses) over one module: first the entry functions, or else the loops, whose checks
+a test before them can decide get their unchecked copies (``function_versions``,
+``loop_versions``), then each pass guards its accesses, in the order every guard pass takes
+them."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, SpanFinder
 from gpuav.instrument.descriptor_loop_proofs import DescriptorLoopProofs
 from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, AddressGuarder
+from gpuav.instrument.function_versions import version_entry_functions
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.local_arrays import LocalAccess, LocalFindings
 from gpuav.instrument.local_guards import LocalGuarder, local_loop_proof
-from gpuav.instrument.loop_bounds import LoopBounds
+from gpuav.instrument.loop_bounds import ArrayLengths, LoopBounds
 from gpuav.instrument.loop_versions import Proof, Prover, version_loops
 from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.texel_buffers import TexelFindings, guard_texel_access
@@ -29,7 +31,7 @@ from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.instruction import Instruction
-from gpuav.spirv.module import Block
+from gpuav.spirv.module import Block, Function
 
 
 def range_guarder(
@@ -79,7 +81,7 @@ def address_guarder(
     )
 
 
-def copy_provable_loops(
+def copy_provable_code(
     builder: Builder,
     def_use: DefUse,
     types: Types,
@@ -90,11 +92,15 @@ def copy_provable_loops(
     unprovable: set[int],
     unroll: bool,
     every_finding: list[object],
-) -> int:
-    """Before any guard: give each loop whose buffer-range, device-address, descriptor and
-    local-array checks a test before it can decide an unchecked copy (``loop_versions``);
-    ``unprovable``: the ``id()`` of the consumers other passes check; ``unroll``: ask the
-    driver to unroll copies of short loops. Returns the number of loops copied."""
+    entry_functions: list[Function],
+    lengths: ArrayLengths | None,
+) -> tuple[int, int]:
+    """Before any guard: give each entry function, or else each loop, whose buffer-range,
+    device-address, descriptor and local-array checks a test before it can decide an
+    unchecked copy (``function_versions``, ``loop_versions``); ``unprovable``: the ``id()``
+    of the consumers other passes check; ``unroll``: ask the driver to unroll copies of
+    short loops; ``lengths``: bounds of OpArrayLength results. Returns the numbers of
+    functions and loops copied."""
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
@@ -132,7 +138,21 @@ def copy_provable_loops(
         unprovable.update(id(access.consumer) for access in address_findings.accesses)
     named = [named_ids(finding) for finding in every_finding]
     named_ids_ = [n for n in named if n]
-    return version_loops(builder, def_use, types, guarded, unprovable, named_ids_, unroll)
+    functions = version_entry_functions(
+        builder, def_use, types, guarded, unprovable, named_ids_, entry_functions, lengths
+    )
+    loops = version_loops(
+        builder,
+        def_use,
+        types,
+        guarded,
+        unprovable,
+        named_ids_,
+        unroll,
+        lengths,
+        frozenset(functions),
+    )
+    return len(functions), loops
 
 
 def _proven(
