@@ -8,11 +8,22 @@ free of the ``forbidden`` bits (``gpuav_table_word_fits``) and, for a buffer, bo
 least ``end`` bytes (``gpuav_range_in_table``; a word with no range passes). A larger
 binding fails: reading every word of a bindless array before each loop would cost more than
 the checks in the loop. No record is written.
+
+The binding's summary answers first, without visiting its descriptors, where it can stand for
+all of them (``state_reader``): not 0, none of the ``forbidden`` bits and, where a range is
+asked for, a binding of one descriptor whose range holds ``end`` bytes. A test at a function's
+start (``function_versions``) runs in every invocation, so there the walk would cost more than
+the checks it replaces.
 """
 
 from __future__ import annotations
 
-from gpuav.instrument.state_reader import TABLE_COMPONENTS, TABLE_LENGTH, TABLE_STATED
+from gpuav.instrument.state_reader import (
+    TABLE_COMPONENTS,
+    TABLE_LENGTH,
+    TABLE_STATED,
+    TABLE_SUMMARY,
+)
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
 
@@ -31,11 +42,38 @@ def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: 
         builder.op(Op.CompositeExtract, uint, table, TABLE_STATED),
         builder.constant_uint(0),
     )
+    zero = builder.constant_uint(0)
+    summary = builder.op(Op.CompositeExtract, uint, table, TABLE_SUMMARY)
+    summary_fits = builder.op(
+        Op.LogicalAnd,
+        bool_,
+        builder.op(Op.INotEqual, bool_, summary, zero),
+        builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, summary, forbidden), zero),
+    )
+    # range_in_table answers from the summary, without reading, for a binding of one
+    one_range = builder.op(Op.FunctionCall, uint, range_in_table, table, zero)
+    range_fits = builder.op(
+        Op.LogicalOr,
+        bool_,
+        builder.op(Op.IEqual, bool_, end, zero),
+        builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.IEqual, bool_, length, builder.constant_uint(1)),
+            builder.op(Op.UGreaterThanEqual, bool_, one_range, end),
+        ),
+    )
+    answered = builder.op(Op.LogicalAnd, bool_, summary_fits, range_fits)
     small = builder.op(
         Op.LogicalAnd,
         bool_,
-        builder.op(Op.UGreaterThanEqual, bool_, length, builder.constant_uint(1)),
-        builder.op(Op.ULessThanEqual, bool_, length, builder.constant_uint(MAX_DESCRIPTORS)),
+        builder.op(Op.LogicalNot, bool_, answered),
+        builder.op(
+            Op.LogicalAnd,
+            bool_,
+            builder.op(Op.UGreaterThanEqual, bool_, length, builder.constant_uint(1)),
+            builder.op(Op.ULessThanEqual, bool_, length, builder.constant_uint(MAX_DESCRIPTORS)),
+        ),
     )
 
     def keep_going(values: list[int]) -> int:
@@ -56,5 +94,6 @@ def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: 
         [(uint, builder.constant_uint(0)), (bool_, small)], keep_going, step
     )
     unstated = builder.op(Op.LogicalNot, bool_, stated)
-    builder.op_void(Op.ReturnValue, builder.op(Op.LogicalOr, bool_, unstated, fits_id))
+    passes = builder.op(Op.LogicalOr, bool_, answered, fits_id)
+    builder.op_void(Op.ReturnValue, builder.op(Op.LogicalOr, bool_, unstated, passes))
     return function.id

@@ -71,6 +71,7 @@ _PER_BINDING = binding_table_word(1) - binding_table_word(0)
 TABLE_COMPONENTS = 4
 TABLE_LENGTH = 1
 TABLE_STATED = 2
+TABLE_SUMMARY = 3
 
 
 class StateReader:
