@@ -50,19 +50,19 @@ def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: 
         builder.op(Op.INotEqual, bool_, summary, zero),
         builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, summary, forbidden), zero),
     )
-    # range_in_table answers from the summary, without reading, for a binding of one
-    one_range = builder.op(Op.FunctionCall, uint, range_in_table, table, zero)
-    range_fits = builder.op(
-        Op.LogicalOr,
+    no_range = builder.op(Op.IEqual, bool_, end, zero)
+    ranged_one = builder.op(
+        Op.LogicalAnd,
         bool_,
-        builder.op(Op.IEqual, bool_, end, zero),
-        builder.op(
-            Op.LogicalAnd,
-            bool_,
-            builder.op(Op.IEqual, bool_, length, builder.constant_uint(1)),
-            builder.op(Op.UGreaterThanEqual, bool_, one_range, end),
-        ),
+        builder.op(Op.LogicalNot, bool_, no_range),
+        builder.op(Op.IEqual, bool_, length, builder.constant_uint(1)),
     )
+    # range_in_table answers from the summary, without reading, for a binding of one; for
+    # others it would read a word, so it is not called
+    with builder.if_then(ranged_one) as asked:
+        one_range = builder.op(Op.FunctionCall, uint, range_in_table, table, zero)
+        wide = builder.op(Op.UGreaterThanEqual, bool_, one_range, end)
+    range_fits = builder.phi(bool_, (wide, asked.exit_label), (no_range, asked.head_label))
     answered = builder.op(Op.LogicalAnd, bool_, summary_fits, range_fits)
     small = builder.op(
         Op.LogicalAnd,
