@@ -27,7 +27,7 @@ from gpuav.instrument.helpers import Helpers, build_helpers
 from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, may_index_locals
 from gpuav.instrument.memory_guards import (
     address_guarder,
-    copy_provable_code,
+    copy_provable_loops,
     descriptor_loop_proofs,
     guard_addresses,
     guard_buffer_ranges,
@@ -79,8 +79,6 @@ class InstrumentResult:
     printf_sites: list[PrintfSite] = field(default_factory=list)
     # loops given an unchecked copy, run where a test before them proves every access fits
     loops_copied: int = 0
-    # entry functions given one, run where a test at their start proves it
-    functions_copied: int = 0
 
     @property
     def changed(self) -> bool:
@@ -218,7 +216,7 @@ def _instrument(
         if helpers.buffer_range is None
         else ArrayLengthBounds(builder, def_use, types, decorations, helpers.buffer_range)
     )
-    result.functions_copied, result.loops_copied = copy_provable_code(
+    result.loops_copied = copy_provable_loops(
         builder,
         def_use,
         types,
@@ -235,7 +233,6 @@ def _instrument(
             *result.local_findings.accesses,
             *result.address_findings.accesses,
         ],
-        [function for function, _ in entry_functions],
         None if lengths is None else lengths.bound,
     )
     ranges_read_tables = guard_buffer_ranges(

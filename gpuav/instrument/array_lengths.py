@@ -2,9 +2,9 @@
 
 The driver measures a runtime array as ``(range - offset) / stride``: the bytes bound to the
 descriptor after the array's member offset, in whole elements. The layer knows that range
-(``gpuav_buffer_range``), so a test before a loop, or at a function's start, can bound the
-length without reading it from the descriptor, which may be unwritten. ``x % length``, the
-usual way to keep an index inside a runtime array, is then bounded too (``loop_bounds``).
+(``gpuav_buffer_range``), so a test before a loop can bound the length without reading it
+from the descriptor, which may be unwritten. ``x % length``, the usual way to keep an index
+inside a runtime array, is then bounded too (``loop_bounds``).
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ the checks in the loop. No record is written.
 
 The binding's summary answers first, without visiting its descriptors, where it can stand for
 all of them (``state_reader``): not 0, none of the ``forbidden`` bits and, where a range is
-asked for, a binding of one descriptor whose range holds ``end`` bytes. A test at a function's
-start (``function_versions``) runs in every invocation, so there the walk would cost more than
-the checks it replaces.
+asked for, a binding of one descriptor whose range holds ``end`` bytes. Only where it cannot
+does the test walk the descriptors, each walk step a word read from the state.
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def _instrument(args: argparse.Namespace) -> int:
         )
     except DescriptorBoundsUnsupported as error:
         report.update(declined=str(error), instrumented=False, checked=[], static_findings=[])
-        report.update(unchecked=[], loops_copied=0, functions_copied=0)
+        report.update(unchecked=[], loops_copied=0)
         out = words
     else:
         accesses = [_access(a, names, decorations) for a in result.findings.accesses]
@@ -102,7 +102,6 @@ def _instrument(args: argparse.Namespace) -> int:
             for u in result.findings.unchecked
         ]
         report["loops_copied"] = result.loops_copied
-        report["functions_copied"] = result.functions_copied
         out = write(result.module) if result.changed else words
     try:
         args.output.write_bytes(array("I", out).tobytes())
@@ -164,11 +163,6 @@ def _text(report: dict[str, Any]) -> str:
         return "\n".join(lines)
     checked = report["checked"]
     lines.append(f"  {len(checked)} descriptor accesses checked")
-    if report["functions_copied"]:
-        lines.append(
-            f"  {report['functions_copied']} entry points also kept without checks, run where "
-            "a test at their start shows that every access fits"
-        )
     if report["loops_copied"]:
         lines.append(
             f"  {report['loops_copied']} loops also kept without checks, run where a test "

@@ -87,21 +87,29 @@ def version_loops(
     named: list[tuple[Instruction, frozenset[int]]],
     unroll: bool = True,
     lengths: ArrayLengths | None = None,
-    skipped: frozenset[int] = frozenset(),
 ) -> int:
     """Give each loop whose ``guarded`` consumers all have proofs an unchecked copy;
     ``unprovable`` holds the ``id()`` of consumers other passes check, which no proof
     covers. ``named``: each finding's consumer and the ids the finding holds (the guards
     emit code from them later, so a loop whose values after it would have to be renamed
     where a finding names them is not copied). ``unroll``: ask the driver to unroll the copy
-    of a loop that runs a few times. ``lengths``: bounds of OpArrayLength results. The
-    functions in ``skipped`` (ids) are left alone. Returns the number of loops copied."""
-    accesses_of, unprovable_labels = group_guarded(def_use, guarded, unprovable)
+    of a loop that runs a few times. ``lengths``: bounds of OpArrayLength results. Returns
+    the number of loops copied."""
+    blocks_of: dict[int, list[tuple[Instruction, Block, Prover]]] = {}
+    for consumer, prover in guarded:
+        place = def_use.place(consumer)
+        if place is not None:
+            blocks_of.setdefault(id(place[0]), []).append((consumer, place[1], prover))
+    unprovable_labels: set[int] = set()
+    for instruction_id in unprovable:
+        place = def_use.places.get(instruction_id)
+        if place is not None:
+            unprovable_labels.add(place[1].label_id)
     convergent: set[int] | None = None
     copied = 0
     for function in list(builder.module.functions):
-        accesses = accesses_of.get(id(function))
-        if not accesses or function.id in skipped:
+        accesses = blocks_of.get(id(function))
+        if not accesses:
             continue
         done: list[Loop] = []
         for loop in function_loops(function):
@@ -114,33 +122,11 @@ def version_loops(
                 convergent = _convergent_functions(builder.module.functions)
             if _runs_convergent(loop, convergent):
                 continue
-            copier = LoopCopier(builder, def_use, types, loop, lengths)
+            copier = _LoopCopier(builder, def_use, types, loop, lengths)
             if copier.version(inside, named, unroll):
                 done.append(loop)
                 copied += 1
     return copied
-
-
-# a guarded consumer, its block, and its pass's prover
-GuardedAccess = tuple[Instruction, Block, Prover]
-
-
-def group_guarded(
-    def_use: DefUse, guarded: list[tuple[Instruction, Prover]], unprovable: set[int]
-) -> tuple[dict[int, list[GuardedAccess]], set[int]]:
-    """(the ``id()`` of each function -> its guarded accesses, the labels of the blocks
-    holding a consumer that no proof covers)."""
-    accesses_of: dict[int, list[GuardedAccess]] = {}
-    for consumer, prover in guarded:
-        place = def_use.place(consumer)
-        if place is not None:
-            accesses_of.setdefault(id(place[0]), []).append((consumer, place[1], prover))
-    unprovable_labels: set[int] = set()
-    for instruction_id in unprovable:
-        place = def_use.places.get(instruction_id)
-        if place is not None:
-            unprovable_labels.add(place[1].label_id)
-    return accesses_of, unprovable_labels
 
 
 def _convergent_functions(functions: list[Function]) -> set[int]:
@@ -174,17 +160,14 @@ def _runs_convergent(loop: Loop, convergent: set[int]) -> bool:
     )
 
 
-class LoopCopier:
-    """Keeps one loop twice, behind the test of its accesses' proofs. The whole body of a
-    function can be such a "loop" too (``function_versions``)."""
-
+class _LoopCopier:
     def __init__(
         self,
         builder: Builder,
         def_use: DefUse,
         types: Types,
         loop: Loop,
-        lengths: ArrayLengths | None = None,
+        lengths: ArrayLengths | None,
     ) -> None:
         self.builder = builder
         self.def_use = def_use
@@ -195,14 +178,10 @@ class LoopCopier:
 
     def version(
         self,
-        inside: list[GuardedAccess],
+        inside: list[tuple[Instruction, Block, Prover]],
         named: list[tuple[Instruction, frozenset[int]]],
         unroll: bool,
-        residuals: bool = True,
     ) -> bool:
-        """Copy the loop where every access ``inside`` it has a proof; ``residuals``: a
-        proof may keep a check in the copy, reported where the copy leaves the loop.
-        Whether it was copied."""
         loop = self.loop
         preheader = loop.preheader
         if preheader is None:
@@ -215,7 +194,7 @@ class LoopCopier:
         proofs = []
         for _, block, prover in inside:
             proof = prover(bounds, block)
-            if proof is None or (proof.residual is not None and not residuals):
+            if proof is None:
                 return False
             proofs.append(proof)
         proven = self._emit_test(preheader, proofs)

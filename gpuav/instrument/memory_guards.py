@@ -1,8 +1,7 @@
 """Driving the passes that guard memory accesses (buffer and texel ranges, local arrays,
-device addresses) over one module: first the entry functions, or else the loops, whose checks
-a test before them can decide get their unchecked copies (``function_versions``,
-``loop_versions``), then each pass guards its accesses, in the order every guard pass takes
-them."""
+device addresses) over one module: first the loops whose checks a test before them can
+decide get their unchecked copies (``loop_versions``), then each pass guards its accesses, in
+the order every guard pass takes them."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, SpanFinder
 from gpuav.instrument.descriptor_loop_proofs import DescriptorLoopProofs
 from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, AddressGuarder
-from gpuav.instrument.function_versions import version_entry_functions
 from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.local_arrays import LocalAccess, LocalFindings
 from gpuav.instrument.local_guards import LocalGuarder, local_loop_proof
@@ -31,7 +29,7 @@ from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.instruction import Instruction
-from gpuav.spirv.module import Block, Function
+from gpuav.spirv.module import Block
 
 
 def range_guarder(
@@ -81,7 +79,7 @@ def address_guarder(
     )
 
 
-def copy_provable_code(
+def copy_provable_loops(
     builder: Builder,
     def_use: DefUse,
     types: Types,
@@ -92,15 +90,13 @@ def copy_provable_code(
     unprovable: set[int],
     unroll: bool,
     every_finding: list[object],
-    entry_functions: list[Function],
     lengths: ArrayLengths | None,
-) -> tuple[int, int]:
-    """Before any guard: give each entry function, or else each loop, whose buffer-range,
-    device-address, descriptor and local-array checks a test before it can decide an
-    unchecked copy (``function_versions``, ``loop_versions``); ``unprovable``: the ``id()``
-    of the consumers other passes check; ``unroll``: ask the driver to unroll copies of
-    short loops; ``lengths``: bounds of OpArrayLength results. Returns the numbers of
-    functions and loops copied."""
+) -> int:
+    """Before any guard: give each loop whose buffer-range, device-address, descriptor and
+    local-array checks a test before it can decide an unchecked copy (``loop_versions``);
+    ``unprovable``: the ``id()`` of the consumers other passes check; ``unroll``: ask the
+    driver to unroll copies of short loops; ``lengths``: bounds of OpArrayLength results.
+    Returns the number of loops copied."""
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
@@ -138,21 +134,7 @@ def copy_provable_code(
         unprovable.update(id(access.consumer) for access in address_findings.accesses)
     named = [named_ids(finding) for finding in every_finding]
     named_ids_ = [n for n in named if n]
-    functions = version_entry_functions(
-        builder, def_use, types, guarded, unprovable, named_ids_, entry_functions, lengths
-    )
-    loops = version_loops(
-        builder,
-        def_use,
-        types,
-        guarded,
-        unprovable,
-        named_ids_,
-        unroll,
-        lengths,
-        frozenset(functions),
-    )
-    return len(functions), loops
+    return version_loops(builder, def_use, types, guarded, unprovable, named_ids_, unroll, lengths)
 
 
 def _proven(
