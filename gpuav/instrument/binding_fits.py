@@ -22,6 +22,7 @@ from gpuav.instrument.state_reader import (
     TABLE_LENGTH,
     TABLE_STATED,
     TABLE_SUMMARY,
+    summary_answers,
 )
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
@@ -43,12 +44,7 @@ def define_binding_fits(builder: Builder, table_word_fits: int, range_in_table: 
     )
     zero = builder.constant_uint(0)
     summary = builder.op(Op.CompositeExtract, uint, table, TABLE_SUMMARY)
-    summary_fits = builder.op(
-        Op.LogicalAnd,
-        bool_,
-        builder.op(Op.INotEqual, bool_, summary, zero),
-        builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, summary, forbidden), zero),
-    )
+    summary_fits = summary_answers(builder, summary, forbidden)
     no_range = builder.op(Op.IEqual, bool_, end, zero)
     ranged_one = builder.op(
         Op.LogicalAnd,

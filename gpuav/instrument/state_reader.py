@@ -74,6 +74,19 @@ TABLE_STATED = 2
 TABLE_SUMMARY = 3
 
 
+def summary_answers(builder: Builder, summary: int, forbidden: int) -> int:
+    """Whether a binding's ``summary`` stands for each of its descriptors' words, emitted in
+    place: it is not 0 and has none of the ``forbidden`` bits."""
+    uint, bool_ = builder.type_int(32, False), builder.type_bool()
+    zero = builder.constant_uint(0)
+    return builder.op(
+        Op.LogicalAnd,
+        bool_,
+        builder.op(Op.INotEqual, bool_, summary, zero),
+        builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, summary, forbidden), zero),
+    )
+
+
 class StateReader:
     def __init__(self, builder: Builder, resources: Resources, writer: RecordWriter) -> None:
         self.builder = builder
@@ -120,15 +133,7 @@ class StateReader:
         """Descriptor ``index``'s word, emitted in place: the binding's ``summary`` where it
         is not 0 and has none of the ``forbidden`` bits (every descriptor then passes the
         word's tests), else read from the state."""
-        builder = self.builder
-        uint, bool_ = self.uint, self.bool_
-        zero = builder.constant_uint(0)
-        answers = builder.op(
-            Op.LogicalAnd,
-            bool_,
-            builder.op(Op.INotEqual, bool_, summary, zero),
-            builder.op(Op.IEqual, bool_, builder.op(Op.BitwiseAnd, uint, summary, forbidden), zero),
-        )
+        answers = summary_answers(self.builder, summary, forbidden)
         return self._word_unless(answers, summary, start, index)
 
     def _range_word(self, start: int, index: int, length: int, summary: int) -> int:
