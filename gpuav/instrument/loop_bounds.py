@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuav.instrument.local_arrays import CHAINS
+from gpuav.instrument.printf_arguments import NON_SEMANTIC_PREFIX
 from gpuav.spirv.analysis.control_flow import successors
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.loops import FunctionUses, Loop, dominates
@@ -464,11 +465,20 @@ class LoopBounds:
         for use, _ in self.uses.get(variable, []):
             if use.opcode == Op.Store and use.operands[0] == variable:
                 stores.append(use)
-            elif use.opcode != Op.Load and not extended_set(self.def_use, use).startswith(
-                "NonSemantic."
-            ):
-                return None  # (debug info names variables, and changes nothing)
+            elif use.opcode != Op.Load and not self._non_semantic(use):
+                return None
         return stores
+
+    def _non_semantic(self, instruction: Instruction) -> bool:
+        """Whether ``instruction`` is of a NonSemantic.* set: debug info names variables,
+        and changes nothing."""
+        if instruction.opcode != Op.ExtInst:
+            return False
+        return any(
+            imported.operands[0] == instruction.operands[2]
+            and decode_string(imported.operands, 1)[0].startswith(NON_SEMANTIC_PREFIX)
+            for imported in self.def_use.module.ext_inst_imports
+        )
 
     def _in_loop(self, instruction: Instruction) -> bool:
         return self._block_of(instruction) in self.loop.labels
@@ -505,16 +515,6 @@ class LoopBounds:
         if self.types.type_of(value) == uint:
             return value
         return builder.op(Op.Bitcast, uint, value)
-
-
-def extended_set(def_use: DefUse, instruction: Instruction) -> str:
-    """The name of the extended instruction set of an OpExtInst; "" for other instructions."""
-    if instruction.opcode != Op.ExtInst or len(instruction.operands) < 4:
-        return ""
-    for imported in def_use.module.ext_inst_imports:
-        if imported.operands[0] == instruction.operands[2]:
-            return decode_string(imported.operands, 1)[0]
-    return ""
 
 
 def _reloaded(load: Instruction) -> EmitValue:

@@ -100,9 +100,7 @@ def copy_provable_loops(
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
-        guarded += [
-            (a.consumer, partial(descriptor_proofs.loop_proof, a)) for a in descriptor_accesses
-        ]
+        guarded += _proven(descriptor_accesses, descriptor_proofs.loop_proof)
     else:
         unprovable.update(id(access.consumer) for access in descriptor_accesses)
     # A range proven for every descriptor of a binding holds only where the descriptor
@@ -110,9 +108,7 @@ def copy_provable_loops(
     index_checked = {id(access.consumer) for access in descriptor_accesses}
     range_guarder, buffer_findings = ranges
     if range_guarder is not None:
-        guarded += [
-            (a.consumer, partial(range_guarder.loop_proof, a)) for a in buffer_findings.accesses
-        ]
+        guarded += _proven(buffer_findings.accesses, range_guarder.loop_proof)
         unprovable.update(
             id(access.consumer)
             for access in buffer_findings.accesses
@@ -127,9 +123,7 @@ def copy_provable_loops(
     guarded += _proven(locals_, partial(local_loop_proof, builder))
     address_guarder, address_findings = addresses
     if address_guarder is not None:
-        guarded += [
-            (a.consumer, partial(address_guarder.loop_proof, a)) for a in address_findings.accesses
-        ]
+        guarded += _proven(address_findings.accesses, address_guarder.loop_proof)
     else:
         unprovable.update(id(access.consumer) for access in address_findings.accesses)
     named = [named_ids(finding) for finding in every_finding]

@@ -23,6 +23,7 @@ from gpuav.instrument.helpers import Helpers, declare_stage_info
 from gpuav.instrument.printf_arguments import (
     FIRST_ARGUMENT_OPERAND,
     FORMAT_OPERAND,
+    NON_SEMANTIC_PREFIX,
     ArgumentShape,
     argument_shape,
     is_printf,
@@ -53,7 +54,6 @@ from gpuav.spirv.instruction import Instruction, decode_string
 from gpuav.spirv.module import Block, Function, Module
 
 NON_SEMANTIC_EXTENSION = "SPV_KHR_non_semantic_info"
-NON_SEMANTIC_PREFIX = "NonSemantic."
 
 
 @dataclass(frozen=True)

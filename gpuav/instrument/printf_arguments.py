@@ -22,6 +22,8 @@ from gpuav.report.printf_format import ScalarKind
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.instruction import Instruction, decode_string
 
+# Every non-semantic set's name starts so; such instructions change nothing the module does.
+NON_SEMANTIC_PREFIX = "NonSemantic."
 # The extended instruction set and its one instruction (NonSemantic.DebugPrintf's grammar).
 PRINTF_SET = "NonSemantic.DebugPrintf"
 DEBUG_PRINTF = 1
