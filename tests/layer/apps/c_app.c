@@ -3,18 +3,55 @@
  *
  * usage: c_app COMPUTE.spv VERT.spv FRAG.spv [--bad-dispatch N] [--bad-draw N]
  *              [--dispatches N] [--draws N] [--messenger] [--validation-features]
- * Prints "compute <fnv1a hex>", "pixels <fnv1a hex>", "maxBoundDescriptorSets <n>" and one
+ *              [--layer-settings] [--api-1-0] [--only-instance] [--fork-after-instance]
+ * Prints "instance_ms <ms>" (how long vkCreateInstance took), "compute <fnv1a hex>",
+ * "pixels <fnv1a hex>", "maxBoundDescriptorSets <n>" and one
  * "message <severity>|<id>|<text>" line per message its debug messenger received.
+ *
+ * --layer-settings asks gpuav for its checks through VK_EXT_layer_settings, as an app
+ * configures any layer; --only-instance returns from main right after vkCreateInstance;
+ * --fork-after-instance forks there, the child calling exit(0) at once (the parent prints
+ * "child <status>").
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <vulkan/vulkan.h>
 
 #include "vk_graphics_common.h"
 
 enum { SIZE = 16, LOCAL = 64 };
+
+/* VK_EXT_layer_settings, newer than some systems' headers. */
+typedef struct {
+    const char *pLayerName;
+    const char *pSettingName;
+    int32_t type; /* VkLayerSettingTypeEXT */
+    uint32_t valueCount;
+    const void *pValues;
+} LayerSetting;
+typedef struct {
+    int32_t sType;
+    const void *pNext;
+    uint32_t settingCount;
+    const LayerSetting *pSettings;
+} LayerSettingsCreateInfo;
+enum {
+    LAYER_SETTINGS_CREATE_INFO = 1000496000,
+    SETTING_BOOL32 = 0,
+    SETTING_UINT32 = 3,
+    SETTING_STRING = 7,
+};
+
+static double now_ms(void) {
+    struct timespec time;
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return time.tv_sec * 1e3 + time.tv_nsec / 1e6;
+}
 
 static VkDevice device;
 static VkPhysicalDeviceMemoryProperties memory_properties;
@@ -146,6 +183,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     int bad_dispatch = -1, bad_draw = -1, messenger_wanted = 0, features_wanted = 0;
+    int settings_wanted = 0, only_instance = 0, fork_wanted = 0;
+    uint32_t api_version = VK_API_VERSION_1_1;
     uint32_t dispatches = 4, draws = 2;
     for (int i = 4; i < argc; ++i) {
         if (!strcmp(argv[i], "--bad-dispatch") && i + 1 < argc) bad_dispatch = atoi(argv[++i]);
@@ -154,6 +193,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--draws") && i + 1 < argc) draws = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--messenger")) messenger_wanted = 1;
         else if (!strcmp(argv[i], "--validation-features")) features_wanted = 1;
+        else if (!strcmp(argv[i], "--layer-settings")) settings_wanted = 1;
+        else if (!strcmp(argv[i], "--api-1-0")) api_version = VK_API_VERSION_1_0;
+        else if (!strcmp(argv[i], "--only-instance")) only_instance = 1;
+        else if (!strcmp(argv[i], "--fork-after-instance")) fork_wanted = 1;
     }
     const char *extensions[2];
     uint32_t extension_count = 0;
@@ -163,9 +206,40 @@ int main(int argc, char **argv) {
     features.enabledValidationFeatureCount = 1;
     features.pEnabledValidationFeatures = enables;
     if (features_wanted) extensions[extension_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
-    VkInstance instance = create_instance("gpuav-c-test-app", VK_API_VERSION_1_1,
-                                          features_wanted ? &features : NULL, extension_count,
-                                          extensions);
+    /* gpuav's checks with the reserved binding slot, and settings of every value type that
+     * are not gpuav's to read or change nothing it does. */
+    const char *validation[2] = {"all", "reserve_binding_slot"};
+    const char *other_layer[1] = {"best"};
+    uint32_t printf_on = 1, printf_size = 4096;
+    LayerSetting settings[4] = {
+        {"VK_LAYER_GPUAV_gpu_assisted", "gpu_validation", SETTING_STRING, 2, validation},
+        {"VK_LAYER_OTHER_example", "gpu_validation", SETTING_STRING, 1, other_layer},
+        {"VK_LAYER_GPUAV_gpu_assisted", "printf_enable", SETTING_BOOL32, 1, &printf_on},
+        {"VK_LAYER_GPUAV_gpu_assisted", "printf_buffer_size", SETTING_UINT32, 1, &printf_size},
+    };
+    LayerSettingsCreateInfo layer_settings = {LAYER_SETTINGS_CREATE_INFO, NULL, 4, settings};
+    const void *chain = NULL;
+    if (features_wanted) {
+        features.pNext = chain;
+        chain = &features;
+    }
+    if (settings_wanted) {
+        layer_settings.pNext = chain;
+        chain = &layer_settings;
+    }
+    double started = now_ms();
+    VkInstance instance =
+        create_instance("gpuav-c-test-app", api_version, chain, extension_count, extensions);
+    printf("instance_ms %.3f\n", now_ms() - started);
+    fflush(stdout);
+    if (only_instance) return 0;
+    if (fork_wanted) {
+        pid_t child = fork();
+        if (child == 0) exit(0);
+        int status = -1;
+        waitpid(child, &status, 0);
+        printf("child %d\n", status);
+    }
     VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
     if (messenger_wanted)
         messenger = create_printing_messenger(instance, WARNINGS_AND_ERRORS);
