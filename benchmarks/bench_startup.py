@@ -4,8 +4,9 @@ vkCreateShaderModule of a process, under no layer, gpuav and the Khronos layer 1
 
 The program is ``module_creation_app.c`` (C, so the layer starts its own interpreter, the
 worst case) creating one small compute module (tests/layer/shaders/region.comp) and its
-pipeline. Each configuration runs ``--runs`` times, interleaved; gpuav runs twice, with its
-module cache warm (a second run of the program) and with the cache off. gpuav's bytecode is
+pipeline. Each configuration runs ``--runs`` times, interleaved; gpuav runs three times: with
+its module cache warm (a second run of the program), with the cache off, and with its
+interpreter started on the app's thread (``GPUAV_BACKGROUND_START=0``). gpuav's bytecode is
 compiled first (``compileall``), as an installed package's is. Figures are medians, in
 milliseconds. Not a test: timings depend on the machine.
 
@@ -14,50 +15,49 @@ milliseconds. Not a test: timings depend on the machine.
 
 ``--compare-tree`` adds gpuav as another checkout has it (its own layer build and Python),
 in the same interleaved runs: before and after a change, side by side.
+
+"vkCreateInstance to first module" is the wall time from the one call to the return of the
+other, the app's calls between them included: a layer that starts its work in the background
+and makes a later call wait shows it there.
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
-import os
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from benchmarks.bench_module_creation import APP_SOURCE, command
-from benchmarks.layer_apps import REPOSITORY
+from benchmarks.layer_apps import REPOSITORY, tree_layer_folder
 from benchmarks.shader_resources import resources_of
 from benchmarks.timing import print_table
 from tests.apps_common.build import compile_c_program
 from tests.shaders.glsl import compile_glsl
 
 SHADER = REPOSITORY / "tests" / "layer" / "shaders" / "region.comp"
-COLUMNS = ("vkCreateInstance", "vkCreateDevice", "first vkCreateShaderModule")
+COLUMNS = (
+    "vkCreateInstance",
+    "vkCreateDevice",
+    "first vkCreateShaderModule",
+    "vkCreateInstance to first module",
+)
+# gpuav with the interpreter started by vkCreateInstance on the app's thread, as before it
+# started on a thread of the layer's (layer.c).
+ON_APP_THREAD = "gpuav, started on the app's thread"
 
 
-def layer_folder(tree: Path) -> str:
-    """The layer build of another checkout (built there on first use)."""
-    script = "from gpuav.layer.native.build import layer_dir; print(layer_dir())"
-    done = subprocess.run(
-        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip().splitlines()[-1]
-
-
-def startup(argv: list[str], environment: dict[str, str]) -> tuple[float, float, float]:
-    """(instance, device, first module) in ms, from the app's ``startup`` line."""
+def startup(argv: list[str], environment: dict[str, str]) -> tuple[float, ...]:
+    """(instance, device, first module, span) in ms, from the app's ``startup`` line."""
     done = subprocess.run(
         argv, env=environment, capture_output=True, text=True, check=True, timeout=600
     )
     for line in done.stdout.splitlines():
         words = line.split()
         if words and words[0] == "startup":
-            instance, device, module = (float(word) / 1000 for word in words[1:4])
-            return instance, device, module
+            return tuple(float(word) / 1000 for word in words[1:5])
     raise RuntimeError(f"no startup line in {done.stdout[-2000:]}")
 
 
@@ -71,7 +71,7 @@ def main() -> None:
     trees = [REPOSITORY] + ([options.compare_tree] if options.compare_tree else [])
     for tree in trees:
         compileall.compile_dir(str(tree / "gpuav"), quiet=1)
-    configurations = ["no layer", "gpuav", "gpuav, cache off"]
+    configurations = ["no layer", "gpuav", "gpuav, cache off", ON_APP_THREAD]
     if options.compare_tree:
         configurations.append(f"gpuav at {options.compare_tree}")
     configurations += [] if options.no_khronos else ["Khronos 1.4.309"]
@@ -84,7 +84,7 @@ def main() -> None:
         listing = folder / "modules.txt"
         listing.write_text(f"{spv} 1 {resources_of(words).line()}\n")
         argv = [str(app), str(listing), "1"]
-        samples: dict[str, list[tuple[float, float, float]]] = {c: [] for c in configurations}
+        samples: dict[str, list[tuple[float, ...]]] = {c: [] for c in configurations}
         for _ in range(options.runs):
             for configuration in configurations:
                 name = "gpuav" if configuration.startswith("gpuav") else configuration
@@ -93,8 +93,10 @@ def main() -> None:
                 )
                 if configuration == "gpuav, cache off":
                     environment["GPUAV_SHADER_CACHE"] = "0"
+                if configuration == ON_APP_THREAD:
+                    environment["GPUAV_BACKGROUND_START"] = "0"
                 if configuration.startswith("gpuav at") and options.compare_tree:
-                    environment["VK_ADD_LAYER_PATH"] = layer_folder(options.compare_tree)
+                    environment["VK_ADD_LAYER_PATH"] = tree_layer_folder(options.compare_tree)
                     environment["PYTHONPATH"] = str(options.compare_tree)
                 samples[configuration].append(startup(run_argv, environment))
     print(f"median of {options.runs} runs, milliseconds; one module ({SHADER.name}, -g)")
@@ -105,8 +107,15 @@ def main() -> None:
             statistics.median(column) for column in zip(*samples[configuration], strict=True)
         ]
         added = medians[0] + medians[2] - base[0] - base[2]
-        rows.append([configuration, *(f"{m:.2f}" for m in medians), f"{added:+.2f}"])
-    print_table(["configuration", *COLUMNS, "instance + first module over no layer"], rows)
+        span_added = medians[3] - base[3]
+        rows.append(
+            [configuration, *(f"{m:.2f}" for m in medians), f"{added:+.2f}", f"{span_added:+.2f}"]
+        )
+    print_table(
+        ["configuration", *COLUMNS, "instance + first module over no layer",
+         "span over no layer"],
+        rows,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
