@@ -67,7 +67,6 @@ extern "Python" void gpuav_py_retire(void);
 extern "Python" void gpuav_py_adopt_instance(uintptr_t instance, uintptr_t functions,
                                              uintptr_t info);
 void gpuav_set_table_flags(uintptr_t handle, int flags);
-extern "Python" void gpuav_py_warm(void);
 struct gpuav_vertex_binding {
     uintptr_t buffer;
     uint64_t offset;

@@ -250,17 +250,6 @@ def retire() -> None:
             report_error("exit", error, record.instance.state)
 
 
-# What an app's first device and first module call, imported on layer.c's start-up thread
-# while the app goes on after vkCreateInstance.
-WARMED = ("vkCreateDevice", "vkCreateShaderModule", "vkCreateComputePipelines")
-
-
-def warm() -> None:
-    """Import the hook modules of ``WARMED`` (their engine with them)."""
-    for name in WARMED:
-        IMPLEMENTATIONS[name].resolve()
-
-
 def attach(ffi: Any, lib: Any) -> None:
     """Bind every C entry point of the embedded module to its Python implementation."""
     Native.ffi = ffi
@@ -279,7 +268,6 @@ def attach(ffi: Any, lib: Any) -> None:
     ffi.def_extern(name="gpuav_py_retire", onerror=_on_error("exit"))(retire)
     adopt = hooks_instance.adopt_instance
     ffi.def_extern(name="gpuav_py_adopt_instance", onerror=_on_error("vkCreateInstance"))(adopt)
-    ffi.def_extern(name="gpuav_py_warm", onerror=_on_error("start-up"))(warm)
     ffi.def_extern(name="gpuav_python_attach", error=0)(lambda: 1)
     # Before the interpreter finalizes; a C host's exit runs the same through layer.c.
     atexit.register(lib.gpuav_python_retire)
