@@ -64,9 +64,6 @@ int gpuav_remember_pipeline(uintptr_t device, uintptr_t pipeline, uintptr_t layo
 void gpuav_forget_pipeline(uintptr_t device, uintptr_t pipeline);
 void gpuav_python_retire(void);
 extern "Python" void gpuav_py_retire(void);
-extern "Python" void gpuav_py_adopt_instance(uintptr_t instance, uintptr_t functions,
-                                             uintptr_t info);
-void gpuav_set_table_flags(uintptr_t handle, int flags);
 struct gpuav_vertex_binding {
     uintptr_t buffer;
     uint64_t offset;
@@ -139,16 +136,15 @@ def build_inputs() -> dict[str, str]:
     init_code = INIT_CODE_TEMPLATE.format(
         paths=_python_paths(), module=MODULE_NAME, fallback=_read_resource("passthrough.py")
     )
-    structures = instance_info.declarations()
     c_source = (
         _read_resource("layer.c")
         .replace("/* @GPUAV_SLOTS@ */", prototypes.c_slots())
-        .replace("/* @GPUAV_INSTANCE_COPY@ */", structures + _read_resource("instance_copy.c"))
         .replace("/* @GPUAV_FETCH_BINDINGS@ */", _read_resource("fetch_bindings.c"))
         .replace("/* @GPUAV_WRAPPERS@ */", prototypes.c_wrappers())
     )
+    structures = instance_info.declarations()  # read by the Python side only
     return {
-        "c_source": c_source,
+        "c_source": c_source + "\n" + structures,
         "builder": _read_resource("build.py"),
         "cdef": prototypes.cdef() + HELPER_CDEF + structures,
         "embedding_api": EMBEDDING_API,

@@ -56,20 +56,12 @@ def register_table(
 ) -> None:
     """Give layer.c the next layer of an instance or device: its C wrappers fall back to it
     when Python is not usable, and its GetProcAddr hands out our wrappers only if enabled."""
-    address = int(Native.ffi.cast("uintptr_t", get_proc_addr))
-    Native.lib.gpuav_register_table(handle, address, int(is_device), _table_flags(enabled, reserve))
-
-
-def _table_flags(enabled: bool, reserve: bool) -> int:
     lib = Native.lib
-    return (lib.GPUAV_TABLE_ENABLED if enabled else 0) | (
+    flags = (lib.GPUAV_TABLE_ENABLED if enabled else 0) | (
         lib.GPUAV_TABLE_RESERVE_BINDING_SLOT if reserve else 0
     )
-
-
-def set_table_flags(handle: int, enabled: bool, reserve: bool) -> None:
-    """Tell layer.c what an instance it created itself asks for, once its settings are read."""
-    Native.lib.gpuav_set_table_flags(handle, _table_flags(enabled, reserve))
+    address = int(Native.ffi.cast("uintptr_t", get_proc_addr))
+    lib.gpuav_register_table(handle, address, int(is_device), flags)
 
 
 class NextFunctions:
@@ -99,7 +91,20 @@ class NextFunctions:
         raise AttributeError(name)
 
 
-INSTANCE_COMMANDS = prototypes.INSTANCE_COMMANDS
+INSTANCE_COMMANDS: tuple[str, ...] = (
+    "vkDestroyInstance",
+    "vkCreateDevice",
+    "vkGetPhysicalDeviceProperties",
+    "vkGetPhysicalDeviceProperties2",
+    "vkGetPhysicalDeviceFeatures",
+    "vkGetPhysicalDeviceFeatures2",
+    "vkGetPhysicalDeviceMemoryProperties",
+    "vkEnumerateDeviceExtensionProperties",
+    "vkCreateDebugUtilsMessengerEXT",
+    "vkDestroyDebugUtilsMessengerEXT",
+    "vkCreateDebugReportCallbackEXT",
+    "vkDestroyDebugReportCallbackEXT",
+)
 DEVICE_COMMANDS: tuple[str, ...] = tuple(
     name
     for name in (*prototypes.HOOKED, *prototypes.CALLED)

@@ -266,8 +266,6 @@ def attach(ffi: Any, lib: Any) -> None:
         implementation.bind = binder
         binder(implementation)
     ffi.def_extern(name="gpuav_py_retire", onerror=_on_error("exit"))(retire)
-    adopt = hooks_instance.adopt_instance
-    ffi.def_extern(name="gpuav_py_adopt_instance", onerror=_on_error("vkCreateInstance"))(adopt)
     ffi.def_extern(name="gpuav_python_attach", error=0)(lambda: 1)
     # Before the interpreter finalizes; a C host's exit runs the same through layer.c.
     atexit.register(lib.gpuav_python_retire)

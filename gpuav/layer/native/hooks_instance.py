@@ -24,11 +24,9 @@ from gpuav.layer.native.dispatch import (
     NextFunctions,
     dispatch_key,
     register_table,
-    set_table_flags,
     take_link,
 )
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.native.prototypes import instance_commands_and_aliases
 from gpuav.layer.settings import Settings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
@@ -67,48 +65,22 @@ def create_instance(create_info: int, allocator: int, instance_out: int) -> int:
         return result
     instance = int(ffi.cast("uintptr_t *", instance_out)[0])
     register_table(instance, get_proc_addr, False, settings.enabled, settings.reserve_binding_slot)
-    _record_instance(instance, get_proc_addr, settings, api_version, passed_info != create_info)
-    return result
-
-
-def adopt_instance(instance: int, functions: int, info: int) -> None:
-    """Take an instance that layer.c created while the interpreter started. ``functions`` are
-    the next layer's of ``instance_commands_and_aliases``, looked up while vkCreateInstance
-    ran; ``info`` is layer.c's copy of what ``instance_settings`` reads (it creates an
-    instance itself only where the settings cannot change what goes down)."""
-    settings, api_version = Settings(), 0
-    try:
-        settings, api_version = instance_info.instance_settings(info)
-    except BaseException as error:
-        report_error("vkCreateInstance (settings)", error)
-    addresses = Native.ffi.cast("uintptr_t *", functions)
-    looked_up = {
-        name.encode(): int(addresses[index])
-        for index, name in enumerate(instance_commands_and_aliases())
-    }
-    set_table_flags(instance, settings.enabled, settings.reserve_binding_slot)
-    _record_instance(
-        instance, lambda _handle, name: looked_up.get(name, 0), settings, api_version, False
-    )
-
-
-def _record_instance(
-    instance: int, get_proc_addr: Any, settings: Settings, api_version: int, raised: bool
-) -> None:
     reporter = Reporter(
         deliver_utils=callbacks.safe(callbacks.deliver_utils),
         deliver_report=callbacks.safe(callbacks.deliver_report),
     )
+    raised = passed_info != create_info
     state = post_call_record_create_instance(
         instance, settings, API_VERSION_1_1 if raised else api_version, reporter
     )
     if raised:
         state.asked_api_version = api_version
     if not settings.enabled:
-        return  # layer.c passes everything of this instance through
+        return result  # layer.c passes everything of this instance through
     REGISTRY.instances[dispatch_key(instance)] = InstanceRecord(
         instance, state, get_proc_addr, NextFunctions(get_proc_addr, instance, INSTANCE_COMMANDS)
     )
+    return result
 
 
 def destroy_instance(instance: int, allocator: int) -> None:

@@ -152,30 +152,6 @@ INSTANCE_LEVEL = frozenset(
 ALWAYS_HOOKED = frozenset(
     {"vkCreateInstance", "vkDestroyInstance", "vkCreateDevice", "vkDestroyDevice"}
 )
-# The instance-level commands the Python side calls down (dispatch.NextFunctions).
-INSTANCE_COMMANDS: tuple[str, ...] = (
-    "vkDestroyInstance",
-    "vkCreateDevice",
-    "vkGetPhysicalDeviceProperties",
-    "vkGetPhysicalDeviceProperties2",
-    "vkGetPhysicalDeviceFeatures",
-    "vkGetPhysicalDeviceFeatures2",
-    "vkGetPhysicalDeviceMemoryProperties",
-    "vkEnumerateDeviceExtensionProperties",
-    "vkCreateDebugUtilsMessengerEXT",
-    "vkDestroyDebugUtilsMessengerEXT",
-    "vkCreateDebugReportCallbackEXT",
-    "vkDestroyDebugReportCallbackEXT",
-)
-
-
-def instance_commands_and_aliases() -> tuple[str, ...]:
-    """``INSTANCE_COMMANDS`` and their aliases: what an instance's next functions are looked
-    up by (layer.c resolves them while vkCreateInstance runs for an instance it hands over)."""
-    aliases = tuple(alias for alias, canonical in ALIASES.items() if canonical in INSTANCE_COMMANDS)
-    return INSTANCE_COMMANDS + aliases
-
-
 # Handed out only with the reserve-binding-slot setting (they lower maxBoundDescriptorSets).
 RESERVE_ONLY = frozenset({"vkGetPhysicalDeviceProperties", "vkGetPhysicalDeviceProperties2"})
 
@@ -318,15 +294,9 @@ def cdef() -> str:
 
 
 def c_slots() -> str:
-    """The slot of each hooked command in a dispatch table, and the names of
-    ``instance_commands_and_aliases`` (layer.c's GPUAV_SLOTS)."""
+    """The slot of each hooked command in a dispatch table (layer.c's GPUAV_SLOTS)."""
     lines = [f"#define GPUAV_HOOKED_COUNT {len(HOOKED)}"]
     lines += [f"#define GPUAV_SLOT_{name} {slot}" for slot, name in enumerate(HOOKED)]
-    called = instance_commands_and_aliases()
-    lines.append(f"#define GPUAV_INSTANCE_COMMAND_COUNT {len(called)}")
-    lines.append("static const char *const gpuav_instance_commands[] = {")
-    lines += [f'    "{name}",' for name in called]
-    lines.append("};")
     return "\n".join(lines)
 
 
@@ -360,14 +330,13 @@ def _wrapper(name: str) -> str:
     declared = ", ".join(f"{ctype} a{index}" for index, ctype in enumerate(params))
     give = "" if result == "void" else "return "
     if name == "vkCreateInstance":
-        call = f"gpuav_create_instance({arguments})"
-        return f"static {result} gpuav_{name}({declared}) {{ return {call}; }}"
-    if name == "vkCreateDevice":
+        into_python = "gpuav_start_python()"
+    elif name == "vkCreateDevice":
         into_python = "gpuav_python_usable() && gpuav_enabled_for(a0)"
     else:
         into_python = "gpuav_python_usable() && enabled"
     body = [f"static {result} gpuav_{name}({declared}) {{"]
-    if name == "vkCreateDevice":
+    if name in ("vkCreateInstance", "vkCreateDevice"):
         body.append(f"    if ({into_python}) {{ {give}{python_name(name)}({arguments}); }}")
         body.append(f"    {give}gpuav_fallback_{name}({arguments});")
     elif name in ("vkDestroyInstance", "vkDestroyDevice"):

@@ -3,7 +3,7 @@
  *
  * usage: c_app COMPUTE.spv VERT.spv FRAG.spv [--bad-dispatch N] [--bad-draw N]
  *              [--dispatches N] [--draws N] [--messenger] [--validation-features]
- *              [--layer-settings] [--api-1-0] [--only-instance] [--fork-after-instance]
+ *              [--layer-settings] [--only-instance] [--fork-after-instance]
  * Prints "instance_ms <ms>" (how long vkCreateInstance took), "compute <fnv1a hex>",
  * "pixels <fnv1a hex>", "maxBoundDescriptorSets <n>" and one
  * "message <severity>|<id>|<text>" line per message its debug messenger received.
@@ -184,7 +184,6 @@ int main(int argc, char **argv) {
     }
     int bad_dispatch = -1, bad_draw = -1, messenger_wanted = 0, features_wanted = 0;
     int settings_wanted = 0, only_instance = 0, fork_wanted = 0;
-    uint32_t api_version = VK_API_VERSION_1_1;
     uint32_t dispatches = 4, draws = 2;
     for (int i = 4; i < argc; ++i) {
         if (!strcmp(argv[i], "--bad-dispatch") && i + 1 < argc) bad_dispatch = atoi(argv[++i]);
@@ -194,7 +193,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--messenger")) messenger_wanted = 1;
         else if (!strcmp(argv[i], "--validation-features")) features_wanted = 1;
         else if (!strcmp(argv[i], "--layer-settings")) settings_wanted = 1;
-        else if (!strcmp(argv[i], "--api-1-0")) api_version = VK_API_VERSION_1_0;
         else if (!strcmp(argv[i], "--only-instance")) only_instance = 1;
         else if (!strcmp(argv[i], "--fork-after-instance")) fork_wanted = 1;
     }
@@ -229,7 +227,7 @@ int main(int argc, char **argv) {
     }
     double started = now_ms();
     VkInstance instance =
-        create_instance("gpuav-c-test-app", api_version, chain, extension_count, extensions);
+        create_instance("gpuav-c-test-app", VK_API_VERSION_1_1, chain, extension_count, extensions);
     printf("instance_ms %.3f\n", now_ms() - started);
     fflush(stdout);
     if (only_instance) return 0;

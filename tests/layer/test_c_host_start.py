@@ -1,0 +1,50 @@
+"""A C host's first vkCreateInstance starts the layer's interpreter (layer.c). What the instance
+asks for through its create info must reach the Python side, and a process must be able to end
+or fork at once after vkCreateInstance, as it can without the layer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.layer.conftest import RunC
+
+pytestmark = pytest.mark.vulkan
+
+SHADERS = ("region_reporting.comp", "quad.vert", "quad.frag")
+BAD = ["--messenger", "--bad-dispatch", "1"]
+
+
+@pytest.mark.parametrize(
+    "how", [["--layer-settings"], ["--validation-features"]], ids=["layer-settings", "features"]
+)
+def test_what_the_instance_asks_for_turns_the_checks_on(
+    run_c_app: RunC, layer_folder: Path, how: list[str]
+) -> None:
+    """GPU-AV turned on only by the create info's chain (nothing in the environment); the
+    layer settings also reserve a binding slot, through a list of strings."""
+    without = run_c_app(("region.comp", "quad.vert", "quad.frag"))  # its limits
+    run = run_c_app(SHADERS, [*how, *BAD], layer_folder, enable=False)
+    assert run.messages, "the bad dispatch went unreported"
+    lowered = how == ["--layer-settings"]
+    expected = int(without.result["maxBoundDescriptorSets"]) - int(lowered)
+    assert int(run.result["maxBoundDescriptorSets"]) == expected
+
+
+def test_a_program_ending_right_after_vkcreateinstance_exits_cleanly(
+    run_c_app: RunC, layer_folder: Path
+) -> None:
+    """main returns with the instance alive (run_c_app asserts exit status 0)."""
+    run = run_c_app(SHADERS, ["--only-instance"], layer_folder)
+    assert "instance_ms" in run.result
+    assert "gpuav" not in run.stderr
+
+
+def test_a_child_forked_right_after_vkcreateinstance_exits_and_the_parent_goes_on(
+    run_c_app: RunC, layer_folder: Path
+) -> None:
+    run = run_c_app(SHADERS, ["--fork-after-instance", *BAD], layer_folder)
+    assert run.result["child"] == "0"
+    assert run.messages
