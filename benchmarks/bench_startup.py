@@ -4,9 +4,8 @@ vkCreateShaderModule of a process, under no layer, gpuav and the Khronos layer 1
 
 The program is ``module_creation_app.c`` (C, so the layer starts its own interpreter, the
 worst case) creating one small compute module (tests/layer/shaders/region.comp) and its
-pipeline. Each configuration runs ``--runs`` times, interleaved; gpuav runs three times: with
-its module cache warm (a second run of the program), with the cache off, and with its
-interpreter started on the app's thread (``GPUAV_BACKGROUND_START=0``). gpuav's bytecode is
+pipeline. Each configuration runs ``--runs`` times, interleaved; gpuav runs twice, with its
+module cache warm (a second run of the program) and with the cache off. gpuav's bytecode is
 compiled first (``compileall``), as an installed package's is. Figures are medians, in
 milliseconds. Not a test: timings depend on the machine.
 
@@ -44,9 +43,6 @@ COLUMNS = (
     "first vkCreateShaderModule",
     "vkCreateInstance to first module",
 )
-# gpuav with the interpreter started by vkCreateInstance on the app's thread, as before it
-# started on a thread of the layer's (layer.c).
-ON_APP_THREAD = "gpuav, started on the app's thread"
 
 
 def startup(argv: list[str], environment: dict[str, str]) -> tuple[float, ...]:
@@ -71,7 +67,7 @@ def main() -> None:
     trees = [REPOSITORY] + ([options.compare_tree] if options.compare_tree else [])
     for tree in trees:
         compileall.compile_dir(str(tree / "gpuav"), quiet=1)
-    configurations = ["no layer", "gpuav", "gpuav, cache off", ON_APP_THREAD]
+    configurations = ["no layer", "gpuav", "gpuav, cache off"]
     if options.compare_tree:
         configurations.append(f"gpuav at {options.compare_tree}")
     configurations += [] if options.no_khronos else ["Khronos 1.4.309"]
@@ -93,8 +89,6 @@ def main() -> None:
                 )
                 if configuration == "gpuav, cache off":
                     environment["GPUAV_SHADER_CACHE"] = "0"
-                if configuration == ON_APP_THREAD:
-                    environment["GPUAV_BACKGROUND_START"] = "0"
                 if configuration.startswith("gpuav at") and options.compare_tree:
                     environment["VK_ADD_LAYER_PATH"] = tree_layer_folder(options.compare_tree)
                     environment["PYTHONPATH"] = str(options.compare_tree)
