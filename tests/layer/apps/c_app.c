@@ -204,8 +204,8 @@ int main(int argc, char **argv) {
     features.enabledValidationFeatureCount = 1;
     features.pEnabledValidationFeatures = enables;
     if (features_wanted) extensions[extension_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
-    /* gpuav's checks with the reserved binding slot, and settings of every value type that
-     * are not gpuav's to read or change nothing it does. */
+    /* gpuav's checks with the reserved binding slot (a list of strings); a setting of another
+     * layer's, and gpuav settings of two other value types that change nothing here. */
     const char *validation[2] = {"all", "reserve_binding_slot"};
     const char *other_layer[1] = {"best"};
     uint32_t printf_on = 1, printf_size = 4096;
