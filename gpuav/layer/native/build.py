@@ -34,7 +34,31 @@ EMBEDDING_API = """
 int gpuav_python_attach(void);
 """
 
-HELPER_CDEF = """
+# The vertex and index buffers a command buffer has bound (fetch_bindings.c), for both the C
+# source, where they come before fetch_bindings.c, and the cdef: one layout for both sides.
+FETCH_BINDINGS_STRUCTS = """
+struct gpuav_vertex_binding {
+    uintptr_t buffer;
+    uint64_t offset;
+    uint64_t size;   /* GPUAV_WHOLE_SIZE where the command gave none */
+    uint64_t stride; /* where vertex_strided has the binding's bit */
+};
+struct gpuav_fetch_bindings {
+    uint64_t changes;        /* 0 while nothing was bound; at each change, a value never used */
+    uint64_t vertex_bound;   /* bit b: binding b is bound */
+    uint64_t vertex_strided; /* bit b: binding b's stride came with it (vkCmdBindVertexBuffers2) */
+    int32_t unfollowed;      /* a binding at or above GPUAV_VERTEX_BINDING_SLOTS was bound */
+    int32_t index_bound;
+    uintptr_t index_buffer;
+    uint64_t index_offset;
+    uint64_t index_size;
+    int32_t index_type;
+    struct gpuav_vertex_binding vertex[64]; /* GPUAV_VERTEX_BINDING_SLOTS */
+};
+"""
+
+HELPER_CDEF = (
+    """
 struct gpuav_layer_instance_link {
     struct gpuav_layer_instance_link *pNext;
     uintptr_t pfnNextGetInstanceProcAddr;
@@ -64,31 +88,16 @@ int gpuav_remember_pipeline(uintptr_t device, uintptr_t pipeline, uintptr_t layo
 void gpuav_forget_pipeline(uintptr_t device, uintptr_t pipeline);
 void gpuav_python_retire(void);
 extern "Python" void gpuav_py_retire(void);
-struct gpuav_vertex_binding {
-    uintptr_t buffer;
-    uint64_t offset;
-    uint64_t size;
-    uint64_t stride;
-};
-struct gpuav_fetch_bindings {
-    uint64_t changes;
-    uint64_t vertex_bound;
-    uint64_t vertex_strided;
-    int32_t unfollowed;
-    int32_t index_bound;
-    uintptr_t index_buffer;
-    uint64_t index_offset;
-    uint64_t index_size;
-    int32_t index_type;
-    struct gpuav_vertex_binding vertex[64];
-};
-extern uint64_t gpuav_fetch_changes;
+"""
+    + FETCH_BINDINGS_STRUCTS
+    + """extern uint64_t gpuav_fetch_changes;
 const struct gpuav_fetch_bindings *gpuav_fetch_bindings(uintptr_t command_buffer);
 void gpuav_fetch_bindings_forget(uintptr_t command_buffer);
 void gpuav_fetch_bindings_forget_device(uintptr_t device);
 #define GPUAV_TABLE_ENABLED 1
 #define GPUAV_TABLE_RESERVE_BINDING_SLOT 2
 """
+)
 
 # Runs once per process, inside the embedded (or the app's) interpreter. Nothing here may
 # raise: if gpuav cannot be imported the pass-through fallback keeps the app working.
@@ -139,7 +148,10 @@ def build_inputs() -> dict[str, str]:
     c_source = (
         _read_resource("layer.c")
         .replace("/* @GPUAV_SLOTS@ */", prototypes.c_slots())
-        .replace("/* @GPUAV_FETCH_BINDINGS@ */", _read_resource("fetch_bindings.c"))
+        .replace(
+            "/* @GPUAV_FETCH_BINDINGS@ */",
+            FETCH_BINDINGS_STRUCTS + _read_resource("fetch_bindings.c"),
+        )
         .replace("/* @GPUAV_WRAPPERS@ */", prototypes.c_wrappers())
     )
     structures = instance_info.declarations()  # read by the Python side only

@@ -18,25 +18,12 @@
 #define GPUAV_WHOLE_SIZE (~(uint64_t)0)
 #define GPUAV_FETCH_BUCKETS 1024
 
-struct gpuav_vertex_binding {
-    uintptr_t buffer;
-    uint64_t offset;
-    uint64_t size;   /* GPUAV_WHOLE_SIZE where the command gave none */
-    uint64_t stride; /* where vertex_strided has the binding's bit */
-};
-
-struct gpuav_fetch_bindings {
-    uint64_t changes;        /* 0 while nothing was bound; a value never used before at each change */
-    uint64_t vertex_bound;   /* bit b: binding b is bound */
-    uint64_t vertex_strided; /* bit b: binding b's stride came with it (vkCmdBindVertexBuffers2) */
-    int32_t unfollowed;      /* a binding at or above GPUAV_VERTEX_BINDING_SLOTS was bound */
-    int32_t index_bound;
-    uintptr_t index_buffer;
-    uint64_t index_offset;
-    uint64_t index_size;
-    int32_t index_type;
-    struct gpuav_vertex_binding vertex[GPUAV_VERTEX_BINDING_SLOTS];
-};
+/* struct gpuav_vertex_binding and struct gpuav_fetch_bindings: build.FETCH_BINDINGS_STRUCTS,
+ * inserted above this file, so that layer.c and the Python side read one layout. */
+_Static_assert(sizeof(((struct gpuav_fetch_bindings *)0)->vertex) /
+                       sizeof(struct gpuav_vertex_binding) ==
+                   GPUAV_VERTEX_BINDING_SLOTS,
+               "the vertex slots of build.FETCH_BINDINGS_STRUCTS");
 
 struct gpuav_fetch_entry {
     struct gpuav_fetch_entry *next;
