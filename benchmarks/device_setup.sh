@@ -63,8 +63,10 @@ if [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ]; then
 fi
 
 # Python packages go into the interpreter's own site-packages: the benchmark sets PYTHONPATH
-# for its app processes, so a --target folder on PYTHONPATH would be lost there.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl \
+# for its app processes, so a --target folder on PYTHONPATH would be lost there. pip writes
+# their bytecode, as a user's install does: the lent machine sets PYTHONDONTWRITEBYTECODE=1, so
+# without it every process compiled the vulkan package from source (~230 ms at vkCreateDevice).
+python3 -m pip install -q --no-index --no-deps --no-cache-dir .whl/*.whl \
     2>&1 | grep -v -i 'warning' || true
 
 # cffi's embedding links with -lpython3.X; where only the runtime libpython3.X.so.1.0 exists

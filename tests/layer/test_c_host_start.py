@@ -48,3 +48,19 @@ def test_a_child_forked_right_after_vkcreateinstance_exits_and_the_parent_goes_o
     run = run_c_app(SHADERS, ["--fork-after-instance", *BAD], layer_folder)
     assert run.result["child"] == "0"
     assert run.messages
+
+
+@pytest.mark.parametrize("site", [False, True], ids=["default", "GPUAV_PYTHON_SITE=1"])
+def test_a_c_hosts_interpreter_runs_no_site_unless_asked(
+    run_c_app: RunC, layer_folder: Path, tmp_path: Path, site: bool
+) -> None:
+    """`site` runs every .pth file and sitecustomize of the environment (seconds, in some);
+    the layer's interpreter needs none of them, and still finds gpuav without PYTHONPATH."""
+    folder = tmp_path / "customize"
+    folder.mkdir()
+    marker = tmp_path / "site-ran"
+    (folder / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    extra = {"PYTHONPATH": str(folder), **({"GPUAV_PYTHON_SITE": "1"} if site else {})}
+    run = run_c_app(SHADERS, BAD, layer_folder, extra=extra)
+    assert run.messages, "the bad dispatch went unreported"
+    assert marker.exists() == site

@@ -101,11 +101,14 @@ void gpuav_fetch_bindings_forget_device(uintptr_t device);
 
 # Runs once per process, inside the embedded (or the app's) interpreter. Nothing here may
 # raise: if gpuav cannot be imported the pass-through fallback keeps the app working.
+# A C host's interpreter has the paths already (layer.c adds them, without `site`); a Python
+# host's may lack them, and gets them the way its own site-packages came.
 INIT_CODE_TEMPLATE = """
-import site
 import sys
-for _path in {paths!r}:
-    if _path not in sys.path:
+_missing = [_path for _path in {paths!r} if _path not in sys.path]
+if _missing:
+    import site
+    for _path in _missing:
         site.addsitedir(_path)
 from {module} import ffi, lib
 try:
@@ -136,14 +139,20 @@ def _python_paths() -> list[str]:
     return [path for path in dict.fromkeys(paths) if Path(path).is_dir()]
 
 
+def _c_string(text: str) -> str:
+    """A C string literal of ``text``'s file-system bytes, every byte escaped (any path)."""
+    return '"' + "".join(f"\\{byte:03o}" for byte in os.fsencode(text)) + '"'
+
+
 def _read_resource(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 def build_inputs() -> dict[str, str]:
     """Everything that goes into the binary, as text."""
+    paths = _python_paths()
     init_code = INIT_CODE_TEMPLATE.format(
-        paths=_python_paths(), module=MODULE_NAME, fallback=_read_resource("passthrough.py")
+        paths=paths, module=MODULE_NAME, fallback=_read_resource("passthrough.py")
     )
     c_source = (
         _read_resource("layer.c")
@@ -161,6 +170,7 @@ def build_inputs() -> dict[str, str]:
         "cdef": prototypes.cdef() + HELPER_CDEF + structures,
         "embedding_api": EMBEDDING_API,
         "init_code": init_code,
+        "python_paths": "\n".join(paths),
         "python": f"{sys.version} {sys.executable} {sysconfig.get_config_var('INSTSONAME')}",
     }
 
@@ -222,6 +232,7 @@ def _build(inputs: dict[str, str], target: Path) -> None:
         libdir = sysconfig.get_config_var("LIBDIR") or ""
         soname = sysconfig.get_config_var("INSTSONAME") or ""
         macros = [("GPUAV_LIBPYTHON", f'"{soname}"')] if soname.startswith("libpython") else []
+        macros.append(("GPUAV_PYTHON_PATHS", _c_string(inputs["python_paths"])))
         builder = cffi.FFI()
         builder.embedding_api(inputs["embedding_api"])
         builder.cdef(inputs["cdef"])

@@ -256,13 +256,71 @@ void gpuav_python_retire(void) {
     gpuav_python_gone();
 }
 
+/* The folders the build found gpuav, cffi and vulkan in, and its site-packages
+ * (build.GPUAV_PYTHON_PATHS): one per line. */
+#ifndef GPUAV_PYTHON_PATHS
+#define GPUAV_PYTHON_PATHS ""
+#endif
+
+/* Appended to sys.path, after the standard library, as they are; no .pth file is run. */
+static void gpuav_add_build_paths(void) {
+    PyObject *path = PySys_GetObject("path"); /* borrowed */
+    const char *folder = GPUAV_PYTHON_PATHS;
+    while (path != NULL && PyList_Check(path) && *folder != '\0') {
+        const char *end = strchr(folder, '\n');
+        size_t length = end != NULL ? (size_t)(end - folder) : strlen(folder);
+        PyObject *name = PyUnicode_DecodeFSDefaultAndSize(folder, (Py_ssize_t)length);
+        if (name != NULL && PySequence_Contains(path, name) == 0) {
+            PyList_Append(path, name);
+        }
+        Py_XDECREF(name);
+        PyErr_Clear();
+        folder += length + (end != NULL);
+    }
+}
+
+/* A C host's interpreter, as Py_InitializeEx(0) makes it (no signal handlers, C stdio and the
+ * locale left as they are) but without `site`: importing it runs every .pth file of the
+ * environment's site-packages, whatever they import (the lent H100's Python: 63 ms, most of
+ * the layer's start). gpuav needs only the build's folders, added here; GPUAV_PYTHON_SITE=1
+ * runs `site` as before, for a host that starts its own Python later and relies on it.
+ * Returns with the GIL held, or 0 where the interpreter could not be made. */
+static int gpuav_initialize_python(void) {
+    PyPreConfig preconfig;
+    PyPreConfig_InitPythonConfig(&preconfig);
+    preconfig.parse_argv = 0;
+    preconfig.utf8_mode = 0;
+    preconfig.coerce_c_locale = 0;
+    preconfig.coerce_c_locale_warn = 0;
+    if (PyStatus_Exception(Py_PreInitialize(&preconfig))) {
+        return 0;
+    }
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.parse_argv = 0;
+    config.configure_c_stdio = 0;
+    config.install_signal_handlers = 0;
+    const char *site = getenv("GPUAV_PYTHON_SITE");
+    config.site_import = site != NULL && strcmp(site, "1") == 0;
+    PyStatus status = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(status)) {
+        return 0;
+    }
+    gpuav_add_build_paths();
+    return 1;
+}
+
 static void gpuav_start_python_locked(void) {
     if (Py_IsInitialized()) {
         if (gpuav_interpreter_finalizing()) {
             return; /* stays UNSTARTED: this instance is passed through */
         }
     } else {
-        Py_InitializeEx(0);
+        if (!gpuav_initialize_python()) {
+            gpuav_py_state = GPUAV_PY_FAILED;
+            return;
+        }
         PyEval_SaveThread();
     }
     gpuav_py_state = GPUAV_PY_FAILED;
