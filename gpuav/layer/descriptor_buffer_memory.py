@@ -8,7 +8,6 @@ never read: at submit its bytes may not be there yet.
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass, field
 
 from gpuav.layer.buffers import BufferTable
@@ -85,5 +84,7 @@ class DescriptorBufferMemory:
             at = bound.offset + start - mapping.offset
             if at < 0 or at + size > mapping.size:
                 return None
+            import ctypes  # here: only apps with descriptor buffers pay for its import
+
             return ctypes.string_at(mapping.pointer + at, size)
         return None

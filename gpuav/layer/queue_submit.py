@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from gpuav.layer import binding_summaries, descriptor_buffers, faults
-from gpuav.layer.action_reports import report_action
 from gpuav.layer.address_publishing import publish_addresses
-from gpuav.layer.state import CommandBufferState, DeviceState, PendingSubmission
+from gpuav.layer.state import Action, CommandBufferState, DeviceState, PendingSubmission
 from gpuav.layer.static_descriptors import report_static_descriptors
+
+if TYPE_CHECKING:
+    from gpuav.instrument.record import ErrorRecord
 
 # Submissions are read back from whichever thread next submits, waits or resets: two threads
 # at once destroyed one fence twice (a crash) or lost an entry appended meanwhile.
@@ -97,12 +100,23 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
     looked_at: set[tuple[int, tuple[int, ...]]] = set()
     for action in state.actions:
         words = output.take_words(action.block) if written else None
-        records = [] if words is None else report_action(device, state, action, words)
+        records = [] if words is None else _report_action(device, state, action, words)
         if static_checks:
             key = (action.pipeline.handle, action.bound_sets)
             if records or key not in looked_at:
                 looked_at.add(key)
                 report_static_descriptors(device, state, action, records)
+
+
+def _report_action(
+    device: DeviceState, state: CommandBufferState, action: Action, words: list[int]
+) -> list[ErrorRecord]:
+    """``action_reports.report_action``, imported where a shader wrote something: the report
+    side (message texts, decoding) is a fifth of the device's imports, and most runs never
+    need it."""
+    from gpuav.layer.action_reports import report_action
+
+    return report_action(device, state, action, words)
 
 
 def read_back_finished(

@@ -20,8 +20,10 @@ import sys
 import sysconfig
 from pathlib import Path
 from types import CodeType
+from typing import TYPE_CHECKING
 
-from gpuav.report.context import RecordingSite
+if TYPE_CHECKING:
+    from gpuav.report.context import RecordingSite
 
 # What a frame of a file is to the walk.
 _PASS = 0  # gpuav's layer, the standard library, a binding: never the site
@@ -94,6 +96,8 @@ def capture(skip: int = 0) -> RecordedAt | None:
 def site_of(recorded_at: RecordedAt | None) -> RecordingSite | None:
     if recorded_at is None:
         return None
+    from gpuav.report.context import RecordingSite  # the report side, imported for reports
+
     code, offset = recorded_at
     line = next(
         (number for start, end, number in code.co_lines() if start <= offset < end and number),

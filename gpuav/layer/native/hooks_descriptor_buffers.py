@@ -6,7 +6,6 @@ set's bytes are and what ``vkGetDescriptorEXT`` bytes stand for. Memory and obje
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import vulkan._vulkan as vk
@@ -35,7 +34,7 @@ from gpuav.layer.native import (
 )
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.native.vk import address, at, handles_at
+from gpuav.layer.native.vk import address, at, bytes_at, handles_at
 from gpuav.layer.resource_lifetimes import IMAGE_VIEW, SAMPLER
 from gpuav.layer.state import CommandBufferState
 
@@ -187,7 +186,7 @@ def get_descriptor(device: int, info: int, data_size: int, descriptor: int) -> N
         named = _image_named(descriptor_type, get_info.data)
         if named:
             word = tracker.descriptors.images.word(named)
-        contents = ctypes.string_at(descriptor, data_size)
+        contents = bytes_at(descriptor, data_size)
         views = tuple(handle for kind, handle in named if kind == IMAGE_VIEW)
         tracker.got_descriptor(descriptor_type, contents, word, buffer, views)
     except BaseException as error:

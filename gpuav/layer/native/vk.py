@@ -56,6 +56,10 @@ def string_at(address_value: int) -> str:
     return str(vkffi.string(vkffi.cast("char *", address_value)).decode("utf-8", "replace"))
 
 
+def bytes_at(address_value: int, size: int) -> bytes:
+    return bytes(vkffi.buffer(vkffi.cast("char *", address_value), size))
+
+
 def chain(first: int) -> Iterator[tuple[int, int]]:
     """(sType, address) of each structure of a pNext chain starting at ``first``."""
     node = first
