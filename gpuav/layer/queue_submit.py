@@ -112,8 +112,8 @@ def _report_action(
     device: DeviceState, state: CommandBufferState, action: Action, words: list[int]
 ) -> list[ErrorRecord]:
     """``action_reports.report_action``, imported where a shader wrote something: the report
-    side (message texts, decoding) is a fifth of the device's imports, and most runs never
-    need it."""
+    side (message texts, decoding) is about a tenth of what device creation imported, and
+    most runs never need it."""
     from gpuav.layer.action_reports import report_action
 
     return report_action(device, state, action, words)

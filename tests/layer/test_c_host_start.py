@@ -54,8 +54,9 @@ def test_a_child_forked_right_after_vkcreateinstance_exits_and_the_parent_goes_o
 def test_a_c_hosts_interpreter_runs_no_site_unless_asked(
     run_c_app: RunC, layer_folder: Path, tmp_path: Path, site: bool
 ) -> None:
-    """`site` runs every .pth file and sitecustomize of the environment (seconds, in some);
-    the layer's interpreter needs none of them, and still finds gpuav without PYTHONPATH."""
+    """`site` runs every .pth file and sitecustomize of the environment (63 ms on the lent
+    H100's Python); the layer's interpreter needs none of them, and still finds gpuav without
+    the repository on PYTHONPATH."""
     folder = tmp_path / "customize"
     folder.mkdir()
     marker = tmp_path / "site-ran"

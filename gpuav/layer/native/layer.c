@@ -256,8 +256,8 @@ void gpuav_python_retire(void) {
     gpuav_python_gone();
 }
 
-/* The folders the build found gpuav, cffi and vulkan in, and its site-packages
- * (build.GPUAV_PYTHON_PATHS): one per line. */
+/* The folders the build found gpuav, cffi and vulkan in, and its site-packages, one per line
+ * (defined by build._build from build_inputs' "python_paths"). */
 #ifndef GPUAV_PYTHON_PATHS
 #define GPUAV_PYTHON_PATHS ""
 #endif
