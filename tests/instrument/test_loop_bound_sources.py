@@ -10,14 +10,16 @@ import numpy as np
 import pytest
 
 from gpuav.instrument import memory_guards
-from gpuav.instrument.api import instrument_module
 from gpuav.instrument.descriptor_state import binding_table_word, range_word, region_words
 from gpuav.instrument.record import ErrorRecord
-from gpuav.spirv.reader import read
-from gpuav.spirv.writer import write
 from tests.harness import Binding, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, gpuav_set
-from tests.shaders.glsl import DebugMode, compile_glsl, optimize, spirv_val
+from tests.instrument.util import (
+    DEBUG_SET,
+    bound_sets_area,
+    gpuav_set,
+    instrumented_with_state,
+)
+from tests.shaders.glsl import DebugMode, compile_glsl, optimize
 
 pytestmark = pytest.mark.vulkan
 
@@ -50,15 +52,6 @@ UNBOUNDED = PROVABLE.replace("data.v[params.pick]", "data.v[data.v[i]]")
 def _compiled(source: str, optimized: bool = False, debug: DebugMode = "none") -> list[int]:
     words = compile_glsl(source, "comp", target_env="vulkan1.2", debug=debug)
     return optimize(words) if optimized else words
-
-
-def _instrument(words: list[int]) -> tuple[list[int], int]:
-    result = instrument_module(
-        read(words), shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
-    )
-    out = write(result.module)
-    spirv_val(out, "vulkan1.2")
-    return out, result.loops_copied
 
 
 def _run(
@@ -99,7 +92,7 @@ def test_proven_loop_runs_its_copy_and_matches_no_layer(
     vk: VulkanContext, optimized: bool, debug: DebugMode
 ) -> None:
     words = _compiled(PROVABLE, optimized, debug)
-    instrumented, copied = _instrument(words)
+    instrumented, copied = instrumented_with_state(words)
     assert copied == 1
     plain, _ = _run(vk, words, pick=DATA_WORDS - 1)
     out, records = _run(vk, instrumented, pick=DATA_WORDS - 1)
@@ -116,10 +109,10 @@ def test_failing_test_runs_the_checked_loop_with_every_record(
     vk: VulkanContext, monkeypatch: pytest.MonkeyPatch, pick: int, data_written: bool
 ) -> None:
     words = _compiled(PROVABLE)
-    versioned, copied = _instrument(words)
+    versioned, copied = instrumented_with_state(words)
     assert copied == 1
     monkeypatch.setattr(memory_guards, "version_loops", lambda *_, **__: 0)
-    checked, copied = _instrument(words)
+    checked, copied = instrumented_with_state(words)
     assert copied == 0
     with_copy = _run(vk, versioned, pick, data_written=data_written)
     without = _run(vk, checked, pick, data_written=data_written)
@@ -128,5 +121,5 @@ def test_failing_test_runs_the_checked_loop_with_every_record(
 
 
 def test_index_read_from_memory_gets_no_copy() -> None:
-    _, copied = _instrument(_compiled(UNBOUNDED))
+    _, copied = instrumented_with_state(_compiled(UNBOUNDED))
     assert copied == 0

@@ -10,7 +10,6 @@ import pytest
 
 from gpuav.instrument import memory_guards, record
 from gpuav.instrument.address_table import TABLE_OFFSET_WORD, table_words
-from gpuav.instrument.api import instrument_module
 from gpuav.instrument.descriptor_state import (
     NO_STATE,
     binding_table_word,
@@ -20,17 +19,17 @@ from gpuav.instrument.descriptor_state import (
 from gpuav.instrument.record import ErrorCode, ErrorRecord, Stage, pack_compute_yz
 from gpuav.spirv.grammar import LoopControl, Op
 from gpuav.spirv.reader import read
-from gpuav.spirv.writer import write
 from tests.harness import Binding, VulkanContext
 from tests.instrument.util import (
     DEBUG_SET,
     SHADER_ID,
     bound_sets_area,
     gpuav_set,
+    instrumented_with_state,
     load_origins,
     origins,
 )
-from tests.shaders.glsl import compile_glsl, optimize, spirv_val
+from tests.shaders.glsl import compile_glsl, optimize
 
 pytestmark = pytest.mark.vulkan
 
@@ -100,16 +99,6 @@ def _module(source: str, optimized: bool, **defines: str) -> list[int]:
     return optimize(words) if optimized else words
 
 
-def _instrument(words: list[int]) -> tuple[list[int], int]:
-    module = read(words)
-    result = instrument_module(
-        module, shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
-    )
-    out = write(result.module)
-    spirv_val(out, "vulkan1.2")
-    return out, result.loops_copied
-
-
 def _run(
     vk: VulkanContext, words: list[int], count: int, base: int, data_words: int = DATA_WORDS
 ) -> tuple[list[int], list[ErrorRecord]]:
@@ -163,7 +152,7 @@ def test_proven_loop_runs_its_copy_and_matches_no_layer(
     vk: VulkanContext, optimized: bool, counter: str
 ) -> None:
     words = _module(COUNTED, optimized, COUNTER=counter)
-    instrumented, copied = _instrument(words)
+    instrumented, copied = instrumented_with_state(words)
     assert copied == 1
     plain, _ = _run(vk, words, count=5, base=3)
     out, records = _run(vk, instrumented, count=5, base=3)
@@ -177,7 +166,7 @@ def test_overrun_takes_the_checked_loop_with_every_record(
     vk: VulkanContext, optimized: bool, counter: str
 ) -> None:
     words = _module(COUNTED, optimized, COUNTER=counter)
-    instrumented, _ = _instrument(words)
+    instrumented, _ = instrumented_with_state(words)
     count, base = 6, 14  # invocations 5..7 read past word 23
     out, records = _run(vk, instrumented, count=count, base=base)
     (data_load,) = load_origins(words, "data")
@@ -194,7 +183,7 @@ def test_overrun_takes_the_checked_loop_with_every_record(
 def test_zero_iterations_and_a_bound_that_wraps(vk: VulkanContext) -> None:
     words = _module(COUNTED, False, COUNTER="uint")
     (data_load,) = load_origins(words, "data")
-    instrumented, _ = _instrument(words)
+    instrumented, _ = instrumented_with_state(words)
     out, records = _run(vk, instrumented, count=0, base=0)
     assert (out, records) == (_counted_expectation(0, 0), [])
     # base + i + k wraps past 2^32 to small, valid indices; base + 7 + count - 1 wraps too,
@@ -218,7 +207,7 @@ def test_zero_iterations_and_a_bound_that_wraps(vk: VulkanContext) -> None:
 
 def test_index_read_from_memory_gets_no_copy(vk: VulkanContext) -> None:
     words = _module(UNBOUNDED, False)
-    instrumented, copied = _instrument(words)
+    instrumented, copied = instrumented_with_state(words)
     assert copied == 0
     plain, _ = _run(vk, words, count=0, base=0, data_words=64)
     out, records = _run(vk, instrumented, count=0, base=0, data_words=64)
@@ -230,7 +219,7 @@ def test_index_read_from_memory_gets_no_copy(vk: VulkanContext) -> None:
 def test_break_and_values_after_the_loop(vk: VulkanContext, optimized: bool, mask: int) -> None:
     """With a mask inside the range the copy runs; past it the checked loop reports."""
     words = _module(MASKED_WITH_BREAK, optimized, MASK=f"{mask}u")
-    instrumented, copied = _instrument(words)
+    instrumented, copied = instrumented_with_state(words)
     assert copied == 1
     plain, _ = _run(vk, words, count=0, base=7, data_words=64)
     out, records = _run(vk, instrumented, count=0, base=7, data_words=DATA_WORDS)
@@ -257,9 +246,9 @@ def test_copy_asks_to_unroll_only_a_short_constant_loop() -> None:
         module = read(words)
         return [i.operands[2] for i in module.instructions() if i.opcode == Op.LoopMerge]
 
-    short, _ = _instrument(_module(MASKED_WITH_BREAK, False, MASK="15u"))
+    short, _ = instrumented_with_state(_module(MASKED_WITH_BREAK, False, MASK="15u"))
     assert sorted(controls(short)) == [LoopControl.None_, LoopControl.Unroll]
-    counted, _ = _instrument(_module(COUNTED, False, COUNTER="uint"))
+    counted, _ = instrumented_with_state(_module(COUNTED, False, COUNTER="uint"))
     assert controls(counted) == [LoopControl.None_, LoopControl.None_]
 
 
@@ -271,7 +260,7 @@ def test_loop_with_a_barrier_or_subgroup_operation_is_not_copied() -> None:
         source = source.replace(
             "#version 450", "#version 450\n#extension GL_KHR_shader_subgroup_arithmetic : require"
         )
-        _, copied = _instrument(_module(source, False, MASK="15u"))
+        _, copied = instrumented_with_state(_module(source, False, MASK="15u"))
         assert copied == 0, statement
 
 
@@ -320,7 +309,7 @@ def _run_addressed(
 @pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
 def test_device_address_loop_copy(vk: VulkanContext, optimized: bool) -> None:
     words = _module(ADDRESSED, optimized)
-    instrumented, copied = _instrument(words)
+    instrumented, copied = instrumented_with_state(words)
     assert copied == 1
     plain, _, _ = _run_addressed(vk, words, count=ADDRESSED_WORDS - INVOCATIONS + 1)
     out, records, _ = _run_addressed(vk, instrumented, count=ADDRESSED_WORDS - INVOCATIONS + 1)
@@ -404,7 +393,7 @@ def _source_sums(which: list[int]) -> list[int]:
 @pytest.mark.parametrize("optimized", [False, True], ids=["glslang", "spirv-opt"])
 def test_index_from_memory_is_checked_in_the_copy(vk: VulkanContext, optimized: bool) -> None:
     words = _module(SOURCES, optimized)
-    instrumented, copied = _instrument(words)
+    instrumented, copied = instrumented_with_state(words)
     assert copied == 1
     good = [(i + k) % SOURCE_COUNT for i in range(INVOCATIONS) for k in range(4)]
     plain, _ = _run_sources(vk, words, good)
@@ -426,9 +415,9 @@ def test_an_unusable_descriptor_sends_the_loop_to_its_checks(
     """The test before the loop fails: everything comes from the checked loop, exactly as
     from the module instrumented without copies."""
     words = _module(SOURCES, False)
-    instrumented, _ = _instrument(words)
+    instrumented, _ = instrumented_with_state(words)
     monkeypatch.setattr(memory_guards, "version_loops", lambda *_: 0)
-    checked_only, copied = _instrument(words)
+    checked_only, copied = instrumented_with_state(words)
     assert copied == 0
     unused = [(i + k) % 2 for i in range(INVOCATIONS) for k in range(4)]
     out, records = _run_sources(vk, instrumented, unused, unwritten=3)

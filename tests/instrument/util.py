@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuav.instrument.api import instrument_shader
+from gpuav.instrument.api import instrument_module, instrument_shader
 from gpuav.instrument.descriptor_state import bound_area, set_tables
-from gpuav.spirv import read
+from gpuav.spirv import read, write
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
 from tests.harness.debug_buffer import DebugOutputBuffer
@@ -29,6 +29,17 @@ def instrumented(
     out = instrument_shader(words, shader_id=shader_id, descriptor_set=descriptor_set)
     spirv_val(out, target_env)
     return out
+
+
+def instrumented_with_state(words: list[int]) -> tuple[list[int], int]:
+    """The module instrumented against the layer's descriptor state (spirv-val must accept it
+    for vulkan1.2), and how many loops got an unchecked copy."""
+    result = instrument_module(
+        read(words), shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
+    )
+    out = write(result.module)
+    spirv_val(out, "vulkan1.2")
+    return out, result.loops_copied
 
 
 def bound_sets_area(state: Sequence[int], *regions: int) -> np.ndarray:
