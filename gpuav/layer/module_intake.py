@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from gpuav.errors import GpuavError
 from gpuav.layer import shader_validation
 from gpuav.layer.shader_code import ShaderCode
-from gpuav.layer.state import DeviceState
 from gpuav.validate.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -113,18 +112,6 @@ def _refusal_for(
             f"in it for this device ({named})"
         )
     return None
-
-
-def layer_enabled_features(device: DeviceState) -> frozenset[str]:
-    """The features ``device_setup`` turned on for the layer's own shaders."""
-    names = set()
-    if device.facts.fragment_stores_and_atomics:
-        names.add("fragmentStoresAndAtomics")
-    if device.facts.vertex_pipeline_stores_and_atomics:
-        names.add("vertexPipelineStoresAndAtomics")
-    if device.context_offset is not None:  # issue 8's device-address path
-        names |= {"bufferDeviceAddress", "shaderInt64"}
-    return frozenset(names)
 
 
 def refusal_after(instrumented: Sequence[int]) -> str | None:

@@ -188,9 +188,20 @@ def _overridden() -> bool:
     return bool(os.environ.get(OVERRIDE))
 
 
+def layer_enabled_features(device: DeviceState) -> frozenset[str]:
+    """The features ``device_setup`` turned on for the layer's own shaders."""
+    names = set()
+    if device.facts.fragment_stores_and_atomics:
+        names.add("fragmentStoresAndAtomics")
+    if device.facts.vertex_pipeline_stores_and_atomics:
+        names.add("vertexPipelineStoresAndAtomics")
+    if device.context_offset is not None:  # the device-address path
+        names |= {"bufferDeviceAddress", "shaderInt64"}
+    return frozenset(names)
+
+
 def _key(device: DeviceState, code: ShaderCode, options: dict[str, Any]) -> Key:
     from gpuav.layer.module_cache import key_for
-    from gpuav.layer.module_intake import layer_enabled_features
 
     return key_for(
         code.digest,
@@ -210,9 +221,7 @@ def _outcome(
     from gpuav.layer.module_cache import Kind, Outcome
 
     try:
-        admitted = module_intake.admit(
-            device.handle, code, module_intake.layer_enabled_features(device)
-        )
+        admitted = module_intake.admit(device.handle, code, layer_enabled_features(device))
     except Exception as error:  # whatever failed, the module cannot be vouched for
         reason = f"it could not be checked ({type(error).__name__}: {error})"
         return Outcome(Kind.REFUSED, reason), False

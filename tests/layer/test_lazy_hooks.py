@@ -92,8 +92,11 @@ def test_instance_creation_imports_no_pass_and_a_cached_module_none_either(
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     first, second = runs
     assert "gpuav.layer.native.hooks_instance" in first["instance"]
-    for later in ("gpuav.layer.native.hooks_pipelines", "gpuav.instrument.api"):
+    for later in ("gpuav.layer.native.hooks_shader_modules", "gpuav.instrument.api"):
         assert later not in first["instance"], later
     assert "gpuav.instrument.api" in first["module"]  # the module was instrumented...
     assert "gpuav.instrument.api" not in second["module"]  # ...and then found in the cache
-    assert "gpuav.layer.native.hooks_pipelines" in second["module"]
+    assert "gpuav.layer.native.hooks_shader_modules" in second["module"]
+    # A module found in the cache needs neither the intake nor the pipeline code.
+    for unneeded in ("gpuav.layer.module_intake", "gpuav.layer.pipelines"):
+        assert unneeded not in second["module"], unneeded

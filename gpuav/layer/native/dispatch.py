@@ -146,6 +146,13 @@ class DeviceRecord:
         self.state = state
 
 
+def enabled_state(record: DeviceRecord | None) -> DeviceState | None:
+    """The engine's state of a device gpuav checks; None where it passes the device through."""
+    if record is None or record.state is None or not record.state.enabled:
+        return None
+    return record.state
+
+
 class Registry:
     """Our records by dispatch key."""
 

@@ -45,6 +45,7 @@ hooks_pipelines = LazyHooks("gpuav.layer.native.hooks_pipelines")
 hooks_queue = LazyHooks("gpuav.layer.native.hooks_queue")
 hooks_ray_tracing = LazyHooks("gpuav.layer.native.hooks_ray_tracing")
 hooks_resources = LazyHooks("gpuav.layer.native.hooks_resources")
+hooks_shader_modules = LazyHooks("gpuav.layer.native.hooks_shader_modules")
 hooks_shader_objects = LazyHooks("gpuav.layer.native.hooks_shader_objects")
 
 ERROR_INITIALIZATION_FAILED = -3
@@ -61,8 +62,8 @@ IMPLEMENTATIONS: dict[str, LazyHook] = {
     "vkCreateDebugReportCallbackEXT": hooks_debug.create_debug_report_callback,
     "vkDestroyDebugReportCallbackEXT": hooks_debug.destroy_debug_report_callback,
     "vkSetDebugUtilsObjectNameEXT": hooks_debug.set_debug_utils_object_name,
-    "vkCreateShaderModule": hooks_pipelines.create_shader_module,
-    "vkDestroyShaderModule": hooks_pipelines.destroy_shader_module,
+    "vkCreateShaderModule": hooks_shader_modules.create_shader_module,
+    "vkDestroyShaderModule": hooks_shader_modules.destroy_shader_module,
     "vkCreatePipelineLayout": hooks_pipelines.create_pipeline_layout,
     "vkDestroyPipelineLayout": hooks_pipelines.destroy_pipeline_layout,
     "vkCreateGraphicsPipelines": hooks_pipelines.create_graphics_pipelines,

@@ -1,4 +1,4 @@
-"""Shader module, pipeline layout and pipeline entry points: translate, ask the engine, build
+"""Pipeline layout and pipeline entry points: translate, ask the engine, build
 modified copies of the create infos, call down once, record."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import pipeline_layouts, pipelines, shader_modules, shader_validation
+from gpuav.layer import pipeline_layouts, pipelines, shader_validation
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_COMPUTE,
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -17,7 +17,7 @@ from gpuav.layer.calls import (
     StageInfo,
 )
 from gpuav.layer.command_buffers import pushed_context_offset
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, enabled_state
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import (
     address,
@@ -29,94 +29,14 @@ from gpuav.layer.native.vk import (
     words_at,
 )
 from gpuav.layer.pipelines import PipelinePlan
-from gpuav.layer.shader_code import ShaderCode
 from gpuav.layer.state import DeviceState
 
 if TYPE_CHECKING:
-    from gpuav.layer.module_cache import Outcome
+    pass
 
 PIPELINE_CREATE_LIBRARY = 0x800
 PIPELINE_LAYOUT_CREATE_INDEPENDENT_SETS = 0x2  # VK_EXT_graphics_pipeline_library
 ERROR_INITIALIZATION_FAILED = -3
-
-
-def _enabled(record: DeviceRecord | None) -> DeviceState | None:
-    if record is None or record.state is None or not record.state.enabled:
-        return None
-    return record.state
-
-
-# -- shader modules ---------------------------------------------------------------------------
-
-
-def create_shader_module(device: int, create_info: int, allocator: int, module_out: int) -> int:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return ERROR_INITIALIZATION_FAILED
-    code: ShaderCode | None = None
-    try:  # one copy of the app's bytes, for validation and the engine (issue 17)
-        info = at(create_info, "VkShaderModuleCreateInfo")
-        code = ShaderCode.from_bytes(_code_bytes(address(info.pCode), int(info.codeSize)))
-    except BaseException as error:
-        report_error("vkCreateShaderModule", error, record.instance.state)
-    state = _enabled(record)
-    if state is not None and code is not None:
-        try:
-            shader_modules.recall(state, code)
-        except BaseException as error:
-            report_error("vkCreateShaderModule", error, record.instance.state)
-    if code is not None:
-        _validate_shader_module(record, device, code)
-    prepared: tuple[ShaderCode, int, Outcome | None] | None = None
-    if state is not None and code is not None:
-        try:
-            shader_id, instrumented = shader_modules.pre_call_record_create_shader_module(
-                state, code
-            )
-            prepared = (code, shader_id, instrumented)
-        except BaseException as error:
-            report_error("vkCreateShaderModule", error, record.instance.state)
-    result = int(record.next.vkCreateShaderModule(device, create_info, allocator, module_out))
-    if result == 0 and state is not None and prepared is not None:
-        try:
-            code, shader_id, instrumented = prepared
-            handle = handles_at(module_out, 1)[0]
-            shader_modules.post_call_record_create_shader_module(
-                state, handle, shader_id, code, instrumented
-            )
-        except BaseException as error:
-            report_error("vkCreateShaderModule", error, record.instance.state)
-    return result
-
-
-def _code_bytes(code_address: int, code_size: int) -> bytes:
-    """The module's whole words (``codeSize`` rounded down to a word) as bytes: one copy."""
-    size = code_size - code_size % 4
-    return bytes(vkffi.unpack(vkffi.cast("char *", code_address), size)) if size else b""
-
-
-def _validate_shader_module(record: DeviceRecord, device: int, code: ShaderCode) -> None:
-    """Static validation against the device's enabled features; the shader is passed on."""
-    if not shader_validation.has_environment(device):
-        return
-    try:
-        shader_validation.pre_call_validate_create_shader_module(
-            device, code, record.instance.state.reporter
-        )
-    except BaseException as error:
-        report_error("vkCreateShaderModule (validation)", error, record.instance.state)
-
-
-def destroy_shader_module(device: int, module: int, allocator: int) -> None:
-    record = REGISTRY.device_of(device)
-    if record is None:
-        return
-    if record.state is not None and module:
-        try:
-            shader_modules.pre_call_record_destroy_shader_module(record.state, module)
-        except BaseException as error:
-            report_error("vkDestroyShaderModule", error, record.instance.state)
-    record.next.vkDestroyShaderModule(device, module, allocator)
 
 
 # -- pipeline layouts -------------------------------------------------------------------------
@@ -126,7 +46,7 @@ def create_pipeline_layout(device: int, create_info: int, allocator: int, layout
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
-    state = _enabled(record)
+    state = enabled_state(record)
     create = record.next.vkCreatePipelineLayout
     patched_info = 0
     set_count = 0
@@ -388,7 +308,7 @@ def _create_pipelines(
     record = REGISTRY.device_of(device)
     if record is None:
         return ERROR_INITIALIZATION_FAILED
-    state = _enabled(record)
+    state = enabled_state(record)
     create = getattr(record.next, command)
     if deferred_operation is not None:
         create = _with_deferred_operation(create, 0 if state is not None else deferred_operation)

@@ -14,14 +14,13 @@ from typing import Any
 from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer.calls import PIPELINE_BIND_POINT_RAY_TRACING, PipelineInfo
-from gpuav.layer.native.dispatch import REGISTRY
+from gpuav.layer.native.dispatch import REGISTRY, enabled_state
 from gpuav.layer.native.hooks_commands import _action
 from gpuav.layer.native.hooks_pipelines import (
     _apply_to_stage,
     _buffer_robustness,
     _create_pipelines,
     _creates_library,
-    _enabled,
     _library_handles,
     _stage_info,
 )
@@ -75,7 +74,7 @@ def create_ray_tracing_pipelines(
     device: int, deferred_operation: int, cache: int, count: int, create_infos: int,
     allocator: int, pipelines_out: int,
 ) -> int:  # fmt: skip
-    made_now = bool(deferred_operation) and _enabled(REGISTRY.device_of(device)) is not None
+    made_now = bool(deferred_operation) and enabled_state(REGISTRY.device_of(device)) is not None
     result = _create_pipelines(
         _COMMAND, PIPELINE_BIND_POINT_RAY_TRACING, _ray_tracing_infos, _patched_ray_tracing,
         device, cache, count, create_infos, allocator, pipelines_out, deferred_operation,

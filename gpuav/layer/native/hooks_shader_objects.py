@@ -13,7 +13,7 @@ from vulkan._vulkan import ffi as vkffi
 from gpuav.layer import shader_object_binaries, shader_objects, shader_validation
 from gpuav.layer.calls import VulkanCallFailed
 from gpuav.layer.command_buffers import degrade
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, enabled_state
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.hooks_pipelines import _push_range_array, _push_ranges
 from gpuav.layer.native.vk import address, handles_at, words_at
@@ -26,12 +26,6 @@ ERROR_INITIALIZATION_FAILED = -3
 ERROR_OUT_OF_HOST_MEMORY = -1
 SUCCESS = 0
 INCOMPLETE = 5
-
-
-def _enabled(record: DeviceRecord | None) -> DeviceState | None:
-    if record is None or record.state is None or not record.state.enabled:
-        return None
-    return record.state
 
 
 def _specialization(info: Any) -> Specialization | None:
@@ -158,7 +152,7 @@ def create_shaders(
     if record is None:
         return ERROR_INITIALIZATION_FAILED
     create = record.next.vkCreateShadersEXT
-    state = _enabled(record)
+    state = enabled_state(record)
     infos: list[ShaderObjectInfo] | None = None
     plans: list[ShaderObjectPlan] | None = None
     passed = create_infos
