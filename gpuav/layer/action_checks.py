@@ -73,6 +73,12 @@ __all__ = [
 GroupKey = tuple[Window | None, Window | None, Window | None, int]
 # An output chunk's buffer and bytes.
 Chunk = tuple[int, int]
+# The vertex buffers bound, (buffer, offset, size, stride or None) by binding, the index
+# buffer, (buffer, offset, index type, size) or None, and a key that tells these bindings from
+# any others (fetch_bindings: the bytes they were read from, which hash once).
+BoundBuffers = tuple[
+    dict[int, tuple[int, int, int, int | None]], tuple[int, int, int, int] | None, bytes
+]
 
 
 @dataclass(slots=True)
@@ -121,6 +127,9 @@ class ActionCheckDevice:
     task_pipelines: set[int] = field(default_factory=set)
     pool_families: dict[int, int] = field(default_factory=dict)
     rows: RowCache = field(default_factory=RowCache)
+    # The bindings read from fetch_bindings.c, by the bytes they were read from: many command
+    # buffers bind the same buffers, and the same objects make their fetches' keys fast.
+    bound_states: dict[bytes, BoundBuffers] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -133,7 +142,8 @@ class ActionCheckState:
     # type, size). Plain tuples, which compare and hash fast.
     vertex_buffers: dict[int, tuple[int, int, int, int | None]] = field(default_factory=dict)
     index_buffer: tuple[int, int, int, int] | None = None
-    bound_changes: int = 0  # the change count the two above were taken at (take_bound_buffers)
+    bound_key: bytes = b""  # the key of the two above (BoundBuffers)
+    bound_changes: int = 0  # the change count the three above were taken at (take_bound_buffers)
     bound_noted: int = 0  # the process-wide count of binding changes when last looked at
     graphics_pipeline: int = 0
     # vkCmdSetVertexInputEXT's, for pipelines (and shader objects) whose vertex input is dynamic
@@ -158,15 +168,14 @@ def checks_of(state: CommandBufferState) -> ActionCheckState:
 # -- binding ------------------------------------------------------------------------------------
 
 
-def take_bound_buffers(
-    checks: ActionCheckState,
-    changes: int,
-    vertex_buffers: dict[int, tuple[int, int, int, int | None]],
-    index_buffer: tuple[int, int, int, int] | None,
-) -> None:
-    """The vertex and index buffers bound now, as of the bindings' change count ``changes``;
-    a draw after a change computes its fetch anew."""
+def take_bound_buffers(checks: ActionCheckState, changes: int, bound: BoundBuffers) -> None:
+    """The buffers bound now, as of the bindings' change count ``changes``; a draw after a
+    change computes its fetch anew."""
+    vertex_buffers, index_buffer, key = bound
     checks.bound_changes = changes
+    if checks.bound_key == key:
+        return
+    checks.bound_key = key
     if checks.vertex_buffers != vertex_buffers:
         checks.vertex_buffers = vertex_buffers
         checks.fetched = [None, None]
@@ -240,7 +249,7 @@ def _fetch_anew(
         vertex_input = replace(dynamic, primitive_restart=restart)
         input_key = (tuple(sorted(dynamic.strides.items())), dynamic.instance_rate,
                      dynamic.attributes, restart)  # fmt: skip
-    key = (pipeline, tuple(vertex_buffers.items()), index, input_key)
+    key = (pipeline, checks.bound_key, indexed, input_key)
     fetch = engine.rows.fetch(key, buffers, size_of, lambda: compute_fetch(
         engine.limits, vertex_input,
         {binding: BoundVertexBuffer(*bound) for binding, bound in vertex_buffers.items()},

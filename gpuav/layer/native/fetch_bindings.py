@@ -34,7 +34,31 @@ def bound_buffers(state: CommandBufferState, command_buffer: int) -> ActionCheck
     return checks
 
 
+# The bytes of struct gpuav_fetch_bindings that say what is bound: from past its change count
+# to the end of the highest vertex binding bound (build.FETCH_BINDINGS_STRUCTS).
+CHANGES_BYTES = 8
+HEAD_BYTES = 64
+VERTEX_BINDING_BYTES = 32
+MAX_KEPT_BINDINGS = 4096  # distinct bound states kept per device; then they are made anew
+
+
 def _take(state: CommandBufferState, checks: ActionCheckState, bound: Any, changes: int) -> None:
+    """Take over the bindings C noted, as the same Python objects wherever the same buffers
+    were bound before (a renderer drawing many meshes binds each mesh's buffers every frame):
+    the bytes of the bound state find them, and the fetch of a draw is then found by them."""
+    engine = state.device.action_checks
+    kept = {} if engine is None else engine.bound_states
+    end = HEAD_BYTES + VERTEX_BINDING_BYTES * int(bound.vertex_bound).bit_length()
+    raw = Native.ffi.buffer(bound, end)[CHANGES_BYTES:]
+    taken = kept.get(raw)
+    if taken is None:
+        if len(kept) >= MAX_KEPT_BINDINGS:
+            kept.clear()
+        taken = kept[raw] = _read(state, bound, raw)
+    action_checks.take_bound_buffers(checks, changes, taken)
+
+
+def _read(state: CommandBufferState, bound: Any, raw: bytes) -> action_checks.BoundBuffers:
     vertex_buffers: dict[int, tuple[int, int, int, int | None]] = {}
     mask = int(bound.vertex_bound)
     if bound.unfollowed:
@@ -53,4 +77,4 @@ def _take(state: CommandBufferState, checks: ActionCheckState, bound: Any, chang
     if bound.index_bound:
         index_buffer = (int(bound.index_buffer), int(bound.index_offset), int(bound.index_type),
                         int(bound.index_size))  # fmt: skip
-    action_checks.take_bound_buffers(checks, changes, vertex_buffers, index_buffer)
+    return vertex_buffers, index_buffer, raw
