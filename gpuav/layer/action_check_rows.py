@@ -303,22 +303,35 @@ class RowCache:
     """Per device: fetches by bound state and indirect rows by their parameters, each with
     the sizes of the buffers it was computed from."""
 
-    fetches: dict[object, tuple[tuple[int | None, ...], Fetch]] = field(default_factory=dict)
+    # key -> (the buffer table's generation when last found valid, sizes, fetch)
+    fetches: dict[object, tuple[int, tuple[int | None, ...], Fetch]] = field(default_factory=dict)
     indirect: dict[object, tuple[tuple[int | None, ...], IndirectRow | None]] = field(
         default_factory=dict
     )
 
+    def kept_fetch(self, key: object, generation: int) -> Fetch | None:
+        """The fetch kept for ``key`` while no buffer was made or destroyed since it was last
+        found valid (``generation``: ``BufferTable.generation``): no size is looked up."""
+        kept = self.fetches.get(key)
+        return kept[2] if kept is not None and kept[0] == generation else None
+
     def fetch(
-        self, key: object, buffers: list[int], size_of: SizeOf, compute: Callable[[], Fetch]
+        self,
+        key: object,
+        generation: int,
+        buffers: list[int],
+        size_of: SizeOf,
+        compute: Callable[[], Fetch],
     ) -> Fetch:
         sizes = tuple(map(size_of, buffers))
         kept = self.fetches.get(key)
-        if kept is not None and kept[0] == sizes:
-            return kept[1]
+        if kept is not None and kept[1] == sizes:
+            self.fetches[key] = (generation, sizes, kept[2])
+            return kept[2]
         if len(self.fetches) >= MAX_ENTRIES:
             self.clear()
         made = compute()
-        self.fetches[key] = (sizes, made)
+        self.fetches[key] = (generation, sizes, made)
         return made
 
     @staticmethod

@@ -232,30 +232,50 @@ def _fetch(
 def _fetch_anew(
     engine: ActionCheckDevice, device: DeviceState, checks: ActionCheckState, indexed: bool
 ) -> Fetch:
-    """``_fetch`` after a binding changed (apart: its closure's cells would cost every call)."""
+    """``_fetch`` after a binding changed: kept by bound state while no buffer was made or
+    destroyed, else checked against the buffers' sizes or worked out."""
     pipeline = checks.graphics_pipeline
+    input_key: tuple[object, ...] = ()
+    dynamic = checks.dynamic_vertex_input
+    if dynamic is not None:
+        input_key = (tuple(sorted(dynamic.strides.items())), dynamic.instance_rate,
+                     dynamic.attributes)  # fmt: skip
+    key = (pipeline, checks.bound_key, indexed, input_key)
+    tracker = device.descriptors
+    generation = 0 if tracker is None else tracker.buffers.generation
+    fetch = engine.rows.kept_fetch(key, generation) or _fetch_sized(
+        engine, device, checks, indexed, key, generation
+    )
+    checks.fetched[indexed] = fetch
+    return fetch
+
+
+def _fetch_sized(
+    engine: ActionCheckDevice,
+    device: DeviceState,
+    checks: ActionCheckState,
+    indexed: bool,
+    key: object,
+    generation: int,
+) -> Fetch:
+    """``_fetch_anew``'s fetch where a buffer was made or destroyed since it was kept, or
+    none was (apart: its closure's cells would cost every call)."""
     vertex_buffers = checks.vertex_buffers
     index = checks.index_buffer if indexed else None
     buffers = [binding[0] for binding in vertex_buffers.values()]
     if index is not None:
         buffers.append(index[0])
     size_of = _size_of(device)
-    vertex_input = engine.vertex_inputs.get(pipeline)
-    input_key: tuple[object, ...] = ()
+    vertex_input = engine.vertex_inputs.get(checks.graphics_pipeline)
     dynamic = checks.dynamic_vertex_input
     if dynamic is not None and (vertex_input is None or vertex_input.dynamic):
         # Shader objects (no pipeline) draw with primitive restart gpuav does not follow.
         restart = True if vertex_input is None else vertex_input.primitive_restart
         vertex_input = replace(dynamic, primitive_restart=restart)
-        input_key = (tuple(sorted(dynamic.strides.items())), dynamic.instance_rate,
-                     dynamic.attributes, restart)  # fmt: skip
-    key = (pipeline, checks.bound_key, indexed, input_key)
-    fetch = engine.rows.fetch(key, buffers, size_of, lambda: compute_fetch(
+    return engine.rows.fetch(key, generation, buffers, size_of, lambda: compute_fetch(
         engine.limits, vertex_input,
         {binding: BoundVertexBuffer(*bound) for binding, bound in vertex_buffers.items()},
         None if index is None else BoundIndexBuffer(*index), size_of))  # fmt: skip
-    checks.fetched[indexed] = fetch
-    return fetch
 
 
 # -- actions ------------------------------------------------------------------------------------

@@ -49,11 +49,16 @@ class BufferTable:
     # publishes the shaders' table again at the next submit (``address_ranges``).
     address_generation: int = 0
     published_generation: int = -1  # what the shaders' table shows (address_publishing)
+    # Changes whenever a buffer is made or destroyed: what was worked out from ``size_of``
+    # holds while it stays the same.
+    generation: int = 0
 
     def create(self, handle: int, size: int, usage: int, flags: int = 0) -> None:
         self.live[handle] = BufferFacts(size, usage, bool(flags & BUFFER_CREATE_SPARSE_BINDING))
+        self.generation += 1
 
     def destroy(self, handle: int) -> None:
+        self.generation += 1
         facts = self.live.pop(handle, None)
         if facts is not None and self._counts(facts):
             self.destroyed.append(AddressedBuffer(handle, facts.address, facts.size, True))

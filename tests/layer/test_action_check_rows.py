@@ -97,16 +97,22 @@ def test_kept_fetches_are_used_again_only_while_their_buffers_keep_their_sizes()
 
     key = ("pipeline", "bound state")
     buffers = [VERTEX_BUFFER, INDEX_BUFFER]
-    first = cache.fetch(key, buffers, sizes.get, compute)
-    assert cache.fetch(key, buffers, sizes.get, compute) is first
+    assert cache.kept_fetch(key, 0) is None
+    first = cache.fetch(key, 0, buffers, sizes.get, compute)
+    assert cache.kept_fetch(key, 0) is first  # no buffer made or destroyed since
+    # Another buffer made: the sizes are looked at again, and they did not change.
+    assert cache.kept_fetch(key, 1) is None
+    assert cache.fetch(key, 1, buffers, sizes.get, compute) is first
+    assert cache.kept_fetch(key, 1) is first
     assert len(made) == 1
     # The vertex buffer destroyed and made again, larger, under the same handle.
     sizes[VERTEX_BUFFER] = 80
-    again = cache.fetch(key, buffers, sizes.get, compute)
+    assert cache.kept_fetch(key, 3) is None
+    again = cache.fetch(key, 3, buffers, sizes.get, compute)
     assert len(made) == 2
     assert (first.row[P.P_VERTEX_CAPACITY], again.row[P.P_VERTEX_CAPACITY]) == (3, 10)
     cache.clear()
-    cache.fetch(key, buffers, sizes.get, compute)
+    cache.fetch(key, 3, buffers, sizes.get, compute)
     assert len(made) == 3
 
 
