@@ -23,6 +23,7 @@ from gpuav.errors import GpuavError
 from gpuav.layer.reporting import LayerMessage, Reporter, internal_error_message
 from gpuav.layer.shader_code import ShaderCode
 from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.target_envs import TARGET_ENVS
 
 if TYPE_CHECKING:
     from gpuav.layer.module_cache import ModuleCache
@@ -63,8 +64,6 @@ def validation_enabled() -> bool:
 def target_env_for(api_version: int) -> str:
     """``vulkan1.x`` for a packed VK_MAKE_API_VERSION, capped at the newest we know."""
     environment = f"vulkan1.{(api_version >> 12) & 0x3FF}"
-    from gpuav.validate.context import TARGET_ENVS  # the validator, imported when first needed
-
     return environment if environment in TARGET_ENVS else TARGET_ENVS[-1]
 
 

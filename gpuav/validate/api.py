@@ -34,8 +34,9 @@ from gpuav.validate import (
     rules_resources,
     rules_storage,
 )
-from gpuav.validate.context import TARGET_ENVS, RuleFamily, ValidationContext
+from gpuav.validate.context import RuleFamily, ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.target_envs import TARGET_ENVS
 
 INTERNAL_ERROR_RULE = "GPUAV-validator-internal-error"
 

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from gpuav.errors import EXIT_BAD_INPUT, DecodeError
 from gpuav.spirv import words_from_bytes
 from gpuav.validate.api import validate
-from gpuav.validate.context import TARGET_ENVS
 from gpuav.validate.device_json import DeviceDescription, DeviceJsonError, load_device_json
 from gpuav.validate.diagnostics import Diagnostic, Severity
 from gpuav.validate.rules_capabilities import load_table
+from gpuav.validate.target_envs import TARGET_ENVS
 
 if TYPE_CHECKING:
     from gpuav.report.shader_info import ShaderInfo

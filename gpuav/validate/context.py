@@ -16,8 +16,6 @@ from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.module import Module
 from gpuav.validate.diagnostics import Diagnostic
 
-TARGET_ENVS = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "vulkan1.4")
-
 
 @dataclass
 class ValidationContext:

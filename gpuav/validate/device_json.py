@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuav.errors import GpuavError
-from gpuav.validate.context import TARGET_ENVS
+from gpuav.validate.target_envs import TARGET_ENVS
 
 # Property structures whose integer members are limits the validator reads.
 _LIMIT_STRUCTS = ("VkPhysicalDeviceTransformFeedbackPropertiesEXT",)

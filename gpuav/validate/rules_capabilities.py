@@ -16,8 +16,9 @@ from pathlib import Path
 
 from gpuav.spirv.grammar import OPERAND_KINDS, Capability, Op
 from gpuav.spirv.instruction import Instruction, decode_string
-from gpuav.validate.context import TARGET_ENVS, ValidationContext
+from gpuav.validate.context import ValidationContext
 from gpuav.validate.diagnostics import Diagnostic
+from gpuav.validate.target_envs import TARGET_ENVS
 
 TABLE_PATH = Path(__file__).with_name("capability_table.json")
 
