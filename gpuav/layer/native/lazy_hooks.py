@@ -10,7 +10,7 @@ function (later calls go straight there) and makes the call.
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -31,7 +31,10 @@ class LazyHook:
         self.bind: Binder | None = None  # binds the entry point to the real function
 
     def resolve(self) -> Callable[..., Any]:
-        function: Callable[..., Any] = getattr(importlib.import_module(self.module), self.attribute)
+        # __import__ and sys.modules: importlib.import_module, without importing importlib
+        # (and the warnings module it imports) at the first vkCreateInstance.
+        __import__(self.module)
+        function: Callable[..., Any] = getattr(sys.modules[self.module], self.attribute)
         return function
 
     def __call__(self, *arguments: Any) -> Any:
