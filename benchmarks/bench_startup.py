@@ -15,6 +15,10 @@ milliseconds. Not a test: timings depend on the machine.
 ``--compare-tree`` adds gpuav as another checkout has it (its own layer build and Python),
 in the same interleaved runs: before and after a change, side by side.
 
+"paired by round" is the median of each round's own difference from the no-layer run of
+that round: a machine whose speed drifts during the call moves it less than the difference
+of the medians.
+
 "vkCreateInstance to first module" is the wall time from the one call to the return of the
 other, the app's calls between them included: a layer that starts its work in the background
 and makes a later call wait shows it there.
@@ -101,13 +105,16 @@ def main() -> None:
             statistics.median(column) for column in zip(*samples[configuration], strict=True)
         ]
         added = medians[0] + medians[2] - base[0] - base[2]
-        span_added = medians[3] - base[3]
-        rows.append(
-            [configuration, *(f"{m:.2f}" for m in medians), f"{added:+.2f}", f"{span_added:+.2f}"]
+        paired = statistics.median(
+            run[0] + run[2] - alone[0] - alone[2]
+            for run, alone in zip(samples[configuration], samples["no layer"], strict=True)
         )
+        span_added = medians[3] - base[3]
+        rows.append([configuration, *(f"{m:.2f}" for m in medians), f"{added:+.2f}",
+                     f"{paired:+.2f}", f"{span_added:+.2f}"])  # fmt: skip
     print_table(
         ["configuration", *COLUMNS, "instance + first module over no layer",
-         "span over no layer"],
+         "the same, paired by round", "span over no layer"],
         rows,
     )  # fmt: skip
 
