@@ -129,8 +129,8 @@ class DescriptorTracker:
     # Counts changes to the sets' words (and frees): what was found in them stays true while
     # it stays the same (static_descriptors).
     generation: int = 0
-    # What pipelines statically use and what was said of it: made by the report side at the
-    # first read-back that has records (static_descriptors reads SPIR-V).
+    # What pipelines statically use and what was said of it: made at the first read-back of
+    # a device with tracked sets (static_descriptors, which reads the shaders' SPIR-V).
     static_uses: StaticDescriptorChecks | None = None
 
     # -- layouts, pools, sets ---------------------------------------------------------------

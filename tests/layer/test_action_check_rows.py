@@ -20,6 +20,7 @@ from gpuav.layer.action_check_rows import (
     indirect_row,
     window,
 )
+from gpuav.layer.buffers import BufferTable
 from gpuav.layer.vertex_input import Attribute, BoundVertexBuffer, VertexInput
 
 R32G32_SFLOAT = 103
@@ -114,6 +115,17 @@ def test_kept_fetches_are_used_again_only_while_their_buffers_keep_their_sizes()
     cache.clear()
     cache.fetch(key, 3, buffers, sizes.get, compute)
     assert len(made) == 3
+
+
+def test_a_buffer_made_or_destroyed_moves_the_generation_kept_fetches_are_trusted_at() -> None:
+    table = BufferTable()
+    before = table.generation
+    table.create(VERTEX_BUFFER, 24, 0)
+    made = table.generation
+    table.destroy(VERTEX_BUFFER)
+    table.create(VERTEX_BUFFER, 80, 0)  # the same handle, larger
+    assert before < made < table.generation
+    assert table.size_of(VERTEX_BUFFER) == 80
 
 
 def test_direct_indexed_draws_scan_on_the_gpu_and_report_their_index_range_here() -> None:
