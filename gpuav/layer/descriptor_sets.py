@@ -42,10 +42,7 @@ from gpuav.layer.image_views import ImageTable
 from gpuav.layer.resource_lifetimes import SAMPLER, ResourceLifetimes, Retired
 from gpuav.layer.set_layouts import BUFFER_DESCRIPTOR_TYPES, LayoutBinding, SetLayoutState
 from gpuav.layer.state_buffer import Region, StateBuffer
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up cost)
-if TYPE_CHECKING:
-    from gpuav.layer.static_descriptors import StaticDescriptorChecks
+from gpuav.layer.static_descriptors import StaticDescriptorChecks
 
 DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET = 0
 
@@ -129,9 +126,7 @@ class DescriptorTracker:
     # Counts changes to the sets' words (and frees): what was found in them stays true while
     # it stays the same (static_descriptors).
     generation: int = 0
-    # What pipelines statically use and what was said of it: made at the first read-back of
-    # a device with tracked sets (static_descriptors, which reads the shaders' SPIR-V).
-    static_uses: StaticDescriptorChecks | None = None
+    static_uses: StaticDescriptorChecks = field(default_factory=StaticDescriptorChecks)
 
     # -- layouts, pools, sets ---------------------------------------------------------------
 

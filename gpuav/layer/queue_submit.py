@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from gpuav.layer import binding_summaries, descriptor_buffers, faults
 from gpuav.layer.address_publishing import publish_addresses
 from gpuav.layer.state import Action, CommandBufferState, DeviceState, PendingSubmission
+from gpuav.layer.static_descriptors import report_static_descriptors
 
 if TYPE_CHECKING:
     from gpuav.instrument.record import ErrorRecord
@@ -95,9 +96,6 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
     # Most submits write nothing: one look per chunk spares a look at every action's block.
     written = any(output.written_in(chunk) for chunk in state.chunks)
     static_checks = device.descriptors is not None and device.descriptors.tracked_sets > 0
-    if static_checks:
-        # Imported at the first read-back that needs it: it reads the shaders' SPIR-V.
-        from gpuav.layer.static_descriptors import report_static_descriptors
     # Draws of one pipeline and sets find the same statically used descriptors: looked at once.
     looked_at: set[tuple[int, tuple[int, ...]]] = set()
     for action in state.actions:

@@ -196,8 +196,6 @@ def report_static_descriptors(
     tracker = device.descriptors
     if tracker is None or not action.bound_sets or action.block.spill:
         return
-    if tracker.static_uses is None:
-        tracker.static_uses = StaticDescriptorChecks()
     for finding in tracker.static_uses.new_findings(tracker, action, records):
         device.reporter.emit(_message(device, state, action, finding))
 
