@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vulkan._vulkan import ffi as vkffi
-
 from gpuav.layer import shader_modules, shader_validation
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, enabled_state
 from gpuav.layer.native.errors import report_error
-from gpuav.layer.native.vk import address, at, handles_at
+from gpuav.layer.native.vk import address, at, bytes_at, handles_at
 from gpuav.layer.shader_code import ShaderCode
 
 if TYPE_CHECKING:
@@ -64,8 +62,7 @@ def create_shader_module(device: int, create_info: int, allocator: int, module_o
 
 def _code_bytes(code_address: int, code_size: int) -> bytes:
     """The module's whole words (``codeSize`` rounded down to a word) as bytes: one copy."""
-    size = code_size - code_size % 4
-    return bytes(vkffi.unpack(vkffi.cast("char *", code_address), size)) if size else b""
+    return bytes_at(code_address, code_size - code_size % 4)
 
 
 def _validate_shader_module(record: DeviceRecord, device: int, code: ShaderCode) -> None:

@@ -16,7 +16,7 @@ from gpuav.layer.command_buffers import degrade
 from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, enabled_state
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.hooks_pipelines import _push_range_array, _push_ranges
-from gpuav.layer.native.vk import address, handles_at, words_at
+from gpuav.layer.native.vk import address, bytes_at, handles_at, words_at
 from gpuav.layer.pipeline_layouts import PushRange
 from gpuav.layer.shader_object_binaries import Specialization
 from gpuav.layer.shader_objects import ShaderObjectInfo, ShaderObjectPlan
@@ -38,7 +38,7 @@ def _specialization(info: Any) -> Specialization | None:
         for entry in (given.pMapEntries[i] for i in range(given.mapEntryCount))
     )
     size = int(given.dataSize)
-    data = bytes(vkffi.buffer(vkffi.cast("char *", given.pData), size)) if size else b""
+    data = bytes_at(address(given.pData), size)
     return entries, data
 
 
@@ -54,7 +54,7 @@ def _shader_infos(create_infos: int, count: int) -> list[ShaderObjectInfo]:
                 int(info.stage),
                 tuple(_push_ranges(info)),
                 tuple(words_at(code, size // 4)) if spirv else None,
-                b"" if spirv else bytes(vkffi.buffer(vkffi.cast("char *", code), size)),
+                b"" if spirv else bytes_at(code, size),
                 bool(int(info.flags) & vk.VK_SHADER_CREATE_LINK_STAGE_BIT_EXT),
                 _specialization(info) if spirv else None,
             )

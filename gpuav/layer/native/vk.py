@@ -57,7 +57,9 @@ def string_at(address_value: int) -> str:
 
 
 def bytes_at(address_value: int, size: int) -> bytes:
-    return bytes(vkffi.buffer(vkffi.cast("char *", address_value), size))
+    """``size`` bytes from ``address_value``, copied once; none read where ``size`` is 0 (the
+    address may then be null)."""
+    return bytes(vkffi.buffer(vkffi.cast("char *", address_value), size)) if size else b""
 
 
 def chain(first: int) -> Iterator[tuple[int, int]]:
