@@ -57,3 +57,28 @@ def test_growth_stops_cleanly_under_an_address_space_limit(
     ids = [message["id"] for message in parse_c_output(layered.stdout)["messages"]]
     assert ids.count("GPUAV-resources-exhausted") == 1
     assert "GPUAV-internal-error" not in ids
+
+
+@pytest.mark.parametrize("headroom_kib", HEADROOMS_KIB)
+def test_first_error_after_the_limit_is_reported(
+    pressure_app: Path, spirv: Callable[[str], Path], layer_folder: Path, headroom_kib: int
+) -> None:
+    """The first record a shader writes comes after the app capped its address space: what
+    gpuav needs to report it must not take the room the app counted on."""
+    argv = [str(pressure_app), str(spirv("region_array.comp")), "--messenger",
+            "--headroom-kib", str(headroom_kib), "--bad-dispatch", "7"]  # fmt: skip
+    layered = subprocess.run(
+        argv, env=app_environment(layer_folder, instrumenter=None),
+        capture_output=True, text=True, timeout=APP_TIMEOUT,
+    )  # fmt: skip
+    assert layered.returncode == 0, layered.stderr[-2000:]
+    messages = parse_c_output(layered.stdout)["messages"]
+    ids = [message["id"] for message in messages]
+    assert "GPUAV-internal-error" not in ids
+    found = [
+        message["text"]
+        for message in messages
+        if message["id"] == "GPUAV-descriptor-index-out-of-bounds"
+    ]
+    assert found, ids
+    assert all("Index of 1" in text and "Dispatch Index 7 " in text for text in found), found

@@ -1,7 +1,7 @@
 /* A compute app that runs under its own address-space limit (issue 13: real memory pressure).
  *
  * usage: pressure SHADER.spv [--headroom-kib N] [--command-buffers N] [--dispatches N]
- *                 [--messenger]
+ *                 [--messenger] [--bad-dispatch N]
  *
  * Everything the app allocates itself is made before the limit: instance, device, pipeline
  * (of SHADER, region_array.comp: each dispatch updates its own 64 words), the data buffer
@@ -13,7 +13,9 @@
  *
  * Prints "message <severity>|<id>|<text>" per message its messenger received, "error <call>
  * <VkResult>" and exits 3 if a call fails under the limit, else "data <fnv1a hex>" of the
- * buffer and exits 0. VmSize at the limit's base, and over it after the wait, go to stderr
+ * buffer and exits 0. --bad-dispatch N sets the top bit of dispatch N's base (of the first
+ * command buffer): region_array.comp then indexes its one-buffer array at 1, the first
+ * error a layer sees only after the limit is set. VmSize at the limit's base, and over it after the wait, go to stderr
  * ("base-kib N size-kib N").
  *
  * 100 x 100 dispatches take lavapipe about 2.2 MiB over the base, and about 6 KiB more per
@@ -123,7 +125,7 @@ static void make_command_buffers(App *app, uint32_t count) {
 }
 
 /* Command buffer `index` dispatches regions index * dispatches .. (index + 1) * dispatches. */
-static void record(App *app, uint32_t index, uint32_t dispatches) {
+static void record(App *app, uint32_t index, uint32_t dispatches, long bad_dispatch) {
     VkCommandBuffer command_buffer = app->command_buffers[index];
     VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     UNDER_LIMIT(vkBeginCommandBuffer(command_buffer, &begin));
@@ -132,6 +134,7 @@ static void record(App *app, uint32_t index, uint32_t dispatches) {
                             &app->set, 0, NULL);
     for (uint32_t d = 0; d < dispatches; ++d) {
         uint32_t push[2] = {(index * dispatches + d) * LOCAL, 0};
+        if (index == 0 && (long)d == bad_dispatch) push[0] |= 0x80000000u;
         vkCmdPushConstants(command_buffer, app->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            PUSH_BYTES, push);
         vkCmdDispatch(command_buffer, 1, 1, 1);
@@ -157,6 +160,7 @@ static void destroy(App *app) {
 int main(int argc, char **argv) {
     unsigned long headroom_kib = 0, command_buffers = 100, dispatches = 100;
     int messenger = 0;
+    long bad_dispatch = -1;
     if (argc < 2) {
         fprintf(stderr, "usage: %s SHADER.spv [options]\n", argv[0]);
         return 2;
@@ -169,6 +173,8 @@ int main(int argc, char **argv) {
             command_buffers = strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--dispatches") && i + 1 < argc)
             dispatches = strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--bad-dispatch") && i + 1 < argc)
+            bad_dispatch = strtol(argv[++i], NULL, 10);
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
             return 2;
@@ -191,7 +197,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    for (uint32_t i = 0; i < command_buffers; ++i) record(&app, i, (uint32_t)dispatches);
+    for (uint32_t i = 0; i < command_buffers; ++i) record(&app, i, (uint32_t)dispatches, bad_dispatch);
     VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = (uint32_t)command_buffers;
     submit.pCommandBuffers = app.command_buffers;
