@@ -280,15 +280,19 @@ class DescriptorTracker:
             self._changed(target.region, start, start + run)
 
     def _name(self, target: DescriptorSetState, key: tuple[int, int], objects: Named) -> None:
-        """Remember the objects a descriptor names (samplers of immutable-sampler bindings
-        are the layout's, not the write's)."""
-        if key[0] in target.layout.immutable:
+        """Remember the objects a descriptor names. The sampler of an immutable-sampler
+        binding is the layout's, not the write's: it is named (its facts go into the word, and
+        messages name it) but not followed, the layout holding it as long as the set lives."""
+        immutable = target.layout.immutable.get(key[0])
+        if immutable is not None:
             objects = tuple(item for item in objects if item[0] != SAMPLER)
         objects = tuple(item for item in objects if item[1])
+        for _, handle in objects:
+            self.users.setdefault(handle, set()).add((target.handle, *key))
+        if immutable is not None and key[1] < len(immutable) and immutable[key[1]]:
+            objects += ((SAMPLER, immutable[key[1]]),)
         if objects:
             target.named[key] = objects
-            for _, handle in objects:
-                self.users.setdefault(handle, set()).add((target.handle, *key))
         else:
             target.named.pop(key, None)
 

@@ -23,6 +23,8 @@ BUFFER_DESCRIPTOR_TYPES = frozenset(
     range(DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC + 1)
 )
 DESCRIPTOR_TYPE_SAMPLER = 0
+# The types whose bindings can hold immutable samplers (plain and combined).
+SAMPLER_DESCRIPTOR_TYPES = frozenset({0, 1})
 # Samplers, combined image samplers, sampled and storage images, input attachments: their
 # words carry the fact bits of what they name (gpuav.instrument.image_facts).
 IMAGE_DESCRIPTOR_TYPES = frozenset({0, 1, 2, 3, 10})
@@ -34,7 +36,7 @@ class LayoutBinding:
     descriptor_type: int
     count: int
     flags: int = 0
-    immutable_samplers: bool = False
+    immutable_samplers: tuple[int, ...] = ()  # handles, one per descriptor
 
 
 @dataclass(slots=True, eq=False)
@@ -48,7 +50,8 @@ class SetLayoutState:
     image_bindings: frozenset[int] = frozenset()
     tracked: frozenset[int] = frozenset()  # bindings whose descriptor words follow writes
     ready: frozenset[int] = frozenset()  # bindings whose descriptors are valid unwritten
-    immutable: frozenset[int] = frozenset()  # bindings with immutable samplers
+    # bindings with immutable samplers -> the samplers, one per descriptor
+    immutable: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_bindings(cls, handle: int, bindings: Iterable[LayoutBinding]) -> SetLayoutState:
@@ -56,7 +59,7 @@ class SetLayoutState:
         partial: set[int] = set()
         types: dict[int, int] = {}
         ready: set[int] = set()
-        immutable: set[int] = set()
+        immutable: dict[int, tuple[int, ...]] = {}
         variable = None
         for item in bindings:
             types[item.binding] = item.descriptor_type
@@ -66,7 +69,7 @@ class SetLayoutState:
             if item.flags & BINDING_PARTIALLY_BOUND and not is_inline:
                 partial.add(item.binding)
             if item.immutable_samplers:
-                immutable.add(item.binding)
+                immutable[item.binding] = item.immutable_samplers
             if is_inline or (
                 item.immutable_samplers and item.descriptor_type == DESCRIPTOR_TYPE_SAMPLER
             ):
@@ -86,7 +89,7 @@ class SetLayoutState:
             images,
             tracked,
             frozenset(ready),
-            frozenset(immutable),
+            immutable,
         )
 
     def region_words(self, variable_count: int) -> array[int]:

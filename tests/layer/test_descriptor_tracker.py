@@ -139,7 +139,7 @@ def test_every_binding_tracks_writes_but_inline_blocks_and_immutable_samplers() 
     descriptors = tracker()
     bindings = [
         LayoutBinding(0, COMBINED_IMAGE_SAMPLER, 3),
-        LayoutBinding(1, SAMPLER_TYPE, 2, immutable_samplers=True),
+        LayoutBinding(1, SAMPLER_TYPE, 2, immutable_samplers=(0x5A, 0x5B)),
         LayoutBinding(2, INLINE_UNIFORM_BLOCK, 16),
     ]
     descriptors.create_layout(10, bindings)
@@ -150,6 +150,21 @@ def test_every_binding_tracks_writes_but_inline_blocks_and_immutable_samplers() 
     descriptors.write(100, 0, 1, 2)
     assert descriptors.state.flush() == 2
     assert mapped(descriptors, 100)[7:10] == [0, 1, 1]
+
+
+def test_immutable_samplers_are_named_not_the_writes_and_not_followed() -> None:
+    descriptors = tracker()
+    layout = [LayoutBinding(0, COMBINED_IMAGE_SAMPLER, 2, immutable_samplers=(0x5A, 0x5B))]
+    descriptors.create_layout(10, layout)
+    descriptors.allocate_sets(5, [10], [100], [])
+    named = [((SAMPLER, 0x99), (IMAGE_VIEW, 0x71)), ((SAMPLER, 0), (IMAGE_VIEW, 0x72))]
+    descriptors.write(100, 0, 0, 2, None, named)
+    assert descriptors.named_objects([100], 0, 0, 0) == ((IMAGE_VIEW, 0x71), (SAMPLER, 0x5A))
+    assert descriptors.named_objects([100], 0, 0, 1) == ((IMAGE_VIEW, 0x72), (SAMPLER, 0x5B))
+    descriptors.retire(0x5A, SAMPLER)  # the layout's: the set keeps a usable descriptor
+    descriptors.state.flush()
+    assert mapped(descriptors, 100)[3:] == [1, 1]
+    assert descriptors.retired([100], 0, 0, 0) is None
 
 
 def test_destroyed_objects_retire_the_descriptors_naming_them() -> None:

@@ -151,6 +151,15 @@ SCENARIOS = {
         "None-08611",
         0,
     ),
+    "unnormalized_immutable": Scenario(
+        "layout(set = 0, binding = 0) uniform sampler2D image;",
+        "results[0] = floatBitsToUint(textureProjLod(image, vec3(0.5, 0.5, 1), 0).x);",
+        "immutable",
+        "2d:r32f:1:u",
+        "2d:r32f:1:n",
+        "None-08610",
+        0,
+    ),
     "unnormalized_view": Scenario(
         "layout(set = 0, binding = 0) uniform sampler2DArray image;",
         "results[0] = floatBitsToUint(textureLod(image, vec3(0.5, 0.5, 0), 0).x);",

@@ -28,7 +28,12 @@ from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import address, at, find, handles_at
 from gpuav.layer.resource_lifetimes import BUFFER, BUFFER_VIEW, IMAGE_VIEW, SAMPLER
-from gpuav.layer.set_layouts import BUFFER_DESCRIPTOR_TYPES, TEXEL_DESCRIPTOR_TYPES, LayoutBinding
+from gpuav.layer.set_layouts import (
+    BUFFER_DESCRIPTOR_TYPES,
+    SAMPLER_DESCRIPTOR_TYPES,
+    TEXEL_DESCRIPTOR_TYPES,
+    LayoutBinding,
+)
 from gpuav.layer.state import CommandBufferState
 
 ERROR_INITIALIZATION_FAILED = -3
@@ -59,13 +64,21 @@ def _layout_bindings(create_info: int) -> list[LayoutBinding]:
     bindings = []
     for index in range(info.bindingCount):
         item = info.pBindings[index]
+        descriptor_type = int(item.descriptorType)
+        count = int(item.descriptorCount)
+        # pImmutableSamplers is read for sampler types only: for others the spec ignores it
+        samplers = (
+            tuple(handles_at(address(item.pImmutableSamplers), count))
+            if descriptor_type in SAMPLER_DESCRIPTOR_TYPES
+            else ()
+        )
         bindings.append(
             LayoutBinding(
                 int(item.binding),
-                int(item.descriptorType),
-                int(item.descriptorCount),
+                descriptor_type,
+                count,
                 flags[index] if index < len(flags) else 0,
-                bool(item.pImmutableSamplers),
+                samplers,
             )
         )
     return bindings

@@ -5,7 +5,8 @@
  *   image_fit_app SHADER.spv KIND SPEC[,SPEC...]
  *
  * Binding 0 holds one descriptor per SPEC (at most 4): KIND "combined" (combined image
- * samplers), "separate" (sampled images; binding 2 is one sampler, made as the first SPEC
+ * samplers), "immutable" (combined image samplers whose samplers are the layout's immutable
+ * ones; the writes give none), "separate" (sampled images; binding 2 is one sampler, made as the first SPEC
  * says) or "storage" (storage images). Binding 1 is a storage buffer of 16 result words.
  * A SPEC is VIEW:FORMAT:SAMPLES:SAMPLER, where VIEW is 2d | 2darray | 3d | cube, FORMAT r32ui |
  * r32i | r32f | rgba8, SAMPLES 1 | 4, SAMPLER n (normalized) | u (unnormalizedCoordinates).
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     int separate = !strcmp(argv[2], "separate");
+    int immutable = !strcmp(argv[2], "immutable");
     VkDescriptorType type = !strcmp(argv[2], "storage") ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
                             : separate                 ? VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE
                                                        : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
@@ -129,8 +131,10 @@ int main(int argc, char **argv) {
         create_mapped_host_buffer(device, &memory_properties, 4 * RESULT_WORDS,
                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &results, &results_memory);
 
+    VkSampler immutable_samplers[MAX_SPECS];
+    for (uint32_t k = 0; k < count; ++k) immutable_samplers[k] = specs[k].sampler;
     VkDescriptorSetLayoutBinding bindings[3] = {
-        {0, type, count, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+        {0, type, count, VK_SHADER_STAGE_COMPUTE_BIT, immutable ? immutable_samplers : NULL},
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
         {2, VK_DESCRIPTOR_TYPE_SAMPLER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
     };
@@ -148,8 +152,8 @@ int main(int argc, char **argv) {
 
     VkDescriptorImageInfo images[MAX_SPECS];
     for (uint32_t k = 0; k < count; ++k)
-        images[k] = (VkDescriptorImageInfo){specs[k].sampler, specs[k].view,
-                                            VK_IMAGE_LAYOUT_GENERAL};
+        images[k] = (VkDescriptorImageInfo){immutable ? VK_NULL_HANDLE : specs[k].sampler,
+                                            specs[k].view, VK_IMAGE_LAYOUT_GENERAL};
     VkDescriptorBufferInfo result_info = {results, 0, VK_WHOLE_SIZE};
     VkDescriptorImageInfo sampler_info = {specs[0].sampler, VK_NULL_HANDLE,
                                           VK_IMAGE_LAYOUT_UNDEFINED};
