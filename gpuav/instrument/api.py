@@ -24,10 +24,11 @@ from gpuav.instrument.device_addresses import (
 )
 from gpuav.instrument.find_accesses import DESCRIPTOR_CLASSES, find_accesses
 from gpuav.instrument.helpers import Helpers, build_helpers
+from gpuav.instrument.host_terms import EntryVerdicts
 from gpuav.instrument.local_arrays import LocalFindings, find_local_accesses, may_index_locals
 from gpuav.instrument.memory_guards import (
     address_guarder,
-    copy_provable_loops,
+    copy_provable_code,
     descriptor_loop_proofs,
     guard_addresses,
     guard_buffer_ranges,
@@ -49,7 +50,7 @@ from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import AddressingModel, Capability, Op
-from gpuav.spirv.instruction import Instruction
+from gpuav.spirv.instruction import Instruction, decode_string
 from gpuav.spirv.module import Function, Module
 
 PASS_NAME = "descriptor-bounds"
@@ -79,6 +80,9 @@ class InstrumentResult:
     printf_sites: list[PrintfSite] = field(default_factory=list)
     # loops given an unchecked copy, run where a test before them proves every access fits
     loops_copied: int = 0
+    # entry functions given one, run where the layer found for an action that every check
+    # passes: (entry point name, stage bit, the terms the layer works out for that bit)
+    entry_verdicts: EntryVerdicts = ()
 
     @property
     def changed(self) -> bool:
@@ -216,7 +220,7 @@ def _instrument(
         if helpers.buffer_range is None
         else ArrayLengthBounds(builder, def_use, types, decorations, helpers.buffer_range)
     )
-    result.loops_copied = copy_provable_loops(
+    copied, result.loops_copied = copy_provable_code(
         builder,
         def_use,
         types,
@@ -234,6 +238,12 @@ def _instrument(
             *result.address_findings.accesses,
         ],
         None if lengths is None else lengths.bound,
+        (entry_functions, helpers.action_verdict),
+    )
+    result.entry_verdicts = tuple(
+        (decode_string(entry_point.operands, 2)[0], *copied[function.id])
+        for function, entry_point in entry_functions
+        if function.id in copied
     )
     ranges_read_tables = guard_buffer_ranges(
         ranges, def_use, helpers, buffer_findings, texel_findings
@@ -277,6 +287,8 @@ def _instrument(
         unused_helpers.append(helpers.address_inside)
     if not buffer_findings.accesses and not texel_findings.accesses and not lengths_read:
         unused_helpers.append(helpers.buffer_range)
+    if not copied:
+        unused_helpers.append(helpers.action_verdict)
     for unused in unused_helpers:
         if unused is not None:
             _drop_function(module, unused)
@@ -476,4 +488,6 @@ def instrument_slotted(
         shader_int64=shader_int64,
         unroll_loop_copies=unroll_loop_copies,
     )
-    return slotted(write(result.module), placeholder) if result.changed else None
+    if not result.changed:
+        return None
+    return slotted(write(result.module), placeholder, result.entry_verdicts)

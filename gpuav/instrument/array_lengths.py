@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuav.instrument import host_terms
 from gpuav.instrument.local_arrays import CHAINS
-from gpuav.instrument.loop_bounds import EmitBound
+from gpuav.instrument.loop_bounds import Described, EmitBound
 from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
@@ -67,7 +68,8 @@ class ArrayLengthBounds:
             after = builder.op(Op.ISub, uint, bytes_, start)
             return builder.op(Op.UDiv, uint, after, builder.constant_uint(stride)), [holds]
 
-        return emit
+        host = host_terms.ArrayLength(descriptor_set, binding, index, offset, stride)
+        return Described(emit, host)
 
     def _variable(self, pointer: int) -> tuple[Instruction, int] | None:
         """(the descriptor variable, the constant index into its array or 0) of the block

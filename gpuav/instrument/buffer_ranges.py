@@ -26,12 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from gpuav.instrument import record
+from gpuav.instrument import host_terms, record
 from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_spans import BufferAccess, BufferSpan
 from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.descriptor_state import RANGE_UNKNOWN
-from gpuav.instrument.loop_bounds import EmitBound, LoopBounds
+from gpuav.instrument.loop_bounds import EmitBound, LoopBounds, described
 from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
@@ -154,11 +154,13 @@ class RangeGuarder:
         its range (read once per function). None where the descriptor index is not constant
         or an index has no bound."""
         if not self.nullable(access.consumer):
-            return Proof(_nothing_to_test)  # the guard leaves it unchecked
+            return Proof(_nothing_to_test, host=())  # the guard leaves it unchecked
         function = bounds.loop.function
         ends: list[tuple[BufferSpan, EmitBound]] = []
+        host: list[host_terms.Term] | None = []
         for span in access.spans:
-            if self.constant_flat(*_descriptor(span)[2:]) is None and (
+            flat = self.constant_flat(*_descriptor(span)[2:])
+            if flat is None and (
                 len(span.descriptor_indices) != 1 or not self.hoisted_table_available()
             ):
                 return None
@@ -169,6 +171,16 @@ class RangeGuarder:
             if end is None:
                 return None
             ends.append((span, end))
+            end_bound = described(end)
+            if host is not None and end_bound is not None:
+                where = (span.descriptor_set, span.binding)
+                host.append(
+                    host_terms.Fits(*where, 0, end_bound)
+                    if flat is None
+                    else host_terms.Within(end_bound, *where, flat)
+                )
+            else:
+                host = None
 
         def emit(to_test: Callable[[], None]) -> list[int]:
             ranges = [self._range_or_table(function, span) for span, _ in ends]
@@ -184,7 +196,7 @@ class RangeGuarder:
                 conditions.append(fits)
             return conditions
 
-        return Proof(emit)
+        return Proof(emit, host=None if host is None else tuple(host))
 
     def hoisted_table_available(self) -> bool:
         """Whether a changing descriptor index can be proven for all its descriptors."""

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuav.instrument import host_terms
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup
 from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.descriptor_expectations import forbidden_bits
 from gpuav.instrument.local_arrays import CHAINS
-from gpuav.instrument.loop_bounds import EmitBound, LoopBounds
+from gpuav.instrument.loop_bounds import Described, EmitBound, LoopBounds, described
 from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, pack_set_binding
 from gpuav.instrument.state_reader import TABLE_LENGTH
@@ -125,7 +126,16 @@ class DescriptorLoopProofs:
             entries = builder.op(Op.CompositeExtract, self.uint, table, TABLE_LENGTH)
             return [fits, *valid, builder.op(Op.ULessThan, self.bool_, value, entries)]
 
-        return Proof(test) if site is None else Proof(test, site.keep_in_copy)
+        if site is not None:
+            return Proof(test, site.keep_in_copy)
+        index_bound = described(bound) if bound is not None else None
+        host = None
+        if index_bound is not None:
+            host = (
+                host_terms.Fits(descriptor_set, binding, forbidden, host_terms.Const(0)),
+                host_terms.Below(index_bound, descriptor_set, binding),
+            )
+        return Proof(test, host=host)
 
     def _shape_known(self, lookup: object) -> bool:
         """One descriptor, or an index into one array of them, of a known set and binding."""
@@ -179,7 +189,7 @@ def _first() -> EmitBound:
     def emit(builder: Builder) -> tuple[int, list[int]]:
         return builder.constant_uint(0), []
 
-    return emit
+    return Described(emit, host_terms.Const(0))
 
 
 class _Site:

@@ -29,7 +29,8 @@ Our descriptor set at the reserved index holds, per action (draw or dispatch):
                                  actual size and its *summary*, so that a shader reaches a
                                  descriptor's word with one load from this area and one from
                                  the state, instead of following the region's header itself,
-                                 and needs no load from the state where the summary answers
+                                 and needs no load from the state where the summary answers;
+                                 then the verdict word (VERDICT_WORD)
     binding STATE_BINDING        {uint words[];}: the state buffer holding every region
 
 When the application uses every set index, the shader reaches the same three buffers without a
@@ -59,7 +60,11 @@ TABLE_SETS = 4
 TABLE_BINDINGS = 16
 TABLE_ENTRY_WORDS = 3
 ACTION_TABLE_WORD = MAX_TRACKED_SETS
-BOUND_AREA_WORDS = ACTION_TABLE_WORD + TABLE_ENTRY_WORDS * TABLE_SETS * TABLE_BINDINGS
+# After the tables, the *verdict* (``host_terms``): a bit for each shader stage of the action's
+# pipeline whose checks the layer found would all pass, so that its entry function runs
+# unchecked (``function_versions``). The area ends on a whole uvec4.
+VERDICT_WORD = ACTION_TABLE_WORD + TABLE_ENTRY_WORDS * TABLE_SETS * TABLE_BINDINGS
+BOUND_AREA_WORDS = VERDICT_WORD + 4
 # A binding's summary is the OR of its descriptors' words where none of them is 0, else 0
 # (``summary``). Where it is not 0 and has none of an access's forbidden bits, every
 # descriptor of the binding passes that access's word test, so the shader takes the summary
@@ -150,6 +155,7 @@ def bound_area(regions: Sequence[int], tables_of: Callable[[int], Sequence[int]]
     for set_index in range(TABLE_SETS):
         region = words[set_index]
         words += UNKNOWN_SET_TABLES if region == NO_STATE else tables_of(region)
+    words += [0] * (BOUND_AREA_WORDS - VERDICT_WORD)  # no verdict yet: the checks run
     return words
 
 

@@ -62,6 +62,7 @@ class Helpers:
     range_in_table: int | None = None  # with descriptor state: a buffer's range from it
     table_word_fits: int | None = None  # with descriptor state: one descriptor of a table
     binding_fits: int | None = None  # with descriptor state: all of them, before a loop
+    action_verdict: int | None = None  # with descriptor state: the layer's verdict word
 
 
 def declare_stage_info(builder: Builder) -> int:
@@ -139,6 +140,7 @@ def _define(
         range_in_table=state.range_in_table,
         table_word_fits=state.table_word_fits,
         binding_fits=define_binding_fits(builder, state.table_word_fits, state.range_in_table),
+        action_verdict=state.action_verdict,
     )
 
 
@@ -238,6 +240,7 @@ class _Template:
             if helpers.table_word_fits is None
             else ids[helpers.table_word_fits],
             binding_fits=None if helpers.binding_fits is None else ids[helpers.binding_fits],
+            action_verdict=None if helpers.action_verdict is None else ids[helpers.action_verdict],
         )
 
     @staticmethod

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpuav.instrument import record
+from gpuav.instrument import host_terms, record
 from gpuav.instrument.consumers import NULLABLE_RESULTS
 from gpuav.instrument.local_arrays import VECTOR_OPERAND, IndexCheck, LocalAccess
-from gpuav.instrument.loop_bounds import LoopBounds
+from gpuav.instrument.loop_bounds import LoopBounds, described
 from gpuav.instrument.loop_versions import Proof
 from gpuav.instrument.record import NO_INSTRUCTION_INDEX, ErrorCode
 from gpuav.instrument.record_writer import RecordWriter
@@ -213,11 +213,17 @@ def local_loop_proof(
     """The test before a loop for a local-array access: each index's bound below its length
     (a length only a specialization constant gives has no test)."""
     parts = []
+    host: list[host_terms.Term] | None = []
     for check in access.checks:
         bound = bounds.upper(check.index, block)
         if bound is None or check.length is None:
             return None
         parts.append((bound, check.length))
+        index_bound = described(bound)
+        if host is None or index_bound is None:
+            host = None
+        elif check.length <= 0xFFFF_FFFF:
+            host.append(host_terms.Less(index_bound, check.length))
 
     def test(to_test: Callable[[], None]) -> list[int]:
         to_test()
@@ -232,4 +238,4 @@ def local_loop_proof(
                 conditions.append(below)
         return conditions
 
-    return Proof(test)
+    return Proof(test, host=None if host is None else tuple(host))

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpuav.instrument import host_terms
 from gpuav.instrument.local_arrays import CHAINS
 from gpuav.instrument.printf_arguments import NON_SEMANTIC_PREFIX
 from gpuav.spirv.analysis.control_flow import successors
@@ -50,6 +51,27 @@ EmitBound = Callable[[Builder], tuple[int, list[int]]]
 EmitValue = Callable[[Builder], int]
 # an OpArrayLength -> a bound of its result, from the range the layer keeps
 ArrayLengths = Callable[[Instruction], EmitBound | None]
+
+
+class Described:
+    """An EmitBound that also says how the layer works out the same value for an action
+    (``host_terms``), where it can."""
+
+    __slots__ = ("emit", "host")
+
+    def __init__(self, emit: EmitBound, host: host_terms.Bound | None) -> None:
+        self.emit = emit
+        self.host = host
+
+    def __call__(self, builder: Builder) -> tuple[int, list[int]]:
+        return self.emit(builder)
+
+
+def described(bound: EmitBound) -> host_terms.Bound | None:
+    """What the layer can work out of ``bound``: None where it reads what only the shader
+    sees (push constants, uniforms, values it computed)."""
+    return bound.host if isinstance(bound, Described) else None
+
 
 _UNROLL_MAX_TRIPS = 128
 # Tests that enter an iteration while the counter is below, or above, a limit.
@@ -151,6 +173,9 @@ class LoopBounds:
     def _upper(self, value: int, block: Block, depth: int) -> EmitBound | None:
         if depth > 8 or not self._is_int32(value):
             return None
+        constant = self.types.constant_value(value)
+        if constant is not None:
+            return _constant(constant & 0xFFFF_FFFF)
         same = self.invariant(value, block)
         if same is not None:
             return self._as_bound(same)
@@ -173,7 +198,7 @@ class LoopBounds:
             shifted = self._upper(operands[2], block, depth + 1)
             if shifted is None or not self.outside(operands[3]):
                 return None
-            return _shifted(shifted, operands[3])
+            return _shifted(shifted, operands[3], self.types.constant_value(operands[3]))
         if opcode in (Op.IAdd, Op.IMul):
             left = self._upper(operands[2], block, depth + 1)
             right = self._upper(operands[3], block, depth + 1)
@@ -436,7 +461,11 @@ class LoopBounds:
             fits = builder.op(Op.IEqual, bool_, high, builder.constant_uint(0))
             return value, [*a_conditions, *b_conditions, fits]
 
-        return emit
+        hosts = described(left), described(right)
+        if hosts[0] is None or hosts[1] is None:
+            return emit
+        kind = host_terms.Sum if opcode == Op.IAdd else host_terms.Product
+        return Described(emit, kind(hosts[0], hosts[1]))
 
     # -- facts ----------------------------------------------------------------------------------
 
@@ -535,7 +564,7 @@ def _constant(value: int) -> EmitBound:
     def emit(builder: Builder) -> tuple[int, list[int]]:
         return builder.constant_uint(value), []
 
-    return emit
+    return Described(emit, host_terms.Const(value))
 
 
 def _not_negative(bound: EmitBound) -> EmitBound:
@@ -548,7 +577,8 @@ def _not_negative(bound: EmitBound) -> EmitBound:
         )
         return value, [*conditions, below]
 
-    return emit
+    host = described(bound)
+    return emit if host is None else Described(emit, host_terms.NotNegative(host))
 
 
 def _minus_one(bound: EmitBound) -> EmitBound:
@@ -559,13 +589,17 @@ def _minus_one(bound: EmitBound) -> EmitBound:
         uint = builder.type_int(32, False)
         return builder.op(Op.ISub, uint, value, builder.constant_uint(1)), conditions
 
-    return emit
+    host = described(bound)
+    return emit if host is None else Described(emit, host_terms.MinusOne(host))
 
 
-def _shifted(bound: EmitBound, shift: int) -> EmitBound:
+def _shifted(bound: EmitBound, shift: int, shift_value: int | None) -> EmitBound:
     def emit(builder: Builder) -> tuple[int, list[int]]:
         value, conditions = bound(builder)
         uint = builder.type_int(32, False)
         return builder.op(Op.ShiftRightLogical, uint, value, shift), conditions
 
-    return emit
+    host = described(bound)
+    if host is None or shift_value is None or not 0 <= shift_value < 32:
+        return emit
+    return Described(emit, host_terms.Shifted(host, shift_value))

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gpuav.instrument.host_terms import Term
 from gpuav.instrument.loop_bounds import ArrayLengths, LoopBounds
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.loops import FunctionUses, Loop, function_loops, function_uses
@@ -54,6 +55,9 @@ class Proof:
     # Where a check stays in the copy (without a branch): applied to the copy, given the
     # old id -> copy id mapping and the block the copy's loop exits to.
     residual: Callable[[dict[int, int], Block], None] | None = None
+    # The same test as the layer can make it for an action, on the host (``host_terms``);
+    # None where it reads what only the shader sees.
+    host: tuple[Term, ...] | None = None
 
 
 # (the loop's bounds, the access's block) -> the access's proof, or None
@@ -87,29 +91,21 @@ def version_loops(
     named: list[tuple[Instruction, frozenset[int]]],
     unroll: bool = True,
     lengths: ArrayLengths | None = None,
+    skipped: frozenset[int] = frozenset(),
 ) -> int:
     """Give each loop whose ``guarded`` consumers all have proofs an unchecked copy;
     ``unprovable`` holds the ``id()`` of consumers other passes check, which no proof
     covers. ``named``: each finding's consumer and the ids the finding holds (the guards
     emit code from them later, so a loop whose values after it would have to be renamed
     where a finding names them is not copied). ``unroll``: ask the driver to unroll the copy
-    of a loop that runs a few times. ``lengths``: bounds of OpArrayLength results. Returns
-    the number of loops copied."""
-    blocks_of: dict[int, list[tuple[Instruction, Block, Prover]]] = {}
-    for consumer, prover in guarded:
-        place = def_use.place(consumer)
-        if place is not None:
-            blocks_of.setdefault(id(place[0]), []).append((consumer, place[1], prover))
-    unprovable_labels: set[int] = set()
-    for instruction_id in unprovable:
-        place = def_use.places.get(instruction_id)
-        if place is not None:
-            unprovable_labels.add(place[1].label_id)
+    of a loop that runs a few times. ``lengths``: bounds of OpArrayLength results. The
+    functions in ``skipped`` (ids) are left alone. Returns the number of loops copied."""
+    accesses_of, unprovable_labels = group_guarded(def_use, guarded, unprovable)
     convergent: set[int] | None = None
     copied = 0
     for function in list(builder.module.functions):
-        accesses = blocks_of.get(id(function))
-        if not accesses:
+        accesses = accesses_of.get(id(function))
+        if not accesses or function.id in skipped:
             continue
         done: list[Loop] = []
         for loop in function_loops(function):
@@ -122,11 +118,36 @@ def version_loops(
                 convergent = _convergent_functions(builder.module.functions)
             if _runs_convergent(loop, convergent):
                 continue
-            copier = _LoopCopier(builder, def_use, types, loop, lengths)
+            copier = LoopCopier(builder, def_use, types, loop, lengths)
             if copier.version(inside, named, unroll):
                 done.append(loop)
                 copied += 1
     return copied
+
+
+# a guarded consumer, its block, and its pass's prover
+GuardedAccess = tuple[Instruction, Block, Prover]
+# Emits a copied region's test at the end of the block before it, given the proofs of its
+# accesses; None declines the copy (and emits nothing).
+EmitTest = Callable[[Block, list[Proof]], int | None]
+
+
+def group_guarded(
+    def_use: DefUse, guarded: list[tuple[Instruction, Prover]], unprovable: set[int]
+) -> tuple[dict[int, list[GuardedAccess]], set[int]]:
+    """(the ``id()`` of each function -> its guarded accesses, the labels of the blocks
+    holding a consumer that no proof covers)."""
+    accesses_of: dict[int, list[GuardedAccess]] = {}
+    for consumer, prover in guarded:
+        place = def_use.place(consumer)
+        if place is not None:
+            accesses_of.setdefault(id(place[0]), []).append((consumer, place[1], prover))
+    unprovable_labels: set[int] = set()
+    for instruction_id in unprovable:
+        place = def_use.places.get(instruction_id)
+        if place is not None:
+            unprovable_labels.add(place[1].label_id)
+    return accesses_of, unprovable_labels
 
 
 def _convergent_functions(functions: list[Function]) -> set[int]:
@@ -160,7 +181,10 @@ def _runs_convergent(loop: Loop, convergent: set[int]) -> bool:
     )
 
 
-class _LoopCopier:
+class LoopCopier:
+    """Keeps one loop twice, behind the test of its accesses' proofs. A whole function's body
+    can be such a "loop" too (``function_versions``)."""
+
     def __init__(
         self,
         builder: Builder,
@@ -178,10 +202,13 @@ class _LoopCopier:
 
     def version(
         self,
-        inside: list[tuple[Instruction, Block, Prover]],
+        inside: list[GuardedAccess],
         named: list[tuple[Instruction, frozenset[int]]],
         unroll: bool,
+        test: EmitTest | None = None,
     ) -> bool:
+        """Copy the loop where every access ``inside`` it has a proof, behind ``test`` (by
+        default, the proofs' own tests). Whether it was copied."""
         loop = self.loop
         preheader = loop.preheader
         if preheader is None:
@@ -197,7 +224,9 @@ class _LoopCopier:
             if proof is None:
                 return False
             proofs.append(proof)
-        proven = self._emit_test(preheader, proofs)
+        proven = (test or self._emit_test)(preheader, proofs)
+        if proven is None:
+            return False
         mapping = self._copy()
         copy_exit = self._join(mapping, live_out)
         copy_header = mapping[loop.header.label_id]

@@ -1,7 +1,8 @@
 """Driving the passes that guard memory accesses (buffer and texel ranges, local arrays,
-device addresses) over one module: first the loops whose checks a test before them can
-decide get their unchecked copies (``loop_versions``), then each pass guards its accesses, in
-the order every guard pass takes them."""
+device addresses) over one module: first the entry functions whose checks the layer can
+decide for each action, and then the loops whose checks a test before them can decide, get
+their unchecked copies (``function_versions``, ``loop_versions``); then each pass guards its
+accesses, in the order every guard pass takes them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from gpuav.instrument.buffer_ranges import RangeGuarder
 from gpuav.instrument.buffer_spans import BufferFindings, SpanFinder
 from gpuav.instrument.descriptor_loop_proofs import DescriptorLoopProofs
 from gpuav.instrument.device_addresses import UNCHECKABLE, AddressFindings, AddressGuarder
+from gpuav.instrument.function_versions import version_entry_functions
 from gpuav.instrument.helpers import Helpers
+from gpuav.instrument.host_terms import Term
 from gpuav.instrument.local_arrays import LocalAccess, LocalFindings
 from gpuav.instrument.local_guards import LocalGuarder, local_loop_proof
 from gpuav.instrument.loop_bounds import ArrayLengths, LoopBounds
@@ -29,7 +32,7 @@ from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.instruction import Instruction
-from gpuav.spirv.module import Block
+from gpuav.spirv.module import Block, Function
 
 
 def range_guarder(
@@ -79,7 +82,7 @@ def address_guarder(
     )
 
 
-def copy_provable_loops(
+def copy_provable_code(
     builder: Builder,
     def_use: DefUse,
     types: Types,
@@ -91,12 +94,17 @@ def copy_provable_loops(
     unroll: bool,
     every_finding: list[object],
     lengths: ArrayLengths | None,
-) -> int:
-    """Before any guard: give each loop whose buffer-range, device-address, descriptor and
-    local-array checks a test before it can decide an unchecked copy (``loop_versions``);
-    ``unprovable``: the ``id()`` of the consumers other passes check; ``unroll``: ask the
-    driver to unroll copies of short loops; ``lengths``: bounds of OpArrayLength results.
-    Returns the number of loops copied."""
+    entry_functions: tuple[list[tuple[Function, Instruction]], int | None],
+) -> tuple[dict[int, tuple[int, tuple[Term, ...]]], int]:
+    """Before any guard: give each entry function whose checks the layer can decide for an
+    action (``function_versions``), then each loop (of the other functions) whose
+    buffer-range, device-address, descriptor and local-array checks a test before it can
+    decide, an unchecked copy (``loop_versions``). ``unprovable``: the ``id()`` of the
+    consumers other passes check; ``unroll``: ask the driver to unroll copies of short loops;
+    ``lengths``: bounds of OpArrayLength results; ``entry_functions``: the entry functions
+    with their entry points, and the helper that reads the verdict word (None: no function is
+    copied). Returns the functions copied (id -> stage bit and terms) and the number of loops
+    copied."""
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
@@ -128,7 +136,32 @@ def copy_provable_loops(
         unprovable.update(id(access.consumer) for access in address_findings.accesses)
     named = [named_ids(finding) for finding in every_finding]
     named_ids_ = [n for n in named if n]
-    return version_loops(builder, def_use, types, guarded, unprovable, named_ids_, unroll, lengths)
+    functions, action_verdict = entry_functions
+    copied: dict[int, tuple[int, tuple[Term, ...]]] = {}
+    if action_verdict is not None:
+        copied = version_entry_functions(
+            builder,
+            def_use,
+            types,
+            guarded,
+            unprovable,
+            named_ids_,
+            functions,
+            action_verdict,
+            lengths,
+        )
+    loops = version_loops(
+        builder,
+        def_use,
+        types,
+        guarded,
+        unprovable,
+        named_ids_,
+        unroll,
+        lengths,
+        frozenset(copied),
+    )
+    return copied, loops
 
 
 def _proven(

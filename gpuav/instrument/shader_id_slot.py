@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpuav.instrument.host_terms import EntryVerdicts
 from gpuav.spirv.grammar import Op
 from gpuav.spirv.module import Module
 
@@ -32,6 +33,8 @@ class SlottedWords:
     words: list[int]
     placeholder: int
     slots: tuple[int, ...]
+    # the entry functions with an unchecked copy (InstrumentResult.entry_verdicts)
+    verdicts: EntryVerdicts = ()
 
     def with_shader_id(self, shader_id: int) -> list[int]:
         words = list(self.words)
@@ -55,7 +58,11 @@ def placeholder_for(module: Module) -> int:
     return candidate
 
 
-def slotted(words: Sequence[int], placeholder: int) -> SlottedWords:
+def slotted(
+    words: Sequence[int],
+    placeholder: int,
+    verdicts: EntryVerdicts = (),
+) -> SlottedWords:
     """The words with the slot of the 32-bit unsigned constant holding ``placeholder`` (at most
     one: the builder declares each constant once)."""
     uint_types: set[int] = set()
@@ -78,4 +85,4 @@ def slotted(words: Sequence[int], placeholder: int) -> SlottedWords:
         elif opcode == Op.Function:
             break  # constants come before the functions
         at += word_count
-    return SlottedWords(list(words), placeholder, tuple(slots))
+    return SlottedWords(list(words), placeholder, tuple(slots), verdicts)

@@ -33,6 +33,9 @@ are ``gpuav_check_descriptor`` and ``gpuav_buffer_range`` given that table, read
 descriptor's own word; ``gpuav_table_word_fits`` says whether one descriptor of the table
 leaves an access nothing to report (``binding_verdicts``).
 
+``uint gpuav_action_verdict()`` reads the action's verdict word (``host_terms``): an entry
+function with an unchecked copy runs it where its stage's bit is set (``function_versions``).
+
 Each of them reads a descriptor's word from the state only where the binding's summary in the
 action's table (``descriptor_state.summary``) cannot stand for it: a summary without the
 access's forbidden bits says every descriptor of the binding passes, and of a binding of one
@@ -53,6 +56,7 @@ from gpuav.instrument.descriptor_state import (
     TABLE_BINDINGS,
     TABLE_ENTRY_WORDS,
     TABLE_SETS,
+    VERDICT_WORD,
     binding_size_word,
     binding_table_word,
 )
@@ -106,6 +110,7 @@ class StateReader:
         self.table_word_fits = self._define_table_word_fits()
         self.buffer_range = self._define_buffer_range()
         self.descriptor_word = self._define_descriptor_word()
+        self.action_verdict = self._define_action_verdict()
 
     def _define_state_word(self) -> int:
         builder = self.builder
@@ -311,6 +316,18 @@ class StateReader:
         stated = builder.op(Op.Select, uint, inside, word, zero)
         result = builder.op(Op.Select, uint, known, stated, builder.constant_uint(ACCESSIBLE))
         builder.op_void(Op.ReturnValue, result)
+        return function.id
+
+    def _define_action_verdict(self) -> int:
+        """``uint gpuav_action_verdict()``: the verdict word of the action's bound-sets area
+        (``host_terms``), read once at the start of an entry function that has an unchecked
+        copy (``function_versions``)."""
+        builder = self.builder
+        function, _ = builder.new_function(self.uint, [])
+        builder.name(function.id, "gpuav_action_verdict")
+        self.resources.begin()
+        pointer = self.resources.bound_area_pointer(builder.constant_uint(VERDICT_WORD))
+        builder.op_void(Op.ReturnValue, self.resources.load(pointer))
         return function.id
 
     def _define_binding_table(self) -> int:

@@ -7,7 +7,8 @@ that: a resource destroyed, a descriptor updated after bind, a descriptor buffer
 rewritten. So a command buffer remembers the change count of every region its summaries were
 made from (``StateBuffer.set_tables``), and where one has changed by the time it is submitted,
 every summary in its areas becomes 0: its shaders then read each descriptor's word, as the
-state at submit time says it is.
+state at submit time says it is. So does each area's verdict (``host_terms``), which was made
+from the summaries: the shaders run their checks.
 """
 
 from __future__ import annotations
@@ -16,22 +17,25 @@ from array import array
 from collections.abc import Iterable
 
 from gpuav.instrument.descriptor_state import (
-    BOUND_AREA_WORDS,
     NO_STATE,
     TABLE_ENTRY_WORDS,
+    VERDICT_WORD,
     summary_word,
 )
 from gpuav.layer.output_buffers import Block
 from gpuav.layer.state import CommandBufferState
 
 _FIRST = summary_word(0, 0)
-_NONE = array("I", [0]) * len(range(_FIRST, BOUND_AREA_WORDS, TABLE_ENTRY_WORDS))
+_NONE = array("I", [0]) * len(range(_FIRST, VERDICT_WORD, TABLE_ENTRY_WORDS))
 
 
 def clear(block: Block) -> None:
-    """Set every summary of ``block``'s bound-sets area to 0 (none)."""
+    """Set every summary of ``block``'s bound-sets area to 0 (none), and its verdict, which
+    was worked out from them."""
     start = block.bound_sets_offset
-    block.chunk.words[start + _FIRST : start + BOUND_AREA_WORDS : TABLE_ENTRY_WORDS] = _NONE
+    words = block.chunk.words
+    words[start + _FIRST : start + VERDICT_WORD : TABLE_ENTRY_WORDS] = _NONE
+    words[start + VERDICT_WORD] = 0
 
 
 def drop_stale(command_buffers: Iterable[CommandBufferState]) -> None:

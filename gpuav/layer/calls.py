@@ -100,6 +100,7 @@ class StageInfo:
     stage: int
     module: int
     inline_words: tuple[int, ...] | None = None  # VkShaderModuleCreateInfo chained (module 0)
+    name: str = ""  # of the entry point
 
 
 @dataclass(frozen=True)

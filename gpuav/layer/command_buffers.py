@@ -13,7 +13,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Sequence
 
-from gpuav.instrument.descriptor_state import NO_STATE, bound_area
+from gpuav.instrument.descriptor_state import NO_STATE, VERDICT_WORD, bound_area
+from gpuav.instrument.host_terms import verdict
 from gpuav.layer import action_checks, binding_summaries, faults, notices, recording_site
 from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.descriptor_sets import NO_STATE_AREA, NO_STATE_WORDS, PushedWrite
@@ -192,6 +193,8 @@ def _bind_block(
     offset = block.bound_sets_offset
     chunk = block.chunk
     chunk.words[offset : offset + len(words)] = words
+    if pipeline.verdicts:
+        chunk.words[offset + VERDICT_WORD] = _verdict(state, pipeline, words)
     if block.spill:
         # Actions of every command buffer share the spill block's area: no summary holds.
         binding_summaries.clear(block)
@@ -210,6 +213,17 @@ def _bind_block(
             None if labels is None else labels.at_action,
         )
     )
+
+
+def _verdict(state: CommandBufferState, pipeline: PipelineState, area: array[int]) -> int:
+    """The verdict word of an action of ``pipeline`` with this bound-sets area: the stages
+    whose checks all pass run unchecked (``host_terms``). Kept while neither changes."""
+    last = state.last_verdict
+    if last is not None and last[0] is pipeline and last[1] is area:
+        return last[2]
+    word = verdict(pipeline.verdicts, area)
+    state.last_verdict = (pipeline, area, word)
+    return word
 
 
 def _bound_area(state: CommandBufferState, bind_point: int) -> array[int]:

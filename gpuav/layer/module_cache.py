@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuav import __version__
+from gpuav.instrument.host_terms import STAGE_BITS, EntryVerdicts, from_rows, to_rows
 from gpuav.layer.settings import Settings
 from gpuav.validate.diagnostics import Diagnostic, Severity
 
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from gpuav.instrument.shader_id_slot import SlottedWords
     from gpuav.layer.shader_validation import ShaderEnvironment
 
-FORMAT = b"GPUAVMC2"  # changes with the layout of an entry
+FORMAT = b"GPUAVMC3"  # changes with the layout of an entry
 CHECKSUM_BYTES = 4  # CRC-32: finds a torn or damaged file; the key is compared whole
 KEY_BYTES = 32
 MEMORY_WORD_BUDGET = 16 << 20  # words kept in memory across all entries (64 MiB)
@@ -84,6 +85,8 @@ class Outcome:
     placeholder: int = 0
     shader_id_positions: tuple[int, ...] = ()
     diagnostics: tuple[Diagnostic, ...] | None = None
+    # entry functions with an unchecked copy: (name, stage bit, terms) (``host_terms``)
+    verdicts: EntryVerdicts = ()
 
     def words_for(self, shader_id: int) -> list[int]:
         """The instrumented words with ``shader_id`` in the records they write."""
@@ -95,9 +98,15 @@ class Outcome:
 
     def to_bytes(self) -> bytes:
         """``_HEADER``, the shader id positions, the reason (UTF-8), the diagnostics (JSON
-        rows; nothing for None), the words: fixed fields that read without a parser."""
+        rows; nothing for None), the verdicts (JSON rows; nothing for none), the words: fixed
+        fields that read without a parser."""
         reason = self.reason.encode()
         rows = b"" if self.diagnostics is None else json.dumps(rows_of(self.diagnostics)).encode()
+        verdicts = (
+            json.dumps([[n, bit, to_rows(terms)] for n, bit, terms in self.verdicts]).encode()
+            if self.verdicts
+            else b""
+        )
         positions = self.shader_id_positions
         return b"".join(
             (
@@ -107,10 +116,12 @@ class Outcome:
                     len(positions),
                     len(reason),
                     len(rows),
+                    len(verdicts),
                 ),
                 struct.pack(f"<{len(positions)}I", *positions),
                 reason,
                 rows,
+                verdicts,
                 self.words,
             )
         )
@@ -120,11 +131,12 @@ class Outcome:
         """Raises ``ValueError``, ``IndexError``, ``TypeError`` or ``struct.error`` for
         anything malformed."""
         view = memoryview(data)
-        kind, placeholder, count, reason_size, rows_size = _HEADER.unpack_from(view)
+        kind, placeholder, count, reason_size, rows_size, verdicts_size = _HEADER.unpack_from(view)
         start = _HEADER.size + 4 * count
         positions = struct.unpack_from(f"<{count}I", view, _HEADER.size)
         rows_start = start + reason_size
-        words_start = rows_start + rows_size
+        verdicts_start = rows_start + rows_size
+        words_start = verdicts_start + verdicts_size
         words = bytes(view[words_start:])
         if len(view) < words_start or len(words) % 4:
             raise ValueError("an outcome shorter than its header, or words not whole")
@@ -132,7 +144,10 @@ class Outcome:
             raise ValueError("shader id positions outside the words")
         diagnostics = None
         if rows_size:
-            diagnostics = diagnostics_of(json.loads(bytes(view[rows_start:words_start])))
+            diagnostics = diagnostics_of(json.loads(bytes(view[rows_start:verdicts_start])))
+        verdicts: EntryVerdicts = ()
+        if verdicts_size:
+            verdicts = _verdicts_of(json.loads(bytes(view[verdicts_start:words_start])))
         return cls(
             _KINDS[kind],
             str(view[start:rows_start], "utf-8"),
@@ -140,17 +155,31 @@ class Outcome:
             placeholder,
             positions,
             diagnostics,
+            verdicts,
         )
 
 
-# Kind (its index in ``_KINDS``), placeholder, shader id positions, reason and diagnostics bytes.
-_HEADER = struct.Struct("<BIIII")
+# Kind (its index in ``_KINDS``), placeholder, shader id positions, reason, diagnostics and
+# verdicts bytes.
+_HEADER = struct.Struct("<BIIIII")
 _KINDS = tuple(Kind)
 
 
 def rows_of(diagnostics: tuple[Diagnostic, ...]) -> list[list[object]]:
     """Diagnostics as JSON rows."""
     return [[d.rule, d.message, d.instruction_index, d.severity.value] for d in diagnostics]
+
+
+def _verdicts_of(rows: object) -> EntryVerdicts:
+    """Verdicts from JSON rows; raises ``ValueError`` or ``TypeError`` for other rows."""
+    if not isinstance(rows, list):
+        raise TypeError("verdicts")
+    found = []
+    for name, bit, terms in rows:
+        if not isinstance(name, str) or bit not in STAGE_BITS.values():
+            raise ValueError("a verdict's entry point or stage bit")
+        found.append((name, bit, from_rows(terms)))
+    return tuple(found)
 
 
 def diagnostics_of(rows: list[list[object]]) -> tuple[Diagnostic, ...]:
@@ -170,6 +199,7 @@ def instrumented(slotted: SlottedWords) -> Outcome:
         words=array("I", slotted.words).tobytes(),
         placeholder=slotted.placeholder,
         shader_id_positions=slotted.slots,
+        verdicts=slotted.verdicts,
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpuav.layer import notices, pipeline_libraries
 from gpuav.layer.calls import (
@@ -27,6 +28,9 @@ from gpuav.layer.pipeline_layouts import release_pipeline_layout
 from gpuav.layer.shader_modules import context_shadow, instrument_words, shadow_of
 from gpuav.layer.state import DeviceState, PipelineState, ShaderTracker
 
+if TYPE_CHECKING:
+    from gpuav.instrument.host_terms import Term
+
 _KINDS = {PIPELINE_BIND_POINT_GRAPHICS: "graphics", PIPELINE_BIND_POINT_RAY_TRACING: "ray tracing"}
 
 
@@ -38,6 +42,8 @@ class PipelinePlan:
     inline_words: dict[int, list[int]] = field(default_factory=dict)
     shaders: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
     context_stages: int = 0  # shaders reach our buffers through the pushed context address
+    # (stage bit, terms) of the stages with an unchecked entry function (host_terms)
+    verdicts: list[tuple[int, tuple[Term, ...]]] = field(default_factory=list)
 
     @property
     def instrumented(self) -> bool:
@@ -87,6 +93,11 @@ def _plan(device: DeviceState, bind_point: int, info: PipelineInfo) -> PipelineP
                 continue
             plan.modules[index] = module.shadow
             plan.shaders.append((module.shader_id, stage.module, module.words))
+            plan.verdicts += [
+                (bit, terms)
+                for name, bit, terms in module.verdicts
+                if name == stage.name and bit == stage.stage
+            ]
         elif stage.inline_words is not None and (usable or by_address):
             shader_id = next(device.shader_ids)
             options = {}
@@ -160,6 +171,7 @@ def post_call_record_create_pipelines(
             shaders,
             context_stages,
             info.buffer_robustness,
+            tuple(plan.verdicts),
         )
 
 

@@ -308,6 +308,7 @@ def shadow_of(device: DeviceState, module: ShaderModuleState) -> int:
     """The module's instrumented twin, made at its first use; 0 when there is none."""
     pending, module.pending = module.pending, None
     if pending is not None:
+        module.verdicts = pending.verdicts
         try:
             module.shadow = device.calls.create_shader_module(pending.words_for(module.shader_id))
         except Exception as error:

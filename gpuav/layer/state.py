@@ -19,6 +19,7 @@ from gpuav.layer.instance_state import InstanceState as InstanceState
 from gpuav.layer.reporting import Reporter
 
 if TYPE_CHECKING:  # recording_site brings the report modules: not at instance creation
+    from gpuav.instrument.host_terms import EntryVerdicts, Term
     from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
@@ -43,6 +44,7 @@ class ShaderModuleState:
     context_shadow: int = 0  # instrumented to reach our buffers through a context address
     pending: Outcome | None = None  # made into ``shadow`` at first use (shader_modules.shadow_of)
     context_tried: bool = False
+    verdicts: EntryVerdicts = ()  # ``shadow``'s entry functions with an unchecked copy
     _words: tuple[int, ...] | None = None
 
     @property
@@ -112,6 +114,9 @@ class PipelineState:
     shaders: dict[int, ShaderTracker]
     context_stages: int = 0  # reaches our buffers through the pushed context address
     buffer_robustness: tuple[int, int] = (0, 0)  # PipelineInfo's
+    # (stage bit, terms) of its stages whose entry function has an unchecked copy, run where
+    # the action's verdict word has the bit (``host_terms``)
+    verdicts: tuple[tuple[int, tuple[Term, ...]], ...] = ()
 
 
 @dataclass(slots=True)
@@ -150,6 +155,8 @@ class CommandBufferState:
     # The regions the areas' binding summaries were made from, with their change counts then
     # (binding_summaries).
     summarized: dict[Region, int] = field(default_factory=dict)
+    # the last verdict word worked out: (pipeline, bound-sets area, word) (command_buffers)
+    last_verdict: tuple[PipelineState, array[int], int] | None = None
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
     # Descriptor buffers bound and the sets used in them (None until the app binds one).

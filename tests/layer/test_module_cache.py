@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuav.instrument import host_terms
 from gpuav.instrument.api import instrument_shader
 from gpuav.layer import module_cache, shader_modules, shader_validation
 from gpuav.layer.calls import PhysicalDeviceFacts
@@ -158,6 +159,21 @@ def test_a_corrupt_or_truncated_entry_is_a_miss_and_is_written_anew(tmp_path: Pa
     disk.store(KEY, outcome.to_bytes())
     assert disk.load(KEY) == outcome.to_bytes()
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left behind
+
+
+def test_an_entry_keeps_the_entry_functions_the_layer_decides() -> None:
+    terms = (
+        host_terms.Fits(0, 1, 0x40, host_terms.Const(0)),
+        host_terms.Within(
+            host_terms.Sum(host_terms.Const(4), host_terms.ArrayLength(0, 2, 0, 16, 8)), 0, 2, 0
+        ),
+    )
+    outcome = Outcome(Kind.INSTRUMENTED, words=bytes(8), verdicts=(("main", 0x10, terms),))
+    assert Outcome.from_bytes(outcome.to_bytes()) == outcome
+    # a tag or a field the rows do not have (same length: the header still fits)
+    for old, new in ((b'"fits"', b'"fitz"'), (b'"main", 16', b'"main", -1'), (b"16, 8", b"16, x")):
+        with pytest.raises((ValueError, TypeError)):
+            Outcome.from_bytes(outcome.to_bytes().replace(old, new))
 
 
 def test_pruning_removes_the_least_recently_used_entries_once_a_day(

@@ -152,7 +152,8 @@ def _stage_info(stage: Any) -> StageInfo:
         if chained:
             code = at(chained, "VkShaderModuleCreateInfo")
             inline_words = tuple(words_at(address(code.pCode), int(code.codeSize) // 4))
-    return StageInfo(int(stage.stage), module, inline_words)
+    name = vkffi.string(stage.pName).decode("utf-8", "replace") if stage.pName else ""
+    return StageInfo(int(stage.stage), module, inline_words, name)
 
 
 def _buffer_robustness(pipeline_next: Any, stage_nexts: list[Any]) -> tuple[int, int]:

@@ -1,0 +1,199 @@
+"""Entry points that run as the app wrote them where the layer, on the host, found that every
+check of the whole function would pass.
+
+On a GPU a check's cost is mostly its branch and the reads it waits on, not its compare: the
+1920x1080 render loop's fragment shader, whose every access is fine, ran at 0.59 of its speed
+with its checks. Most entry points' accesses can be decided before they run: a texture that is
+no array, or an array indexed by ``draw % 8``, a uniform block read at a constant offset, a
+storage buffer read at ``i % buffer.length()``. Where every access the pass guards in an entry
+function has such a proof (the provers of the loop copies, ``loop_versions``) and each proof
+can be made by the layer from what it writes into the action's bound-sets area
+(``host_terms``), the function is kept twice:
+
+    start:   its variables; proven = (verdict word & this stage's bit) != 0
+             OpSelectionMerge %unreached
+             OpBranchConditional proven %copy %body
+    copy:    the function's blocks as the app wrote them, no checks
+    body:    the blocks the guards then check, access by access, as before
+    unreached: OpUnreachable (both return from inside)
+
+The layer evaluates the terms when it records each draw or dispatch and writes the verdict
+word (``descriptor_state.VERDICT_WORD``), so the test costs each invocation one read. A test
+made in the shader instead (the proofs' own tests, as loops have) read about ten words of the
+action's table per invocation, and cost an H100 more than the checks it replaced. The word is
+the same for every invocation of an action, so both copies run in uniform control flow where
+the function did, and derivatives, barriers and subgroup operations keep their meaning.
+"""
+
+from __future__ import annotations
+
+from gpuav.instrument.host_terms import STAGE_BITS, Term
+from gpuav.instrument.loop_bounds import ArrayLengths
+from gpuav.instrument.loop_versions import GuardedAccess, LoopCopier, Proof, Prover, group_guarded
+from gpuav.spirv.analysis.def_use import DefUse
+from gpuav.spirv.analysis.loops import Loop
+from gpuav.spirv.analysis.types import Types
+from gpuav.spirv.builder import Builder
+from gpuav.spirv.grammar import Op
+from gpuav.spirv.instruction import Instruction, decode_string
+from gpuav.spirv.module import Block, Function
+
+_DEBUG_INFO_SET = "NonSemantic.Shader.DebugInfo.100"
+_DEBUG_FUNCTION_DEFINITION = 101
+
+
+def version_entry_functions(
+    builder: Builder,
+    def_use: DefUse,
+    types: Types,
+    guarded: list[tuple[Instruction, Prover]],
+    unprovable: set[int],
+    named: list[tuple[Instruction, frozenset[int]]],
+    entry_functions: list[tuple[Function, Instruction]],
+    action_verdict: int,
+    lengths: ArrayLengths | None = None,
+) -> dict[int, tuple[int, tuple[Term, ...]]]:
+    """Give each of ``entry_functions`` (with its entry point) whose ``guarded`` consumers
+    all have proofs the layer can make, and which holds none of ``unprovable``, an unchecked
+    copy behind its stage's bit of the verdict word (``action_verdict``: the helper that reads
+    it). Returns, for each function copied (by id), its stage bit and the terms the layer
+    works out for that bit."""
+    accesses_of, unprovable_labels = group_guarded(def_use, guarded, unprovable)
+    copied: dict[int, tuple[int, tuple[Term, ...]]] = {}
+    for function, entry_point in entry_functions:
+        accesses = accesses_of.get(id(function))
+        bit = STAGE_BITS.get(entry_point.operands[0])
+        labels = frozenset(block.label_id for block in function.blocks)
+        if not accesses or bit is None or labels & unprovable_labels:
+            continue
+        copier = _FunctionCopier(builder, def_use, types, function, lengths)
+        terms = copier.version(accesses, named, action_verdict, bit)
+        if terms is not None:
+            copied[function.id] = (bit, terms)
+    return copied
+
+
+class _FunctionCopier:
+    def __init__(
+        self,
+        builder: Builder,
+        def_use: DefUse,
+        types: Types,
+        function: Function,
+        lengths: ArrayLengths | None,
+    ) -> None:
+        self.builder = builder
+        self.def_use = def_use
+        self.types = types
+        self.function = function
+        self.lengths = lengths
+
+    def version(
+        self,
+        accesses: list[GuardedAccess],
+        named: list[tuple[Instruction, frozenset[int]]],
+        action_verdict: int,
+        bit: int,
+    ) -> tuple[Term, ...] | None:
+        """Copy the function where the layer can make every access's proof; the terms it
+        makes, or None where the function was left as it was."""
+        function = self.function
+        body = function.blocks[0]
+        labels = frozenset(block.label_id for block in function.blocks)
+        start = self._split_start(body)
+        unreached = self._append(Block(Instruction(Op.Label, [self.builder.module.new_id()])))
+        unreached.instructions.append(Instruction(Op.Unreachable, []))
+        self.def_use.record(unreached.instructions[0], (function, unreached))
+        region = Loop(function, body, unreached.label_id, unreached.label_id, labels, start)
+        copier = LoopCopier(self.builder, self.def_use, self.types, region, self.lengths)
+        terms: list[Term] = []
+
+        def verdict_test(before: Block, proofs: list[Proof]) -> int | None:
+            for proof in proofs:
+                if proof.host is None or proof.residual is not None:
+                    return None
+                terms.extend(proof.host)
+            return self._emit_verdict(before, action_verdict, bit)
+
+        if not copier.version(accesses, named, unroll=False, test=verdict_test):
+            self._undo(start, body, unreached)
+            return None
+        # The copier joins the two copies in exit blocks that branch to the merge block; a
+        # function's region returns instead, so nothing reaches them.
+        exits = [b for b in function.blocks if _only_branches_to(b, unreached.label_id)]
+        for block in exits:
+            self.def_use.forget(block.terminator)
+        self._remove(exits)
+        return tuple(dict.fromkeys(terms))
+
+    def _emit_verdict(self, start: Block, action_verdict: int, bit: int) -> int:
+        """``(verdict word & bit) != 0``, emitted at the end of ``start`` (before its
+        branch)."""
+        builder = self.builder
+        builder.position_at_end(start, self.function)
+        builder.index = len(start.instructions) - 1
+        uint, bool_ = builder.type_int(32, False), builder.type_bool()
+        word = builder.op(Op.FunctionCall, uint, action_verdict)
+        mine = builder.op(Op.BitwiseAnd, uint, word, builder.constant_uint(bit))
+        return builder.op(Op.INotEqual, bool_, mine, builder.constant_uint(0))
+
+    def _split_start(self, body: Block) -> Block:
+        """Move the function's variables (and its debug definition, which must stay in the
+        first block) into a new first block that branches to the rest."""
+        moved: list[Instruction] = []
+        kept: list[Instruction] = []
+        for instruction in body.instructions:
+            first = instruction.opcode == Op.Variable or self._function_definition(instruction)
+            (moved if first else kept).append(instruction)
+        start = Block(Instruction(Op.Label, [self.builder.module.new_id()]), moved, body.preamble)
+        body.preamble = []
+        body.instructions = kept
+        start.instructions.append(Instruction(Op.Branch, [body.label_id]))
+        self.function.blocks.insert(0, start)
+        self.def_use.places[id(start.label)] = (self.function, start)
+        for instruction in start.instructions:
+            self.def_use.forget(instruction)
+            self.def_use.record(instruction, (self.function, start))
+        return start
+
+    def _undo(self, start: Block, body: Block, unreached: Block) -> None:
+        moved = start.instructions[:-1]
+        self.def_use.forget(start.instructions[-1])
+        self.def_use.forget(unreached.instructions[0])
+        body.instructions[:0] = moved
+        body.preamble = start.preamble
+        for instruction in moved:
+            self.def_use.forget(instruction)
+            self.def_use.record(instruction, (self.function, body))
+        self._remove([start, unreached])
+
+    def _remove(self, blocks: list[Block]) -> None:
+        gone = {id(block) for block in blocks}
+        self.function.blocks[:] = [b for b in self.function.blocks if id(b) not in gone]
+
+    def _append(self, block: Block) -> Block:
+        self.function.blocks.append(block)
+        self.def_use.places[id(block.label)] = (self.function, block)
+        return block
+
+    def _function_definition(self, instruction: Instruction) -> bool:
+        return (
+            _extended_set(self.def_use, instruction) == _DEBUG_INFO_SET
+            and instruction.operands[3] == _DEBUG_FUNCTION_DEFINITION
+        )
+
+
+def _only_branches_to(block: Block, label: int) -> bool:
+    return [i.opcode for i in block.instructions] == [Op.Branch] and block.terminator.operands == [
+        label
+    ]
+
+
+def _extended_set(def_use: DefUse, instruction: Instruction) -> str:
+    """The name of the extended instruction set of an OpExtInst; "" for other instructions."""
+    if instruction.opcode != Op.ExtInst or len(instruction.operands) < 4:
+        return ""
+    for imported in def_use.module.ext_inst_imports:
+        if imported.operands[0] == instruction.operands[2]:
+            return decode_string(imported.operands, 1)[0]
+    return ""

@@ -1,0 +1,160 @@
+"""Entry functions whose every check the layer can decide for an action: the pass keeps them
+twice and says how (``host_terms``); the shader runs the unchecked copy exactly where the
+action's verdict word has its stage's bit, and the layer sets that bit exactly where every
+term holds. On lavapipe, with gpuav's set made by hand as the layer makes it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuav.instrument import host_terms
+from gpuav.instrument.api import instrument_module
+from gpuav.instrument.descriptor_state import (
+    VERDICT_WORD,
+    binding_table_word,
+    range_word,
+    region_words,
+)
+from gpuav.instrument.record import ErrorCode, ErrorRecord
+from gpuav.spirv import read, write
+from tests.harness import Binding, VulkanContext
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, gpuav_set
+from tests.shaders.glsl import compile_glsl, spirv_val
+
+pytestmark = pytest.mark.vulkan
+
+COMPUTE_BIT = 0x20
+DATA_WORDS = 24
+
+# Every index has a bound the layer can work out: a remainder of the runtime array's own
+# length (kept in a local, as glslang leaves it), a remainder of a constant, and uniform
+# members at constant offsets.
+PROVABLE = """#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
+layout(set = 0, binding = 1) buffer Out { uint v[8]; } o;
+layout(set = 0, binding = 2) uniform Params { uint base; uint scale; } params;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint at = (i * 7u + params.base) % uint(data.v.length());
+    o.v[i % 8u] = data.v[at] * params.scale;
+}
+"""
+
+# The same with an index pushed by the app: only the shader sees it.
+PUSHED = PROVABLE.replace(
+    "layout(local_size_x = 8) in;",
+    "layout(local_size_x = 8) in;\nlayout(push_constant) uniform P { uint at; } p;",
+).replace("data.v[at]", "data.v[p.at]")
+
+
+def _instrumented(source: str) -> tuple[list[int], host_terms.EntryVerdicts]:
+    words = compile_glsl(source, "comp", target_env="vulkan1.2")
+    result = instrument_module(
+        read(words), shader_id=SHADER_ID, descriptor_set=DEBUG_SET, descriptor_state=True
+    )
+    out = write(result.module)
+    spirv_val(out, "vulkan1.2")
+    return out, result.entry_verdicts
+
+
+def _state(data_written: bool = True, out_bytes: int = 32) -> list[int]:
+    state = region_words({0: 1, 1: 1, 2: 1})
+    sizes = {0: 4 * DATA_WORDS if data_written else None, 1: out_bytes, 2: 8}
+    for binding, size in sizes.items():
+        state[state[binding_table_word(binding)]] = 0 if size is None else range_word(size)
+    return state
+
+
+def _run(
+    vk: VulkanContext, words: list[int], state: list[int], verdict: int
+) -> tuple[list[int], list[ErrorRecord]]:
+    data = vk.buffer(data=np.arange(1, 1 + DATA_WORDS, dtype=np.uint32))
+    out = vk.buffer(32)
+    debug = vk.debug_buffer(capacity_words=4096)
+    app = [
+        Binding(0, "storage_buffer", [data]),
+        Binding(1, "storage_buffer", [out]),
+        Binding(2, "uniform_buffer", [vk.buffer(data=np.array([5, 3], np.uint32))]),
+    ]
+    area = bound_sets_area(state, 0)
+    area[VERDICT_WORD] = verdict
+    result = vk.run_compute(words, {0: app, DEBUG_SET: gpuav_set(vk, debug, state, area)})
+    return result.buffer(out).tolist(), debug.records()
+
+
+EXPECTED = [(1 + (i * 7 + 5) % DATA_WORDS) * 3 for i in range(8)]
+
+
+def test_provable_entry_function_is_kept_twice_with_its_terms() -> None:
+    _, verdicts = _instrumented(PROVABLE)
+    ((name, bit, terms),) = verdicts
+    assert (name, bit) == ("main", COMPUTE_BIT)
+    ranges = {
+        (t.binding, type(t.bound).__name__) for t in terms if isinstance(t, host_terms.Within)
+    }
+    # the data read through its own length, the output and both uniform members by constants
+    assert ranges == {(0, "Sum"), (1, "Sum"), (2, "Const")}
+
+
+def test_index_only_the_shader_sees_gets_no_copy() -> None:
+    assert _instrumented(PUSHED)[1] == ()
+
+
+@pytest.mark.parametrize("verdict", [COMPUTE_BIT, 0], ids=["copy", "checked"])
+def test_either_copy_computes_what_the_shader_computes_alone(
+    vk: VulkanContext, verdict: int
+) -> None:
+    words, _ = _instrumented(PROVABLE)
+    plain = compile_glsl(PROVABLE, "comp", target_env="vulkan1.2")
+    out, records = _run(vk, words, _state(), verdict)
+    assert records == []
+    assert out == _run(vk, plain, _state(), verdict)[0] == EXPECTED
+
+
+def test_the_stage_bit_alone_picks_the_copy(vk: VulkanContext) -> None:
+    """With the data descriptor unwritten in the state (the buffer is really there), the
+    checked function reports and skips the read; the copy, run where the bit says every check
+    passes, reads it."""
+    words, _ = _instrumented(PROVABLE)
+    checked_out, checked = _run(vk, words, _state(data_written=False), 0)
+    assert ErrorCode.BUFFER_OUT_OF_BOUNDS in {record.error_code for record in checked}
+    assert checked_out == [0] * 8
+    other_stage = 0x10  # a fragment shader's bit says nothing about this compute shader
+    assert _run(vk, words, _state(data_written=False), other_stage)[1] == checked
+    copy_out, copied = _run(vk, words, _state(data_written=False), COMPUTE_BIT)
+    assert copied == [] and copy_out == EXPECTED
+
+
+@pytest.mark.parametrize(
+    ("state", "holds"),
+    [
+        (_state(), True),
+        (_state(data_written=False), False),
+        (_state(out_bytes=28), False),  # the output's last word is not bound
+        (_state(out_bytes=4 * 64), True),
+    ],
+    ids=["bound", "data-unwritten", "output-short", "output-longer"],
+)
+def test_the_layer_sets_the_bit_where_every_term_holds(state: list[int], holds: bool) -> None:
+    (_, verdicts) = _instrumented(PROVABLE)
+    stages = [(bit, terms) for _, bit, terms in verdicts]
+    area = bound_sets_area(state, 0).tolist()
+    assert host_terms.verdict(stages, area) == (COMPUTE_BIT if holds else 0)
+
+
+def test_no_verdict_for_a_set_the_layer_does_not_track() -> None:
+    (_, verdicts) = _instrumented(PROVABLE)
+    stages = [(bit, terms) for _, bit, terms in verdicts]
+    no_state = host_terms.NO_STATE
+    assert host_terms.verdict(stages, bound_sets_area(_state(), no_state).tolist()) == 0
+
+
+def test_terms_read_back_from_their_rows() -> None:
+    (_, verdicts) = _instrumented(PROVABLE)
+    ((_, _, terms),) = verdicts
+    assert host_terms.from_rows(host_terms.to_rows(terms)) == terms
+    for bad in (["fits", 0, 0], ["sum", 1], [["c", 1]], "fits", [["c", 1]][0]):
+        with pytest.raises((ValueError, TypeError)):
+            host_terms.from_rows([bad])
