@@ -26,6 +26,7 @@ from gpuav.instrument.descriptor_state import (
     PushConstantAddress,
     SpecializationAddress,
 )
+from gpuav.instrument.host_terms import to_rows
 from gpuav.instrument.unsupported import DescriptorBoundsUnsupported
 from gpuav.spirv import read, words_from_bytes, write
 from gpuav.spirv.analysis.decorations import Decorations
@@ -91,7 +92,7 @@ def _instrument(args: argparse.Namespace) -> int:
         )
     except DescriptorBoundsUnsupported as error:
         report.update(declined=str(error), instrumented=False, checked=[], static_findings=[])
-        report.update(unchecked=[], loops_copied=0)
+        report.update(unchecked=[], loops_copied=0, entry_functions_copied=[])
         out = words
     else:
         accesses = [_access(a, names, decorations) for a in result.findings.accesses]
@@ -102,6 +103,10 @@ def _instrument(args: argparse.Namespace) -> int:
             for u in result.findings.unchecked
         ]
         report["loops_copied"] = result.loops_copied
+        report["entry_functions_copied"] = [
+            {"entry_point": name, "stage_bit": bit, "terms": to_rows(terms)}
+            for name, bit, terms in result.entry_verdicts
+        ]
         out = write(result.module) if result.changed else words
     try:
         args.output.write_bytes(array("I", out).tobytes())
@@ -163,6 +168,11 @@ def _text(report: dict[str, Any]) -> str:
         return "\n".join(lines)
     checked = report["checked"]
     lines.append(f"  {len(checked)} descriptor accesses checked")
+    for entry in report["entry_functions_copied"]:
+        lines.append(
+            f"  entry point {entry['entry_point']} also kept without checks, run where the "
+            f"layer finds {len(entry['terms'])} facts of the action hold"
+        )
     if report["loops_copied"]:
         lines.append(
             f"  {report['loops_copied']} loops also kept without checks, run where a test "

@@ -134,3 +134,20 @@ def test_json_report_lists_the_lookups_a_merge_chooses_from(
     assert [inner["static_index"] for inner in lookup["incoming"]] == [0, None]
     assert report["unchecked"] == []
     spirv_val(_read(tmp_path / "out.spv"), "vulkan1.1")
+
+
+def test_reports_the_entry_functions_the_layer_decides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.instrument.test_function_versions import PROVABLE
+    from tests.shaders.glsl import compile_glsl
+
+    source = _write(tmp_path / "in.spv", compile_glsl(PROVABLE, "comp", target_env="vulkan1.2"))
+    output = tmp_path / "out.spv"
+    argv = ["instrument", str(source), "-o", str(output), "--descriptor-state"]
+    assert main(argv) == 0
+    assert "entry point main also kept without checks" in capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["entry_functions_copied"]
+    assert entry["entry_point"] == "main" and entry["stage_bit"] == 0x20
+    assert "within" in {row[0] for row in entry["terms"]}
