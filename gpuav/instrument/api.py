@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuav.instrument.accesses import DescriptorAccess, DescriptorLookup, Findings, Lookup
-from gpuav.instrument.array_lengths import ArrayLengthBounds
+from gpuav.instrument.action_values import ActionValues
 from gpuav.instrument.binding_tables import BindingTables
 from gpuav.instrument.buffer_spans import BufferFindings, find_buffer_accesses
 from gpuav.instrument.descriptor_bounds import Guarder
@@ -215,10 +215,10 @@ def _instrument(
     ranges = range_guarder(builder, def_use, types, helpers, tables)
     address_checks = address_guarder(builder, def_use, types, decorations, helpers, shader_int64)
     descriptor_proofs = descriptor_loop_proofs(builder, def_use, types, helpers, tables)
-    lengths = (
+    action_values = (
         None
         if helpers.buffer_range is None
-        else ArrayLengthBounds(builder, def_use, types, decorations, helpers.buffer_range)
+        else ActionValues(builder, def_use, types, decorations, helpers.buffer_range)
     )
     copied, result.loops_copied = copy_provable_code(
         builder,
@@ -237,7 +237,7 @@ def _instrument(
             *result.local_findings.accesses,
             *result.address_findings.accesses,
         ],
-        None if lengths is None else lengths.bound,
+        action_values,
         (entry_functions, helpers.action_verdict),
     )
     result.entry_verdicts = tuple(
@@ -259,7 +259,7 @@ def _instrument(
     if helpers.descriptor_word is not None and not guarder.called_descriptor_word:
         _drop_function(module, helpers.descriptor_word)
     unused_helpers: list[int | None] = []
-    lengths_read = lengths is not None and lengths.called
+    lengths_read = action_values is not None and action_values.called
     in_table = guarder.called_check_in_table
     if not in_table and not (descriptor_proofs and descriptor_proofs.called_check_in_table):
         unused_helpers.append(helpers.check_in_table)

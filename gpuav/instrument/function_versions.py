@@ -28,7 +28,7 @@ the function did, and derivatives, barriers and subgroup operations keep their m
 from __future__ import annotations
 
 from gpuav.instrument.host_terms import STAGE_BITS, Term
-from gpuav.instrument.loop_bounds import ArrayLengths
+from gpuav.instrument.loop_bounds import LayerBounds
 from gpuav.instrument.loop_versions import GuardedAccess, LoopCopier, Proof, Prover, group_guarded
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.loops import Loop
@@ -51,7 +51,7 @@ def version_entry_functions(
     named: list[tuple[Instruction, frozenset[int]]],
     entry_functions: list[tuple[Function, Instruction]],
     action_verdict: int,
-    lengths: ArrayLengths | None = None,
+    layer: LayerBounds | None = None,
 ) -> dict[int, tuple[int, tuple[Term, ...]]]:
     """Give each of ``entry_functions`` (with its entry point) whose ``guarded`` consumers
     all have proofs the layer can make, and which holds none of ``unprovable``, an unchecked
@@ -66,7 +66,7 @@ def version_entry_functions(
         labels = frozenset(block.label_id for block in function.blocks)
         if not accesses or bit is None or labels & unprovable_labels:
             continue
-        copier = _FunctionCopier(builder, def_use, types, function, lengths)
+        copier = _FunctionCopier(builder, def_use, types, function, layer)
         terms = copier.version(accesses, named, action_verdict, bit)
         if terms is not None:
             copied[function.id] = (bit, terms)
@@ -80,13 +80,13 @@ class _FunctionCopier:
         def_use: DefUse,
         types: Types,
         function: Function,
-        lengths: ArrayLengths | None,
+        layer: LayerBounds | None,
     ) -> None:
         self.builder = builder
         self.def_use = def_use
         self.types = types
         self.function = function
-        self.lengths = lengths
+        self.layer = layer
 
     def version(
         self,
@@ -105,7 +105,7 @@ class _FunctionCopier:
         unreached.instructions.append(Instruction(Op.Unreachable, []))
         self.def_use.record(unreached.instructions[0], (function, unreached))
         region = Loop(function, body, unreached.label_id, unreached.label_id, labels, start)
-        copier = LoopCopier(self.builder, self.def_use, self.types, region, self.lengths)
+        copier = LoopCopier(self.builder, self.def_use, self.types, region, self.layer)
         terms: list[Term] = []
 
         def verdict_test(before: Block, proofs: list[Proof]) -> int | None:

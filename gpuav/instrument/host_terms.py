@@ -69,6 +69,13 @@ class ArrayLength:
 
 
 @dataclass(frozen=True)
+class Pushed:
+    """The 32-bit word at byte ``offset`` of the push constants the app pushed last."""
+
+    offset: int
+
+
+@dataclass(frozen=True)
 class MinusOne:
     bound: Bound
 
@@ -98,7 +105,7 @@ class NotNegative:
     bound: Bound
 
 
-Bound = Const | ArrayLength | MinusOne | Shifted | Sum | Product | NotNegative
+Bound = Const | ArrayLength | Pushed | MinusOne | Shifted | Sum | Product | NotNegative
 
 
 # -- terms: what must hold ----------------------------------------------------------------------
@@ -150,33 +157,57 @@ EntryVerdicts = tuple[tuple[str, int, tuple[Term, ...]], ...]
 # -- evaluation ---------------------------------------------------------------------------------
 
 
-def verdict(stages: Sequence[tuple[int, Sequence[Term]]], area: Sequence[int]) -> int:
-    """The verdict word for an action whose pipeline has these (stage bit, terms) pairs and
-    whose bound-sets area holds ``area``: the bits of the stages whose terms all hold."""
+@dataclass(frozen=True)
+class ActionState:
+    """What an action's terms are worked out from: its bound-sets ``area``, and the push
+    constants the app pushed before it, ``pushed`` bytes of which the words with a bit in
+    ``pushed_words`` were pushed (the others are undefined)."""
+
+    area: Sequence[int]
+    pushed: bytes = b""
+    pushed_words: int = 0
+
+
+def reads_pushed(terms: Sequence[Term]) -> bool:
+    """Whether ``terms`` read a push constant: their value changes with each push."""
+    return any(_reads_pushed(term) for term in terms)
+
+
+def _reads_pushed(item: Term | Bound | int) -> bool:
+    if isinstance(item, int):
+        return False
+    return isinstance(item, Pushed) or any(
+        _reads_pushed(getattr(item, field.name)) for field in fields(item)
+    )
+
+
+def verdict(stages: Sequence[tuple[int, Sequence[Term]]], action: ActionState) -> int:
+    """The verdict word for an action whose pipeline has these (stage bit, terms) pairs: the
+    bits of the stages whose terms all hold."""
     word = 0
     for bit, terms in stages:
-        if all(_holds(term, area) for term in terms):
+        if all(_holds(term, action) for term in terms):
             word |= bit
     return word
 
 
-def _holds(term: Term, area: Sequence[int]) -> bool:
+def _holds(term: Term, action: ActionState) -> bool:
     if isinstance(term, Less):
-        value = _value(term.bound, area)
+        value = _value(term.bound, action)
         return value is not None and value < term.limit
-    entry = _entry(area, term.descriptor_set, term.binding)
+    entry = _entry(action.area, term.descriptor_set, term.binding)
     if entry is None:
         return False
     size, summary = entry
     if isinstance(term, Fits):
-        end = _value(term.end, area)
+        end = _value(term.end, action)
         if end is None or summary == 0 or summary & term.forbidden:
             return False
         return end == 0 or (size == 1 and _fits_range(summary, end))
     if isinstance(term, Below):
-        value = _value(term.bound, area)
+        value = _value(term.bound, action)
         return value is not None and value < size
-    value = _value(term.bound, area)
+    value = _value(term.bound, action)
     return (
         value is not None
         and term.index == 0
@@ -210,29 +241,34 @@ def _fits_range(word: int, end: int) -> bool:
     return bound is None or end <= bound
 
 
-def _value(bound: Bound, area: Sequence[int]) -> int | None:
+def _value(bound: Bound, action: ActionState) -> int | None:
     """The bound's value for this action; None where it does not hold (it wraps past 32 bits,
-    a signed value is negative, a length cannot be known)."""
+    a signed value is negative, a length or a push constant cannot be known)."""
     if isinstance(bound, Const):
         return bound.value
     if isinstance(bound, ArrayLength):
-        entry = _entry(area, bound.descriptor_set, bound.binding)
+        entry = _entry(action.area, bound.descriptor_set, bound.binding)
         if entry is None or bound.index != 0 or entry[0] != 1:
             return None
         bytes_ = _range(entry[1])
         if bytes_ is None or bytes_ < bound.offset:
             return None
         return (bytes_ - bound.offset) // bound.stride
+    if isinstance(bound, Pushed):
+        word, misaligned = divmod(bound.offset, 4)
+        if misaligned or not action.pushed_words >> word & 1:
+            return None
+        return int.from_bytes(action.pushed[bound.offset : bound.offset + 4], "little")
     if isinstance(bound, NotNegative):
-        value = _value(bound.bound, area)
+        value = _value(bound.bound, action)
         return None if value is None or value >= _NEGATIVE else value
     if isinstance(bound, MinusOne):
-        value = _value(bound.bound, area)
+        value = _value(bound.bound, action)
         return None if value is None else (value - 1) & _MASK
     if isinstance(bound, Shifted):
-        value = _value(bound.bound, area)
+        value = _value(bound.bound, action)
         return None if value is None else value >> bound.shift
-    left, right = _value(bound.left, area), _value(bound.right, area)
+    left, right = _value(bound.left, action), _value(bound.right, action)
     if left is None or right is None:
         return None
     combined = left + right if isinstance(bound, Sum) else left * right
@@ -244,6 +280,7 @@ def _value(bound: Bound, area: Sequence[int]) -> int | None:
 _BOUND_TAGS: dict[type, str] = {
     Const: "c",
     ArrayLength: "len",
+    Pushed: "push",
     MinusOne: "m1",
     Shifted: "shr",
     Sum: "add",

@@ -19,7 +19,11 @@ finds such bounds from the code alone and emits them at the end of the loop's pr
   preheader (uniform data cannot change during a draw or dispatch);
 - a function variable with one store, which runs before every read, holds the stored value;
 - ``OpArrayLength`` is at most what the range the layer keeps for the buffer allows
-  (``array_lengths``).
+  (``action_values``).
+
+Where the layer can work a bound out for an action too (constants, what it keeps of the
+buffers, the push constants it saw), the bound says how (``Described``), so that a test of a
+whole entry function can be made on the host (``function_versions``).
 
 ``invariant`` gives the same for values of any type (a pointer the loop reads through), and
 ``span_end`` the bound of the end of a span of bytes.
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from gpuav.instrument import host_terms
 from gpuav.instrument.local_arrays import CHAINS
@@ -49,8 +54,16 @@ from gpuav.spirv.module import Block
 EmitBound = Callable[[Builder], tuple[int, list[int]]]
 # Emits, at the builder's insert point, a value equal to one the loop uses.
 EmitValue = Callable[[Builder], int]
-# an OpArrayLength -> a bound of its result, from the range the layer keeps
-ArrayLengths = Callable[[Instruction], EmitBound | None]
+
+
+class LayerBounds(Protocol):
+    """Values the layer knows for each action (``action_values``)."""
+
+    def length(self, instruction: Instruction) -> EmitBound | None:
+        """A bound of an OpArrayLength's result, from the range the layer keeps."""
+
+    def pushed(self, load: Instruction) -> host_terms.Bound | None:
+        """What the layer can work out of a push constant's load: the word the app pushed."""
 
 
 class Described:
@@ -100,13 +113,13 @@ class LoopBounds:
         def_use: DefUse,
         types: Types,
         uses: FunctionUses,
-        lengths: ArrayLengths | None = None,
+        layer: LayerBounds | None = None,
     ) -> None:
         self.loop = loop
         self.def_use = def_use
         self.uses = uses
         self.types = types
-        self.lengths = lengths
+        self.layer = layer
         self._pair: int | None = None
         self.counter = self._counter()
 
@@ -177,9 +190,9 @@ class LoopBounds:
         if constant is not None:
             return _constant(constant & 0xFFFF_FFFF)
         same = self.invariant(value, block)
-        if same is not None:
-            return self._as_bound(same)
         definition = self.def_use.definition(value)
+        if same is not None:
+            return self._pushed(definition, self._as_bound(same))
         if definition is None:
             return None
         opcode, operands = definition.opcode, definition.operands
@@ -205,14 +218,22 @@ class LoopBounds:
             if left is None or right is None:
                 return None
             return self._combined(opcode, left, right)
-        if opcode == Op.ArrayLength and self.lengths is not None:
-            return self.lengths(definition)
+        if opcode == Op.ArrayLength and self.layer is not None:
+            return self.layer.length(definition)
         if opcode == Op.Load:
             counted = self._counted(value, block, depth)
             return counted if counted is not None else self._stored_once(definition, depth)
         if opcode == Op.Phi:
             return self._counted(value, block, depth)
         return None
+
+    def _pushed(self, definition: Instruction | None, bound: EmitBound) -> EmitBound:
+        """``bound``, the value itself read before the loop, with what the layer knows of it
+        where it is a push constant."""
+        if self.layer is None or definition is None or definition.opcode != Op.Load:
+            return bound
+        host = self.layer.pushed(definition)
+        return bound if host is None else Described(bound, host)
 
     def _stored_once(self, load: Instruction, depth: int) -> EmitBound | None:
         """A function variable stored in one place only, where that store runs before every

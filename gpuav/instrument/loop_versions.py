@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpuav.instrument.host_terms import Term
-from gpuav.instrument.loop_bounds import ArrayLengths, LoopBounds
+from gpuav.instrument.loop_bounds import LayerBounds, LoopBounds
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.loops import FunctionUses, Loop, function_loops, function_uses
 from gpuav.spirv.analysis.types import Types
@@ -90,7 +90,7 @@ def version_loops(
     unprovable: set[int],
     named: list[tuple[Instruction, frozenset[int]]],
     unroll: bool = True,
-    lengths: ArrayLengths | None = None,
+    layer: LayerBounds | None = None,
     skipped: frozenset[int] = frozenset(),
 ) -> int:
     """Give each loop whose ``guarded`` consumers all have proofs an unchecked copy;
@@ -118,7 +118,7 @@ def version_loops(
                 convergent = _convergent_functions(builder.module.functions)
             if _runs_convergent(loop, convergent):
                 continue
-            copier = LoopCopier(builder, def_use, types, loop, lengths)
+            copier = LoopCopier(builder, def_use, types, loop, layer)
             if copier.version(inside, named, unroll):
                 done.append(loop)
                 copied += 1
@@ -191,13 +191,13 @@ class LoopCopier:
         def_use: DefUse,
         types: Types,
         loop: Loop,
-        lengths: ArrayLengths | None,
+        layer: LayerBounds | None,
     ) -> None:
         self.builder = builder
         self.def_use = def_use
         self.types = types
         self.loop = loop
-        self.lengths = lengths
+        self.layer = layer
         self.function: Function = loop.function
 
     def version(
@@ -217,7 +217,7 @@ class LoopCopier:
         live_out = self._live_out(uses)
         if not self._copyable(preheader, live_out) or self._renames_named(live_out, named):
             return False
-        bounds = LoopBounds(loop, self.def_use, self.types, uses, self.lengths)
+        bounds = LoopBounds(loop, self.def_use, self.types, uses, self.layer)
         proofs = []
         for _, block, prover in inside:
             proof = prover(bounds, block)

@@ -22,7 +22,7 @@ from gpuav.instrument.helpers import Helpers
 from gpuav.instrument.host_terms import Term
 from gpuav.instrument.local_arrays import LocalAccess, LocalFindings
 from gpuav.instrument.local_guards import LocalGuarder, local_loop_proof
-from gpuav.instrument.loop_bounds import ArrayLengths, LoopBounds
+from gpuav.instrument.loop_bounds import LayerBounds, LoopBounds
 from gpuav.instrument.loop_versions import Proof, Prover, version_loops
 from gpuav.instrument.pass_findings import PassFindings
 from gpuav.instrument.texel_buffers import TexelFindings, guard_texel_access
@@ -93,7 +93,7 @@ def copy_provable_code(
     unprovable: set[int],
     unroll: bool,
     every_finding: list[object],
-    lengths: ArrayLengths | None,
+    layer: LayerBounds | None,
     entry_functions: tuple[list[tuple[Function, Instruction]], int | None],
 ) -> tuple[dict[int, tuple[int, tuple[Term, ...]]], int]:
     """Before any guard: give each entry function whose checks the layer can decide for an
@@ -148,7 +148,7 @@ def copy_provable_code(
             named_ids_,
             functions,
             action_verdict,
-            lengths,
+            layer,
         )
     loops = version_loops(
         builder,
@@ -158,7 +158,7 @@ def copy_provable_code(
         unprovable,
         named_ids_,
         unroll,
-        lengths,
+        layer,
         frozenset(copied),
     )
     return copied, loops

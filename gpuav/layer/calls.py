@@ -155,6 +155,10 @@ class DeviceCalls(Protocol):
         descriptor_set: int,
     ) -> None: ...
 
+    def pushed_constants(self, command_buffer: int) -> tuple[int, int, bytes]:
+        """The push constants the app pushed in the command buffer's recording so far: a
+        value that changes at each push, a bit per 32-bit word pushed, and the bytes."""
+
     def cmd_push_context(
         self, command_buffer: int, layout: int, stages: int, offset: int, context: int
     ) -> None:

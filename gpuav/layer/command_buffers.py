@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 from gpuav.instrument.descriptor_state import NO_STATE, VERDICT_WORD, bound_area
-from gpuav.instrument.host_terms import verdict
+from gpuav.instrument.host_terms import ActionState, verdict
 from gpuav.layer import action_checks, binding_summaries, faults, notices, recording_site
 from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.descriptor_sets import NO_STATE_AREA, NO_STATE_WORDS, PushedWrite
@@ -216,13 +216,20 @@ def _bind_block(
 
 
 def _verdict(state: CommandBufferState, pipeline: PipelineState, area: array[int]) -> int:
-    """The verdict word of an action of ``pipeline`` with this bound-sets area: the stages
-    whose checks all pass run unchecked (``host_terms``). Kept while neither changes."""
+    """The verdict word of an action of ``pipeline`` with this bound-sets area (and, where
+    its terms read them, the push constants pushed so far): the stages whose checks all pass
+    run unchecked (``host_terms``). Kept while none of them changes."""
+    pushes = 0
+    if pipeline.verdicts_read_pushed:
+        pushes, pushed_words, pushed = state.device.calls.pushed_constants(state.handle)
     last = state.last_verdict
-    if last is not None and last[0] is pipeline and last[1] is area:
-        return last[2]
-    word = verdict(pipeline.verdicts, area)
-    state.last_verdict = (pipeline, area, word)
+    if last is not None and last[0] is pipeline and last[1] is area and last[2] == pushes:
+        return last[3]
+    action = ActionState(area)
+    if pipeline.verdicts_read_pushed:
+        action = ActionState(area, pushed, pushed_words)
+    word = verdict(pipeline.verdicts, action)
+    state.last_verdict = (pipeline, area, pushes, word)
     return word
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gpuav.instrument.host_terms import reads_pushed
 from gpuav.layer import notices, pipeline_libraries
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -172,6 +173,7 @@ def post_call_record_create_pipelines(
             context_stages,
             info.buffer_robustness,
             tuple(plan.verdicts),
+            any(reads_pushed(terms) for _, terms in plan.verdicts),
         )
 
 

@@ -117,6 +117,7 @@ class PipelineState:
     # (stage bit, terms) of its stages whose entry function has an unchecked copy, run where
     # the action's verdict word has the bit (``host_terms``)
     verdicts: tuple[tuple[int, tuple[Term, ...]], ...] = ()
+    verdicts_read_pushed: bool = False  # their terms read the push constants
 
 
 @dataclass(slots=True)
@@ -155,8 +156,9 @@ class CommandBufferState:
     # The regions the areas' binding summaries were made from, with their change counts then
     # (binding_summaries).
     summarized: dict[Region, int] = field(default_factory=dict)
-    # the last verdict word worked out: (pipeline, bound-sets area, word) (command_buffers)
-    last_verdict: tuple[PipelineState, array[int], int] | None = None
+    # the last verdict word worked out: (pipeline, bound-sets area, the pushes' count, word)
+    # (command_buffers)
+    last_verdict: tuple[PipelineState, array[int], int, int] | None = None
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
     # Descriptor buffers bound and the sets used in them (None until the app binds one).

@@ -42,11 +42,14 @@ void main() {
 }
 """
 
-# The same with an index pushed by the app: only the shader sees it.
+# The same with an index pushed by the app: the layer sees what it pushes.
 PUSHED = PROVABLE.replace(
     "layout(local_size_x = 8) in;",
-    "layout(local_size_x = 8) in;\nlayout(push_constant) uniform P { uint at; } p;",
+    "layout(local_size_x = 8) in;\nlayout(push_constant) uniform P { uint skip; uint at; } p;",
 ).replace("data.v[at]", "data.v[p.at]")
+
+# An index read from memory: only the shader sees it.
+FROM_MEMORY = PROVABLE.replace("data.v[at]", "data.v[data.v[i]]")
 
 
 def _instrumented(source: str) -> tuple[list[int], host_terms.EntryVerdicts]:
@@ -99,7 +102,28 @@ def test_provable_entry_function_is_kept_twice_with_its_terms() -> None:
 
 
 def test_index_only_the_shader_sees_gets_no_copy() -> None:
-    assert _instrumented(PUSHED)[1] == ()
+    assert _instrumented(FROM_MEMORY)[1] == ()
+
+
+@pytest.mark.parametrize(
+    ("pushed", "pushed_words", "holds"),
+    [
+        ((0, DATA_WORDS - 1), 0b11, True),
+        ((0, DATA_WORDS), 0b11, False),  # one word past the data's range
+        ((0, 3), 0b01, False),  # the index's word was never pushed
+    ],
+    ids=["last-word", "past-the-end", "not-pushed"],
+)
+def test_a_pushed_index_is_decided_from_what_was_pushed(
+    pushed: tuple[int, int], pushed_words: int, holds: bool
+) -> None:
+    ((_, bit, terms),) = _instrumented(PUSHED)[1]
+    assert host_terms.reads_pushed(terms)
+    assert not host_terms.reads_pushed(_instrumented(PROVABLE)[1][0][2])
+    area = bound_sets_area(_state(), 0).tolist()
+    data = np.array(pushed, np.uint32).tobytes()
+    action = host_terms.ActionState(area, data, pushed_words)
+    assert host_terms.verdict([(bit, terms)], action) == (COMPUTE_BIT if holds else 0)
 
 
 @pytest.mark.parametrize("verdict", [COMPUTE_BIT, 0], ids=["copy", "checked"])
@@ -141,14 +165,19 @@ def test_the_layer_sets_the_bit_where_every_term_holds(state: list[int], holds: 
     (_, verdicts) = _instrumented(PROVABLE)
     stages = [(bit, terms) for _, bit, terms in verdicts]
     area = bound_sets_area(state, 0).tolist()
-    assert host_terms.verdict(stages, area) == (COMPUTE_BIT if holds else 0)
+    assert host_terms.verdict(stages, host_terms.ActionState(area)) == (COMPUTE_BIT if holds else 0)
 
 
 def test_no_verdict_for_a_set_the_layer_does_not_track() -> None:
     (_, verdicts) = _instrumented(PROVABLE)
     stages = [(bit, terms) for _, bit, terms in verdicts]
     no_state = host_terms.NO_STATE
-    assert host_terms.verdict(stages, bound_sets_area(_state(), no_state).tolist()) == 0
+    assert (
+        host_terms.verdict(
+            stages, host_terms.ActionState(bound_sets_area(_state(), no_state).tolist())
+        )
+        == 0
+    )
 
 
 def test_terms_read_back_from_their_rows() -> None:

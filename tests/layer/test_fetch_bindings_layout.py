@@ -1,6 +1,7 @@
 """The bytes of fetch_bindings.c's bound state that key the bindings read from it
 (``fetch_bindings._take``) are where the struct has them: a key that missed a field would
-give one command buffer's draws the fetch of other buffers."""
+give one command buffer's draws the fetch of other buffers; the push constants, which change
+at nearly every draw, come after them and are no part of it."""
 
 from __future__ import annotations
 
@@ -17,4 +18,5 @@ def test_the_key_bytes_run_from_past_the_change_count_through_the_vertex_binding
     assert ffi.offsetof("struct gpuav_fetch_bindings", "vertex") == fetch_bindings.HEAD_BYTES
     binding = ffi.sizeof("struct gpuav_vertex_binding")
     assert binding == fetch_bindings.VERTEX_BINDING_BYTES
-    assert ffi.sizeof("struct gpuav_fetch_bindings") == fetch_bindings.HEAD_BYTES + 64 * binding
+    key_end = fetch_bindings.HEAD_BYTES + 64 * binding
+    assert ffi.offsetof("struct gpuav_fetch_bindings", "push_changes") == key_end

@@ -33,7 +33,7 @@ from gpuav.layer.calls import (
     StateBufferHandles,
     VulkanCallFailed,
 )
-from gpuav.layer.native.dispatch import NextFunctions
+from gpuav.layer.native.dispatch import Native, NextFunctions
 from gpuav.layer.native.vk import address
 
 WHOLE_SIZE = (1 << 64) - 1
@@ -362,6 +362,11 @@ class NativeDeviceCalls:
         self.next.vkCmdBindDescriptorSets(
             command_buffer, bind_point, layout, set_index, 1, sets, 0, 0
         )
+
+    def pushed_constants(self, command_buffer: int) -> tuple[int, int, bytes]:
+        noted = Native.lib.gpuav_fetch_bindings(command_buffer)
+        pushed = Native.ffi.buffer(noted.push)[:]
+        return int(noted.push_changes), int(noted.pushed_words), pushed
 
     def cmd_push_context(
         self, command_buffer: int, layout: int, stages: int, offset: int, context: int

@@ -15,6 +15,7 @@
  */
 
 #define GPUAV_VERTEX_BINDING_SLOTS 64
+#define GPUAV_PUSH_BYTES 256
 #define GPUAV_WHOLE_SIZE (~(uint64_t)0)
 #define GPUAV_FETCH_BUCKETS 1024
 
@@ -35,6 +36,7 @@ struct gpuav_fetch_entry {
 static struct gpuav_fetch_entry *gpuav_fetch_buckets[GPUAV_FETCH_BUCKETS];
 static pthread_mutex_t gpuav_fetch_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t gpuav_fetch_changes; /* every change anywhere, read by the draw hooks */
+static uint64_t gpuav_push_changes;  /* every push anywhere: each push's own value */
 static const struct gpuav_fetch_bindings gpuav_nothing_bound;
 
 static size_t gpuav_fetch_bucket(uintptr_t command_buffer) {
@@ -139,10 +141,53 @@ static void gpuav_note_index_buffer(uintptr_t command_buffer, uintptr_t buffer, 
     }
 }
 
-/* vkBeginCommandBuffer: a new recording starts with nothing bound. */
+/* vkCmdPushConstants: the bytes pushed, for the verdicts the draw hooks work out. A push past
+ * the bytes kept (no device takes that many) leaves every word unknown. */
+static void gpuav_note_push_constants(uintptr_t command_buffer, uint32_t offset, uint32_t size,
+                                      uintptr_t values) {
+    struct gpuav_fetch_bindings *bindings = gpuav_fetch_bindings_to_write(command_buffer);
+    if (bindings == NULL) {
+        return;
+    }
+    if (values == 0 || offset % 4 != 0 || size % 4 != 0 || offset > GPUAV_PUSH_BYTES ||
+        size > GPUAV_PUSH_BYTES - offset) {
+        bindings->pushed_words = 0;
+    } else {
+        memcpy(bindings->push + offset, (const void *)values, size);
+        for (uint32_t word = offset / 4; word < (offset + size) / 4; word++) {
+            bindings->pushed_words |= (uint64_t)1 << word;
+        }
+    }
+    bindings->push_changes = __atomic_add_fetch(&gpuav_push_changes, 1, __ATOMIC_RELAXED);
+}
+
+/* vkCmdPushConstants2: the same from a VkPushConstantsInfo. */
+struct gpuav_push_constants_info {
+    int32_t structure_type;
+    const void *next;
+    uintptr_t layout;
+    uint32_t stages;
+    uint32_t offset;
+    uint32_t size;
+    const void *values;
+};
+
+_Static_assert(offsetof(struct gpuav_push_constants_info, offset) == 28 &&
+                   offsetof(struct gpuav_push_constants_info, values) == 40,
+               "VkPushConstantsInfo's layout on a 64-bit target");
+
+static void gpuav_note_push_constants_info(uintptr_t command_buffer, uintptr_t info) {
+    const struct gpuav_push_constants_info *given = (const struct gpuav_push_constants_info *)info;
+    if (given != NULL) {
+        gpuav_note_push_constants(command_buffer, given->offset, given->size,
+                                  (uintptr_t)given->values);
+    }
+}
+
+/* vkBeginCommandBuffer: a new recording starts with nothing bound or pushed. */
 static void gpuav_fetch_bindings_clear(uintptr_t command_buffer) {
     struct gpuav_fetch_entry *entry = gpuav_fetch_entry(command_buffer);
-    if (entry != NULL && entry->bindings.changes != 0) {
+    if (entry != NULL && (entry->bindings.changes != 0 || entry->bindings.push_changes != 0)) {
         memset(&entry->bindings, 0, sizeof(entry->bindings));
         gpuav_fetch_bindings_changed(&entry->bindings);
     }

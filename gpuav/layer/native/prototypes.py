@@ -132,6 +132,9 @@ HOOKED: tuple[str, ...] = (
     "vkCmdBindIndexBuffer",
     "vkCmdBindIndexBuffer2KHR",
     "vkCmdSetVertexInputEXT",
+    # Push constants, for the verdicts of entry functions indexed by them (host_terms).
+    "vkCmdPushConstants",
+    "vkCmdPushConstants2KHR",
 )
 
 # Instance-level commands among HOOKED (the rest are device-level).
@@ -193,6 +196,7 @@ ALIASES: dict[str, str] = {
     "vkBindBufferMemory2KHR": "vkBindBufferMemory2",
     "vkCmdBindVertexBuffers2EXT": "vkCmdBindVertexBuffers2",
     "vkCmdBindIndexBuffer2": "vkCmdBindIndexBuffer2KHR",
+    "vkCmdPushConstants2": "vkCmdPushConstants2KHR",
     "vkBindImageMemory2KHR": "vkBindImageMemory2",
     "vkGetBufferDeviceAddressKHR": "vkGetBufferDeviceAddress",
     "vkGetBufferDeviceAddressEXT": "vkGetBufferDeviceAddress",
@@ -303,11 +307,14 @@ def c_slots() -> str:
 _ERROR_INITIALIZATION_FAILED = "GPUAV_VK_ERROR_INITIALIZATION_FAILED"
 # Commands whose wrapper never enters Python: it calls down, then notes what the command set
 # (fetch_bindings.c). They run before nearly every draw; the draw hooks read what they noted.
+# A push constants' note is what the layer works a verdict out from (host_terms.Pushed).
 NATIVE_ONLY: dict[str, str] = {
     "vkCmdBindVertexBuffers": "gpuav_note_vertex_buffers(a0, a1, a2, a3, a4, 0, 0);",
     "vkCmdBindVertexBuffers2": "gpuav_note_vertex_buffers(a0, a1, a2, a3, a4, a5, a6);",
     "vkCmdBindIndexBuffer": "gpuav_note_index_buffer(a0, a1, a2, GPUAV_WHOLE_SIZE, a3);",
     "vkCmdBindIndexBuffer2KHR": "gpuav_note_index_buffer(a0, a1, a2, a3, a4);",
+    "vkCmdPushConstants": "gpuav_note_push_constants(a0, a3, a4, a5);",
+    "vkCmdPushConstants2KHR": "gpuav_note_push_constants_info(a0, a1);",
 }
 # What layer.c does before a command enters Python or goes down: keep fetch_bindings.c's
 # entries to the command buffers' recordings and lives.

@@ -1,10 +1,15 @@
-"""Upper bounds of ``OpArrayLength`` results, from the range the layer keeps for the buffer.
+"""Values the layer knows for each action: ``OpArrayLength`` results, from the range it keeps
+for the buffer, and push constants, from what the app pushed.
 
 The driver measures a runtime array as ``(range - offset) / stride``: the bytes bound to the
 descriptor after the array's member offset, in whole elements. The layer knows that range
 (``gpuav_buffer_range``), so a test before a loop can bound the length without reading it
 from the descriptor, which may be unwritten. ``x % length``, the usual way to keep an index
 inside a runtime array, is then bounded too (``loop_bounds``).
+
+A push constant read at constant indices is a word of the bytes the app last pushed before the
+action, which the layer notes (``fetch_bindings.c``): ``textures[push.material]``, the usual
+bindless index, can then be decided for a draw on the host (``host_terms.Pushed``).
 """
 
 from __future__ import annotations
@@ -18,12 +23,12 @@ from gpuav.spirv.analysis.decorations import Decorations
 from gpuav.spirv.analysis.def_use import DefUse
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
-from gpuav.spirv.grammar import Decoration, Op
+from gpuav.spirv.grammar import Decoration, Op, StorageClass
 from gpuav.spirv.instruction import Instruction
 
 
 @dataclass
-class ArrayLengthBounds:
+class ActionValues:
     builder: Builder
     def_use: DefUse
     types: Types
@@ -32,7 +37,7 @@ class ArrayLengthBounds:
     # whether a bound was made (its test calls gpuav_buffer_range)
     called: bool = False
 
-    def bound(self, length: Instruction) -> EmitBound | None:
+    def length(self, length: Instruction) -> EmitBound | None:
         """A bound of ``length`` (an OpArrayLength) for a buffer variable, or one element of
         an array of them at a constant index; None for anything else."""
         pointer, member = length.operands[2], length.operands[3]
@@ -70,6 +75,55 @@ class ArrayLengthBounds:
 
         host = host_terms.ArrayLength(descriptor_set, binding, index, offset, stride)
         return Described(emit, host)
+
+    def pushed(self, load: Instruction) -> host_terms.Bound | None:
+        """The pushed word a 32-bit load from the push-constant block reads, at its byte
+        offset in the block; None for other loads, or where the offset is not known."""
+        chain = self.def_use.definition(load.operands[2])
+        if chain is None or chain.opcode not in CHAINS:
+            return None
+        variable = self.def_use.definition(chain.operands[2])
+        if (
+            variable is None
+            or variable.opcode != Op.Variable
+            or variable.operands[2] != StorageClass.PushConstant
+        ):
+            return None
+        offset = 0
+        current = self.types.pointee(variable.operands[0])
+        for index_id in chain.operands[3:]:
+            index = self.types.constant_value(index_id)
+            if index is None or index < 0:
+                return None
+            step = self._step(current, index)
+            if step is None:
+                return None
+            offset, current = offset + step[0], step[1]
+        if self.types.opcode(current) != Op.TypeInt or self.types.width(current) != 32:
+            return None
+        return host_terms.Pushed(offset)
+
+    def _step(self, composite: int, index: int) -> tuple[int, int] | None:
+        """(bytes from ``composite``'s start, the type) of its member or element ``index``."""
+        opcode = self.types.opcode(composite)
+        if opcode == Op.TypeStruct:
+            members = self.types.member_types(composite)
+            offset = self.decorations.member_value(composite, index, Decoration.Offset)
+            if index >= len(members) or offset is None:
+                return None
+            return offset, members[index]
+        if opcode == Op.TypeArray:
+            stride = self.decorations.value(composite, Decoration.ArrayStride)
+            length = self.types.array_length(composite)
+            if not stride or length is None or index >= length:
+                return None
+            return index * stride, self.types.element(composite)
+        if opcode == Op.TypeVector:
+            component = self.types.scalar(composite)
+            if index >= self.types.component_count(composite):
+                return None
+            return index * self.types.width(component) // 8, component
+        return None
 
     def _variable(self, pointer: int) -> tuple[Instruction, int] | None:
         """(the descriptor variable, the constant index into its array or 0) of the block
