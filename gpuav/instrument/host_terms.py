@@ -152,6 +152,8 @@ class Less:
 Term = Fits | Below | Within | Less
 # A module's entry functions with an unchecked copy: (entry point name, stage bit, terms).
 EntryVerdicts = tuple[tuple[str, int, tuple[Term, ...]], ...]
+# A pipeline's: (stage bit, terms).
+StageTerms = tuple[tuple[int, tuple[Term, ...]], ...]
 
 
 # -- evaluation ---------------------------------------------------------------------------------

@@ -155,9 +155,12 @@ class DeviceCalls(Protocol):
         descriptor_set: int,
     ) -> None: ...
 
-    def pushed_constants(self, command_buffer: int) -> tuple[int, int, bytes]:
-        """The push constants the app pushed in the command buffer's recording so far: a
-        value that changes at each push, a bit per 32-bit word pushed, and the bytes."""
+    def push_count(self, command_buffer: int) -> int:
+        """A value that changes at each push of constants in the command buffer."""
+
+    def pushed_constants(self, command_buffer: int) -> tuple[bytes, int]:
+        """The push constants the app pushed in the command buffer's recording so far: the
+        bytes, and a bit per 32-bit word pushed."""
 
     def cmd_push_context(
         self, command_buffer: int, layout: int, stages: int, offset: int, context: int

@@ -216,21 +216,30 @@ def _bind_block(
 
 
 def _verdict(state: CommandBufferState, pipeline: PipelineState, area: array[int]) -> int:
-    """The verdict word of an action of ``pipeline`` with this bound-sets area (and, where
-    its terms read them, the push constants pushed so far): the stages whose checks all pass
-    run unchecked (``host_terms``). Kept while none of them changes."""
-    pushes = 0
-    if pipeline.verdicts_read_pushed:
-        pushes, pushed_words, pushed = state.device.calls.pushed_constants(state.handle)
+    """The verdict word of an action of ``pipeline`` with this bound-sets area: the stages
+    whose checks all pass run unchecked (``host_terms``). The terms of the area are worked out
+    once for the pipeline and area; those that read push constants again after each push,
+    where the others hold."""
     last = state.last_verdict
-    if last is not None and last[0] is pipeline and last[1] is area and last[2] == pushes:
-        return last[3]
-    action = ActionState(area)
-    if pipeline.verdicts_read_pushed:
-        action = ActionState(area, pushed, pushed_words)
-    word = verdict(pipeline.verdicts, action)
-    state.last_verdict = (pipeline, area, pushes, word)
-    return word
+    if last is None or last[0] is not pipeline or last[1] is not area:
+        word = verdict(pipeline.verdicts, ActionState(area))
+        last = state.last_verdict = (pipeline, area, word, 0, word)
+    pushed_bits = pipeline.pushed_bits
+    if not last[2] & pushed_bits:
+        return last[2]
+    calls = state.device.calls
+    pushes = calls.push_count(state.handle)
+    if pushes != last[3]:
+        data, words = calls.pushed_constants(state.handle)
+        holding = verdict(pipeline.pushed_verdicts, ActionState(area, data, words))
+        last = state.last_verdict = (
+            pipeline,
+            area,
+            last[2],
+            pushes,
+            last[2] & ~(pushed_bits & ~holding),
+        )
+    return last[4]
 
 
 def _bound_area(state: CommandBufferState, bind_point: int) -> array[int]:

@@ -30,7 +30,7 @@ from gpuav.layer.shader_modules import context_shadow, instrument_words, shadow_
 from gpuav.layer.state import DeviceState, PipelineState, ShaderTracker
 
 if TYPE_CHECKING:
-    from gpuav.instrument.host_terms import Term
+    from gpuav.instrument.host_terms import StageTerms, Term
 
 _KINDS = {PIPELINE_BIND_POINT_GRAPHICS: "graphics", PIPELINE_BIND_POINT_RAY_TRACING: "ray tracing"}
 
@@ -172,9 +172,22 @@ def post_call_record_create_pipelines(
             shaders,
             context_stages,
             info.buffer_robustness,
-            tuple(plan.verdicts),
-            any(reads_pushed(terms) for _, terms in plan.verdicts),
+            *_split_pushed(plan.verdicts),
         )
+
+
+def _split_pushed(verdicts: list[tuple[int, tuple[Term, ...]]]) -> tuple[StageTerms, StageTerms]:
+    """(each stage's terms that read no push constant, those that do, for the stages that have
+    some): the first hold for a bound-sets area, the others change with each push."""
+    fixed = tuple(
+        (bit, tuple(t for t in terms if not reads_pushed((t,)))) for bit, terms in verdicts
+    )
+    pushed = tuple(
+        (bit, tuple(t for t in terms if reads_pushed((t,))))
+        for bit, terms in verdicts
+        if reads_pushed(terms)
+    )
+    return fixed, pushed
 
 
 def pre_call_record_destroy_pipeline(device: DeviceState, handle: int) -> None:

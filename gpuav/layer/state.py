@@ -19,7 +19,7 @@ from gpuav.layer.instance_state import InstanceState as InstanceState
 from gpuav.layer.reporting import Reporter
 
 if TYPE_CHECKING:  # recording_site brings the report modules: not at instance creation
-    from gpuav.instrument.host_terms import EntryVerdicts, Term
+    from gpuav.instrument.host_terms import EntryVerdicts, StageTerms
     from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
     from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
@@ -116,8 +116,18 @@ class PipelineState:
     buffer_robustness: tuple[int, int] = (0, 0)  # PipelineInfo's
     # (stage bit, terms) of its stages whose entry function has an unchecked copy, run where
     # the action's verdict word has the bit (``host_terms``)
-    verdicts: tuple[tuple[int, tuple[Term, ...]], ...] = ()
-    verdicts_read_pushed: bool = False  # their terms read the push constants
+    verdicts: StageTerms = ()
+    # the same for the terms that read push constants (left out of ``verdicts``), worked out
+    # again after each push
+    pushed_verdicts: StageTerms = ()
+
+    @property
+    def pushed_bits(self) -> int:
+        """The stage bits whose terms read push constants."""
+        bits = 0
+        for bit, _ in self.pushed_verdicts:
+            bits |= bit
+        return bits
 
 
 @dataclass(slots=True)
@@ -156,9 +166,9 @@ class CommandBufferState:
     # The regions the areas' binding summaries were made from, with their change counts then
     # (binding_summaries).
     summarized: dict[Region, int] = field(default_factory=dict)
-    # the last verdict word worked out: (pipeline, bound-sets area, the pushes' count, word)
-    # (command_buffers)
-    last_verdict: tuple[PipelineState, array[int], int, int] | None = None
+    # the last verdict worked out (command_buffers._verdict): pipeline, bound-sets area, the
+    # word of the terms that read no push constant, the push it was worked out after, the word
+    last_verdict: tuple[PipelineState, array[int], int, int, int] | None = None
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
     # Descriptor buffers bound and the sets used in them (None until the app binds one).

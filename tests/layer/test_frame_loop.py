@@ -41,6 +41,8 @@ def frame_loop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "vert": BENCHMARKS / "shaders" / "frame_loop.vert",
         "frag": BENCHMARKS / "shaders" / "frame_loop.frag",
         "bad": SHADERS / "frame_loop_past_array.frag",
+        "pushed": BENCHMARKS / "shaders" / "frame_loop_pushed.frag",
+        "pushed_bad": SHADERS / "frame_loop_pushed_past_array.frag",
     }
     for name, source in sources.items():
         built[name] = folder / f"{name}.spv"
@@ -94,3 +96,21 @@ def test_correct_loop_renders_as_alone_and_khronos_beneath_sees_nothing(
     assert alone["errors"] == 0
     assert checked["errors"] == 0, output["messages"][:3]
     assert checked["checksum"] == alone["checksum"]
+
+
+def test_a_pushed_index_is_decided_draw_by_draw(
+    frame_loop: dict[str, Path], tmp_path: Path, layer_folder: Path
+) -> None:
+    """The first texture is picked by a pushed index the shader does not bound itself: the
+    layer works each draw's verdict out from the value pushed for it. The draws that stay in
+    the array run unchecked and render as alone; each of the others runs its checks and
+    reports, in every frame."""
+    alone, _ = run_loop(frame_loop, "pushed", tmp_path, None)
+    checked, output = run_loop(frame_loop, "pushed", tmp_path, layer_folder, instrumenter=None)
+    assert checked["errors"] == 0, output["messages"][:3]
+    assert checked["checksum"] == alone["checksum"]
+    _, output = run_loop(frame_loop, "pushed_bad", tmp_path, layer_folder, instrumenter=None)
+    messages = output["messages"]
+    assert {m["id"] for m in messages} == {"GPUAV-descriptor-index-out-of-bounds"}
+    draws = Counter(int(m["text"].split("Draw Index ")[1].split(" ")[0]) for m in messages)
+    assert draws == {draw: FRAMES + WARMUP for draw in range(64, 100)}

@@ -363,10 +363,12 @@ class NativeDeviceCalls:
             command_buffer, bind_point, layout, set_index, 1, sets, 0, 0
         )
 
-    def pushed_constants(self, command_buffer: int) -> tuple[int, int, bytes]:
+    def push_count(self, command_buffer: int) -> int:
+        return int(Native.lib.gpuav_fetch_bindings(command_buffer).push_changes)
+
+    def pushed_constants(self, command_buffer: int) -> tuple[bytes, int]:
         noted = Native.lib.gpuav_fetch_bindings(command_buffer)
-        pushed = Native.ffi.buffer(noted.push)[:]
-        return int(noted.push_changes), int(noted.pushed_words), pushed
+        return Native.ffi.buffer(noted.push)[:], int(noted.pushed_words)
 
     def cmd_push_context(
         self, command_buffer: int, layout: int, stages: int, offset: int, context: int
