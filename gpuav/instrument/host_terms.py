@@ -18,7 +18,7 @@ fails and the shader runs its checks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 from gpuav.instrument.descriptor_state import (
@@ -152,22 +152,15 @@ class Less:
 Term = Fits | Below | Within | Less
 # A module's entry functions with an unchecked copy: (entry point name, stage bit, terms).
 EntryVerdicts = tuple[tuple[str, int, tuple[Term, ...]], ...]
-# A pipeline's: (stage bit, terms).
-StageTerms = tuple[tuple[int, tuple[Term, ...]], ...]
 
 
 # -- evaluation ---------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class ActionState:
-    """What an action's terms are worked out from: its bound-sets ``area``, and the push
-    constants the app pushed before it, ``pushed`` bytes of which the words with a bit in
-    ``pushed_words`` were pushed (the others are undefined)."""
-
-    area: Sequence[int]
-    pushed: bytes = b""
-    pushed_words: int = 0
+# Works an action's verdict word out from its bound-sets area, the bytes the app pushed and a
+# bit per 32-bit word it pushed (the other words are undefined).
+Verdict = Callable[[Sequence[int], bytes, int], int]
+_Check = Callable[[Sequence[int], bytes, int], bool]
+_Value = Callable[[Sequence[int], bytes, int], "int | None"]
 
 
 def reads_pushed(terms: Sequence[Term]) -> bool:
@@ -183,51 +176,80 @@ def _reads_pushed(item: Term | Bound | int) -> bool:
     )
 
 
-def verdict(stages: Sequence[tuple[int, Sequence[Term]]], action: ActionState) -> int:
-    """The verdict word for an action whose pipeline has these (stage bit, terms) pairs: the
-    bits of the stages whose terms all hold."""
-    word = 0
-    for bit, terms in stages:
-        if all(_holds(term, action) for term in terms):
-            word |= bit
+def verdict_of(stages: Sequence[tuple[int, Sequence[Term]]]) -> Verdict:
+    """The verdict word for an action of a pipeline with these (stage bit, terms) pairs: the
+    bits of the stages whose terms all hold. Made once per pipeline, as closures, since a
+    pipeline whose terms read push constants works its verdict out again after each push."""
+    checks = [(bit, [_check(term) for term in terms]) for bit, terms in stages]
+
+    def word(area: Sequence[int], pushed: bytes, pushed_words: int) -> int:
+        found = 0
+        for bit, stage_checks in checks:
+            if all(check(area, pushed, pushed_words) for check in stage_checks):
+                found |= bit
+        return found
+
     return word
 
 
-def _holds(term: Term, action: ActionState) -> bool:
+def _check(term: Term) -> _Check:
+    value = _value(term.bound if not isinstance(term, Fits) else term.end)
     if isinstance(term, Less):
-        value = _value(term.bound, action)
-        return value is not None and value < term.limit
-    entry = _entry(action.area, term.descriptor_set, term.binding)
-    if entry is None:
-        return False
-    size, summary = entry
+        limit = term.limit
+
+        def less(area: Sequence[int], pushed: bytes, words: int) -> bool:
+            found = value(area, pushed, words)
+            return found is not None and found < limit
+
+        return less
+    at = _entry_word(term.descriptor_set, term.binding)
+    if at is None:
+        return _never
     if isinstance(term, Fits):
-        end = _value(term.end, action)
-        if end is None or summary == 0 or summary & term.forbidden:
-            return False
-        return end == 0 or (size == 1 and _fits_range(summary, end))
+        forbidden = term.forbidden
+
+        def fits(area: Sequence[int], pushed: bytes, words: int) -> bool:
+            summary = area[at + 2]
+            end = value(area, pushed, words)
+            if area[at] == NO_STATE or end is None or summary == 0 or summary & forbidden:
+                return False
+            return end == 0 or (area[at + 1] == 1 and _fits_range(summary, end))
+
+        return fits
     if isinstance(term, Below):
-        value = _value(term.bound, action)
-        return value is not None and value < size
-    value = _value(term.bound, action)
-    return (
-        value is not None
-        and term.index == 0
-        and size == 1
-        and summary != 0
-        and _fits_range(summary, value)
-    )
+
+        def below(area: Sequence[int], pushed: bytes, words: int) -> bool:
+            found = value(area, pushed, words)
+            return area[at] != NO_STATE and found is not None and found < area[at + 1]
+
+        return below
+    if term.index != 0:
+        return _never
+
+    def within(area: Sequence[int], pushed: bytes, words: int) -> bool:
+        found = value(area, pushed, words)
+        summary = area[at + 2]
+        return (
+            area[at] != NO_STATE
+            and found is not None
+            and area[at + 1] == 1
+            and summary != 0
+            and _fits_range(summary, found)
+        )
+
+    return within
 
 
-def _entry(area: Sequence[int], descriptor_set: int, binding: int) -> tuple[int, int] | None:
-    """(length, summary) of a binding from the action's table, None where the table does not
-    have it or the layer does not track its set."""
+def _never(area: Sequence[int], pushed: bytes, words: int) -> bool:
+    return False
+
+
+def _entry_word(descriptor_set: int, binding: int) -> int | None:
+    """Where a binding's entry (start, length, summary) is in the action's table; None where
+    the table does not have it."""
     if not (0 <= descriptor_set < TABLE_SETS and 0 <= binding < TABLE_BINDINGS):
         return None
-    at = table_entry_word(descriptor_set, binding)
-    if area[at] == NO_STATE:
-        return None
-    return area[at + 1], area[at + 2]
+    return table_entry_word(descriptor_set, binding)
 
 
 def _range(word: int) -> int | None:
@@ -243,38 +265,70 @@ def _fits_range(word: int, end: int) -> bool:
     return bound is None or end <= bound
 
 
-def _value(bound: Bound, action: ActionState) -> int | None:
-    """The bound's value for this action; None where it does not hold (it wraps past 32 bits,
+def _value(bound: Bound) -> _Value:
+    """The bound's value for an action; None where it does not hold (it wraps past 32 bits,
     a signed value is negative, a length or a push constant cannot be known)."""
     if isinstance(bound, Const):
-        return bound.value
+        constant = bound.value
+        return lambda area, pushed, words: constant
     if isinstance(bound, ArrayLength):
-        entry = _entry(action.area, bound.descriptor_set, bound.binding)
-        if entry is None or bound.index != 0 or entry[0] != 1:
-            return None
-        bytes_ = _range(entry[1])
-        if bytes_ is None or bytes_ < bound.offset:
-            return None
-        return (bytes_ - bound.offset) // bound.stride
+        return _array_length(bound)
     if isinstance(bound, Pushed):
-        word, misaligned = divmod(bound.offset, 4)
-        if misaligned or not action.pushed_words >> word & 1:
+        return _pushed(bound.offset)
+    if isinstance(bound, (NotNegative, MinusOne, Shifted)):
+        return _unary(bound)
+    left, right = _value(bound.left), _value(bound.right)
+    add = isinstance(bound, Sum)
+
+    def combined(area: Sequence[int], pushed: bytes, words: int) -> int | None:
+        a, b = left(area, pushed, words), right(area, pushed, words)
+        if a is None or b is None:
             return None
-        return int.from_bytes(action.pushed[bound.offset : bound.offset + 4], "little")
-    if isinstance(bound, NotNegative):
-        value = _value(bound.bound, action)
-        return None if value is None or value >= _NEGATIVE else value
-    if isinstance(bound, MinusOne):
-        value = _value(bound.bound, action)
-        return None if value is None else (value - 1) & _MASK
-    if isinstance(bound, Shifted):
-        value = _value(bound.bound, action)
-        return None if value is None else value >> bound.shift
-    left, right = _value(bound.left, action), _value(bound.right, action)
-    if left is None or right is None:
-        return None
-    combined = left + right if isinstance(bound, Sum) else left * right
-    return None if combined > _MASK else combined
+        found = a + b if add else a * b
+        return None if found > _MASK else found
+
+    return combined
+
+
+def _array_length(bound: ArrayLength) -> _Value:
+    at = _entry_word(bound.descriptor_set, bound.binding)
+    offset, stride = bound.offset, bound.stride
+
+    def length(area: Sequence[int], pushed: bytes, words: int) -> int | None:
+        if at is None or bound.index != 0 or area[at] == NO_STATE or area[at + 1] != 1:
+            return None
+        bytes_ = _range(area[at + 2])
+        if bytes_ is None or bytes_ < offset:
+            return None
+        return (bytes_ - offset) // stride
+
+    return length
+
+
+def _pushed(offset: int) -> _Value:
+    word, misaligned = divmod(offset, 4)
+
+    def pushed_word(area: Sequence[int], pushed: bytes, words: int) -> int | None:
+        if misaligned or not words >> word & 1:
+            return None
+        return int.from_bytes(pushed[offset : offset + 4], "little")
+
+    return pushed_word
+
+
+def _unary(bound: NotNegative | MinusOne | Shifted) -> _Value:
+    inner = _value(bound.bound)
+    shift = bound.shift if isinstance(bound, Shifted) else 0
+    negative_fails = isinstance(bound, NotNegative)
+    step = 1 if isinstance(bound, MinusOne) else 0
+
+    def unary(area: Sequence[int], pushed: bytes, words: int) -> int | None:
+        found = inner(area, pushed, words)
+        if found is None or (negative_fails and found >= _NEGATIVE):
+            return None
+        return ((found - step) & _MASK) >> shift
+
+    return unary
 
 
 # -- rows: terms as JSON lists, as a module's outcome keeps them --------------------------------

@@ -116,6 +116,21 @@ class PipelineInfo:
     library: bool = False  # made with VK_PIPELINE_CREATE_LIBRARY_BIT_KHR, to be linked
 
 
+class PushedConstants(Protocol):
+    """The push constants pushed in a command buffer's recording so far."""
+
+    @property
+    def changes(self) -> int:
+        """A value that changes at each push."""
+
+    @property
+    def words(self) -> int:
+        """A bit per 32-bit word pushed."""
+
+    def data(self) -> bytes:
+        """The bytes pushed last."""
+
+
 class DeviceCalls(Protocol):
     """Vulkan calls down the chain on one device, made on the engine's behalf."""
 
@@ -155,12 +170,9 @@ class DeviceCalls(Protocol):
         descriptor_set: int,
     ) -> None: ...
 
-    def push_count(self, command_buffer: int) -> int:
-        """A value that changes at each push of constants in the command buffer."""
-
-    def pushed_constants(self, command_buffer: int) -> tuple[bytes, int]:
-        """The push constants the app pushed in the command buffer's recording so far: the
-        bytes, and a bit per 32-bit word pushed."""
+    def pushed_constants(self, command_buffer: int) -> PushedConstants:
+        """The push constants the app pushes in the command buffer's recordings, as they
+        stand whenever read: kept by the command buffer's state while it lives."""
 
     def cmd_push_context(
         self, command_buffer: int, layout: int, stages: int, offset: int, context: int

@@ -14,7 +14,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 from gpuav.instrument.descriptor_state import NO_STATE, VERDICT_WORD, bound_area
-from gpuav.instrument.host_terms import ActionState, verdict
 from gpuav.layer import action_checks, binding_summaries, faults, notices, recording_site
 from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.descriptor_sets import NO_STATE_AREA, NO_STATE_WORDS, PushedWrite
@@ -193,7 +192,7 @@ def _bind_block(
     offset = block.bound_sets_offset
     chunk = block.chunk
     chunk.words[offset : offset + len(words)] = words
-    if pipeline.verdicts:
+    if pipeline.verdict is not None:
         chunk.words[offset + VERDICT_WORD] = _verdict(state, pipeline, words)
     if block.spill:
         # Actions of every command buffer share the spill block's area: no summary holds.
@@ -215,6 +214,9 @@ def _bind_block(
     )
 
 
+_NOT_PUSHED_YET = -1  # no push count is negative: the terms that read pushes are worked out
+
+
 def _verdict(state: CommandBufferState, pipeline: PipelineState, area: array[int]) -> int:
     """The verdict word of an action of ``pipeline`` with this bound-sets area: the stages
     whose checks all pass run unchecked (``host_terms``). The terms of the area are worked out
@@ -222,23 +224,19 @@ def _verdict(state: CommandBufferState, pipeline: PipelineState, area: array[int
     where the others hold."""
     last = state.last_verdict
     if last is None or last[0] is not pipeline or last[1] is not area:
-        word = verdict(pipeline.verdicts, ActionState(area))
-        last = state.last_verdict = (pipeline, area, word, 0, word)
-    pushed_bits = pipeline.pushed_bits
-    if not last[2] & pushed_bits:
+        assert pipeline.verdict is not None
+        word = pipeline.verdict(area, b"", 0)
+        last = state.last_verdict = (pipeline, area, word, _NOT_PUSHED_YET, word)
+    pushed_verdict = pipeline.pushed_verdict
+    if pushed_verdict is None or not last[2] & pipeline.pushed_bits:
         return last[2]
-    calls = state.device.calls
-    pushes = calls.push_count(state.handle)
+    noted = state.pushed
+    if noted is None:
+        noted = state.pushed = state.device.calls.pushed_constants(state.handle)
+    pushes = noted.changes
     if pushes != last[3]:
-        data, words = calls.pushed_constants(state.handle)
-        holding = verdict(pipeline.pushed_verdicts, ActionState(area, data, words))
-        last = state.last_verdict = (
-            pipeline,
-            area,
-            last[2],
-            pushes,
-            last[2] & ~(pushed_bits & ~holding),
-        )
+        failing = pipeline.pushed_bits & ~pushed_verdict(area, noted.data(), noted.words)
+        last = state.last_verdict = (pipeline, area, last[2], pushes, last[2] & ~failing)
     return last[4]
 
 

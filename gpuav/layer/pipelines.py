@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuav.instrument.host_terms import reads_pushed
+from gpuav.instrument.host_terms import reads_pushed, verdict_of
 from gpuav.layer import notices, pipeline_libraries
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -30,7 +30,7 @@ from gpuav.layer.shader_modules import context_shadow, instrument_words, shadow_
 from gpuav.layer.state import DeviceState, PipelineState, ShaderTracker
 
 if TYPE_CHECKING:
-    from gpuav.instrument.host_terms import StageTerms, Term
+    from gpuav.instrument.host_terms import Term, Verdict
 
 _KINDS = {PIPELINE_BIND_POINT_GRAPHICS: "graphics", PIPELINE_BIND_POINT_RAY_TRACING: "ray tracing"}
 
@@ -172,22 +172,25 @@ def post_call_record_create_pipelines(
             shaders,
             context_stages,
             info.buffer_robustness,
-            *_split_pushed(plan.verdicts),
+            *_verdicts(plan.verdicts),
         )
 
 
-def _split_pushed(verdicts: list[tuple[int, tuple[Term, ...]]]) -> tuple[StageTerms, StageTerms]:
-    """(each stage's terms that read no push constant, those that do, for the stages that have
-    some): the first hold for a bound-sets area, the others change with each push."""
-    fixed = tuple(
-        (bit, tuple(t for t in terms if not reads_pushed((t,)))) for bit, terms in verdicts
-    )
-    pushed = tuple(
-        (bit, tuple(t for t in terms if reads_pushed((t,))))
-        for bit, terms in verdicts
-        if reads_pushed(terms)
-    )
-    return fixed, pushed
+def _verdicts(
+    stages: list[tuple[int, tuple[Term, ...]]],
+) -> tuple[Verdict | None, Verdict | None, int]:
+    """How the layer works an action's verdict word out (``host_terms``): from each stage's
+    terms that read no push constant, which hold for a bound-sets area, and from those that
+    do, which change with each push (with the bits of their stages)."""
+    if not stages:
+        return None, None, 0
+    fixed = [(bit, [term for term in terms if not reads_pushed((term,))]) for bit, terms in stages]
+    pushed = [(bit, [term for term in terms if reads_pushed((term,))]) for bit, terms in stages]
+    pushed = [(bit, terms) for bit, terms in pushed if terms]
+    pushed_bits = 0
+    for bit, _ in pushed:
+        pushed_bits |= bit
+    return verdict_of(fixed), verdict_of(pushed) if pushed else None, pushed_bits
 
 
 def pre_call_record_destroy_pipeline(device: DeviceState, handle: int) -> None:

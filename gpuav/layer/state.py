@@ -19,9 +19,9 @@ from gpuav.layer.instance_state import InstanceState as InstanceState
 from gpuav.layer.reporting import Reporter
 
 if TYPE_CHECKING:  # recording_site brings the report modules: not at instance creation
-    from gpuav.instrument.host_terms import EntryVerdicts, StageTerms
+    from gpuav.instrument.host_terms import EntryVerdicts, Verdict
     from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
-    from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts
+    from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts, PushedConstants
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
     from gpuav.layer.descriptor_buffers import DescriptorBufferBindings, DescriptorBufferTracker
     from gpuav.layer.descriptor_sets import DescriptorTracker
@@ -114,20 +114,13 @@ class PipelineState:
     shaders: dict[int, ShaderTracker]
     context_stages: int = 0  # reaches our buffers through the pushed context address
     buffer_robustness: tuple[int, int] = (0, 0)  # PipelineInfo's
-    # (stage bit, terms) of its stages whose entry function has an unchecked copy, run where
-    # the action's verdict word has the bit (``host_terms``)
-    verdicts: StageTerms = ()
-    # the same for the terms that read push constants (left out of ``verdicts``), worked out
-    # again after each push
-    pushed_verdicts: StageTerms = ()
-
-    @property
-    def pushed_bits(self) -> int:
-        """The stage bits whose terms read push constants."""
-        bits = 0
-        for bit, _ in self.pushed_verdicts:
-            bits |= bit
-        return bits
+    # works out the verdict word of its actions where some stage's entry function has an
+    # unchecked copy, from the terms that read no push constant (``host_terms``)
+    verdict: Verdict | None = None
+    # the same from the terms that read push constants (of the stages with ``pushed_bits``),
+    # worked out again after each push
+    pushed_verdict: Verdict | None = None
+    pushed_bits: int = 0
 
 
 @dataclass(slots=True)
@@ -169,6 +162,7 @@ class CommandBufferState:
     # the last verdict worked out (command_buffers._verdict): pipeline, bound-sets area, the
     # word of the terms that read no push constant, the push it was worked out after, the word
     last_verdict: tuple[PipelineState, array[int], int, int, int] | None = None
+    pushed: PushedConstants | None = None  # what its recordings push, once a verdict reads it
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
     # Descriptor buffers bound and the sets used in them (None until the app binds one).

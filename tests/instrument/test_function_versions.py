@@ -122,8 +122,8 @@ def test_a_pushed_index_is_decided_from_what_was_pushed(
     assert not host_terms.reads_pushed(_instrumented(PROVABLE)[1][0][2])
     area = bound_sets_area(_state(), 0).tolist()
     data = np.array(pushed, np.uint32).tobytes()
-    action = host_terms.ActionState(area, data, pushed_words)
-    assert host_terms.verdict([(bit, terms)], action) == (COMPUTE_BIT if holds else 0)
+    word = host_terms.verdict_of([(bit, terms)])(area, data, pushed_words)
+    assert word == (COMPUTE_BIT if holds else 0)
 
 
 @pytest.mark.parametrize("verdict", [COMPUTE_BIT, 0], ids=["copy", "checked"])
@@ -165,19 +165,14 @@ def test_the_layer_sets_the_bit_where_every_term_holds(state: list[int], holds: 
     (_, verdicts) = _instrumented(PROVABLE)
     stages = [(bit, terms) for _, bit, terms in verdicts]
     area = bound_sets_area(state, 0).tolist()
-    assert host_terms.verdict(stages, host_terms.ActionState(area)) == (COMPUTE_BIT if holds else 0)
+    assert host_terms.verdict_of(stages)(area, b"", 0) == (COMPUTE_BIT if holds else 0)
 
 
 def test_no_verdict_for_a_set_the_layer_does_not_track() -> None:
     (_, verdicts) = _instrumented(PROVABLE)
     stages = [(bit, terms) for _, bit, terms in verdicts]
-    no_state = host_terms.NO_STATE
-    assert (
-        host_terms.verdict(
-            stages, host_terms.ActionState(bound_sets_area(_state(), no_state).tolist())
-        )
-        == 0
-    )
+    area = bound_sets_area(_state(), host_terms.NO_STATE).tolist()
+    assert host_terms.verdict_of(stages)(area, b"", 0) == 0
 
 
 def test_terms_read_back_from_their_rows() -> None:

@@ -30,6 +30,7 @@ from gpuav.layer.calls import (
     MEMORY_PROPERTY_HOST_VISIBLE,
     ChunkLayout,
     OutputChunkHandles,
+    PushedConstants,
     StateBufferHandles,
     VulkanCallFailed,
 )
@@ -363,12 +364,8 @@ class NativeDeviceCalls:
             command_buffer, bind_point, layout, set_index, 1, sets, 0, 0
         )
 
-    def push_count(self, command_buffer: int) -> int:
-        return int(Native.lib.gpuav_fetch_bindings(command_buffer).push_changes)
-
-    def pushed_constants(self, command_buffer: int) -> tuple[bytes, int]:
-        noted = Native.lib.gpuav_fetch_bindings(command_buffer)
-        return Native.ffi.buffer(noted.push)[:], int(noted.pushed_words)
+    def pushed_constants(self, command_buffer: int) -> PushedConstants:
+        return _NotedPushes(Native.lib.gpuav_fetch_bindings_kept(command_buffer))
 
     def cmd_push_context(
         self, command_buffer: int, layout: int, stages: int, offset: int, context: int
@@ -429,3 +426,24 @@ class NativeDeviceCalls:
         spare = self._spare_fences
         while spare:
             self.destroy_fence(spare.pop())
+
+
+class _NotedPushes:
+    """fetch_bindings.c's note of a command buffer's push constants, read in place."""
+
+    __slots__ = ("_bytes", "_noted")
+
+    def __init__(self, noted: Any) -> None:
+        self._noted = noted
+        self._bytes = Native.ffi.buffer(noted.push)
+
+    @property
+    def changes(self) -> int:
+        return int(self._noted.push_changes)
+
+    @property
+    def words(self) -> int:
+        return int(self._noted.pushed_words)
+
+    def data(self) -> bytes:
+        return bytes(self._bytes)

@@ -86,6 +86,13 @@ const struct gpuav_fetch_bindings *gpuav_fetch_bindings(uintptr_t command_buffer
     return entry == NULL ? &gpuav_nothing_bound : &entry->bindings;
 }
 
+/* The command buffer's entry, made now if it has none: its address holds until the command
+ * buffer, its pool or its device goes, so the draw hooks keep it (its push constants). */
+const struct gpuav_fetch_bindings *gpuav_fetch_bindings_kept(uintptr_t command_buffer) {
+    const struct gpuav_fetch_bindings *bindings = gpuav_fetch_bindings_to_write(command_buffer);
+    return bindings == NULL ? &gpuav_nothing_bound : bindings;
+}
+
 static void gpuav_note_vertex_buffers(uintptr_t command_buffer, uint32_t first, uint32_t count,
                                       uintptr_t buffers, uintptr_t offsets, uintptr_t sizes,
                                       uintptr_t strides) {
