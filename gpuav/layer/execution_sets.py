@@ -87,7 +87,9 @@ def pre_call_record_execute(
     for member in members:
         shaders.update(member.shaders)
     actions = len(state.actions)
-    engine.pre_call_record_action(state, bind_point, command, replace(base, shaders=shaders))
+    # The commands can switch shaders and push constants: no stage is decided on the host.
+    runs = replace(base, shaders=shaders, verdict=None, pushed_verdict=None, pushed_bits=0)
+    engine.pre_call_record_action(state, bind_point, command, runs)
     if len(state.actions) == actions:
         return  # no output block (none left, or GPU-AV off)
     block = state.actions[-1].block
