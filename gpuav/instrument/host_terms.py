@@ -163,17 +163,20 @@ _Check = Callable[[Sequence[int], bytes, int], bool]
 _Value = Callable[[Sequence[int], bytes, int], "int | None"]
 
 
-def reads_pushed(terms: Sequence[Term]) -> bool:
-    """Whether ``terms`` read a push constant: their value changes with each push."""
-    return any(_reads_pushed(term) for term in terms)
+def pushed_offsets(terms: Sequence[Term]) -> set[int]:
+    """The byte offsets of the push constants ``terms`` read: they change with each push."""
+    found: set[int] = set()
+    for term in terms:
+        _collect_pushed(term, found)
+    return found
 
 
-def _reads_pushed(item: Term | Bound | int) -> bool:
-    if isinstance(item, int):
-        return False
-    return isinstance(item, Pushed) or any(
-        _reads_pushed(getattr(item, field.name)) for field in fields(item)
-    )
+def _collect_pushed(item: Term | Bound | int, found: set[int]) -> None:
+    if isinstance(item, Pushed):
+        found.add(item.offset)
+    elif not isinstance(item, int):
+        for field in fields(item):
+            _collect_pushed(getattr(item, field.name), found)
 
 
 def verdict_of(stages: Sequence[tuple[int, Sequence[Term]]]) -> Verdict:

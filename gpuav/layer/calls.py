@@ -120,15 +120,15 @@ class PushedConstants(Protocol):
     """The push constants pushed in a command buffer's recording so far."""
 
     @property
-    def changes(self) -> int:
-        """A value that changes at each push."""
-
-    @property
     def words(self) -> int:
         """A bit per 32-bit word pushed."""
 
     def data(self) -> bytes:
         """The bytes pushed last."""
+
+    def span(self, start: int, end: int) -> tuple[int, bytes]:
+        """The bytes ``[start, end)`` (whole words), with a bit for each of their words that
+        was pushed: what terms reading only those words are worked out from."""
 
 
 class DeviceCalls(Protocol):

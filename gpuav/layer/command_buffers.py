@@ -214,30 +214,34 @@ def _bind_block(
     )
 
 
-_NOT_PUSHED_YET = -1  # no push count is negative: the terms that read pushes are worked out
+_KEPT_PUSHED_VALUES = 256  # verdicts kept per pipeline and area for the values pushed
 
 
 def _verdict(state: CommandBufferState, pipeline: PipelineState, area: array[int]) -> int:
     """The verdict word of an action of ``pipeline`` with this bound-sets area: the stages
     whose checks all pass run unchecked (``host_terms``). The terms of the area are worked out
-    once for the pipeline and area; those that read push constants again after each push,
-    where the others hold."""
+    once for the pipeline and area; those that read push constants once for each value of
+    the words they read (a renderer pushes each material's index again every frame)."""
     last = state.last_verdict
     if last is None or last[0] is not pipeline or last[1] is not area:
         assert pipeline.verdict is not None
-        word = pipeline.verdict(area, b"", 0)
-        last = state.last_verdict = (pipeline, area, word, _NOT_PUSHED_YET, word)
+        last = state.last_verdict = (pipeline, area, pipeline.verdict(area, b"", 0), {})
+    fixed = last[2]
     pushed_verdict = pipeline.pushed_verdict
-    if pushed_verdict is None or not last[2] & pipeline.pushed_bits:
-        return last[2]
+    if pushed_verdict is None or not fixed & pipeline.pushed_bits:
+        return fixed
     noted = state.pushed
     if noted is None:
         noted = state.pushed = state.device.calls.pushed_constants(state.handle)
-    pushes = noted.changes
-    if pushes != last[3]:
+    key = noted.span(*pipeline.pushed_span)
+    known = last[3]
+    word = known.get(key)
+    if word is None:
         failing = pipeline.pushed_bits & ~pushed_verdict(area, noted.data(), noted.words)
-        last = state.last_verdict = (pipeline, area, last[2], pushes, last[2] & ~failing)
-    return last[4]
+        if len(known) >= _KEPT_PUSHED_VALUES:
+            known.clear()
+        word = known[key] = fixed & ~failing
+    return word
 
 
 def _bound_area(state: CommandBufferState, bind_point: int) -> array[int]:

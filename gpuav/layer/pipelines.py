@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuav.instrument.host_terms import reads_pushed, verdict_of
+from gpuav.instrument.host_terms import pushed_offsets, verdict_of
 from gpuav.layer import notices, pipeline_libraries
 from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_GRAPHICS,
@@ -178,19 +178,27 @@ def post_call_record_create_pipelines(
 
 def _verdicts(
     stages: list[tuple[int, tuple[Term, ...]]],
-) -> tuple[Verdict | None, Verdict | None, int]:
+) -> tuple[Verdict | None, Verdict | None, int, tuple[int, int]]:
     """How the layer works an action's verdict word out (``host_terms``): from each stage's
     terms that read no push constant, which hold for a bound-sets area, and from those that
-    do, which change with each push (with the bits of their stages)."""
+    do, which change with the words they read (with the bits of their stages and the span of
+    bytes that holds those words)."""
     if not stages:
-        return None, None, 0
-    fixed = [(bit, [term for term in terms if not reads_pushed((term,))]) for bit, terms in stages]
-    pushed = [(bit, [term for term in terms if reads_pushed((term,))]) for bit, terms in stages]
+        return None, None, 0, (0, 0)
+    fixed = [
+        (bit, [term for term in terms if not pushed_offsets((term,))]) for bit, terms in stages
+    ]
+    pushed = [(bit, [term for term in terms if pushed_offsets((term,))]) for bit, terms in stages]
     pushed = [(bit, terms) for bit, terms in pushed if terms]
+    if not pushed:
+        return verdict_of(fixed), None, 0, (0, 0)
     pushed_bits = 0
-    for bit, _ in pushed:
+    offsets: set[int] = set()
+    for bit, terms in pushed:
         pushed_bits |= bit
-    return verdict_of(fixed), verdict_of(pushed) if pushed else None, pushed_bits
+        offsets |= pushed_offsets(terms)
+    span = (min(offsets) // 4 * 4, max(offsets) // 4 * 4 + 4)
+    return verdict_of(fixed), verdict_of(pushed), pushed_bits, span
 
 
 def pre_call_record_destroy_pipeline(device: DeviceState, handle: int) -> None:

@@ -121,6 +121,7 @@ class PipelineState:
     # worked out again after each push
     pushed_verdict: Verdict | None = None
     pushed_bits: int = 0
+    pushed_span: tuple[int, int] = (0, 0)  # the bytes holding the words those terms read
 
 
 @dataclass(slots=True)
@@ -159,9 +160,10 @@ class CommandBufferState:
     # The regions the areas' binding summaries were made from, with their change counts then
     # (binding_summaries).
     summarized: dict[Region, int] = field(default_factory=dict)
-    # the last verdict worked out (command_buffers._verdict): pipeline, bound-sets area, the
-    # word of the terms that read no push constant, the push it was worked out after, the word
-    last_verdict: tuple[PipelineState, array[int], int, int, int] | None = None
+    # the last verdicts worked out (command_buffers._verdict): pipeline, bound-sets area, the
+    # word of the terms that read no push constant, and the word for each value of the push
+    # constants the others read
+    last_verdict: tuple[PipelineState, array[int], int, dict[tuple[int, bytes], int]] | None = None
     pushed: PushedConstants | None = None  # what its recordings push, once a verdict reads it
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches

@@ -118,8 +118,8 @@ def test_a_pushed_index_is_decided_from_what_was_pushed(
     pushed: tuple[int, int], pushed_words: int, holds: bool
 ) -> None:
     ((_, bit, terms),) = _instrumented(PUSHED)[1]
-    assert host_terms.reads_pushed(terms)
-    assert not host_terms.reads_pushed(_instrumented(PROVABLE)[1][0][2])
+    assert host_terms.pushed_offsets(terms) == {4}  # p.at, after p.skip
+    assert host_terms.pushed_offsets(_instrumented(PROVABLE)[1][0][2]) == set()
     area = bound_sets_area(_state(), 0).tolist()
     data = np.array(pushed, np.uint32).tobytes()
     word = host_terms.verdict_of([(bit, terms)])(area, data, pushed_words)

@@ -19,4 +19,4 @@ def test_the_key_bytes_run_from_past_the_change_count_through_the_vertex_binding
     binding = ffi.sizeof("struct gpuav_vertex_binding")
     assert binding == fetch_bindings.VERTEX_BINDING_BYTES
     key_end = fetch_bindings.HEAD_BYTES + 64 * binding
-    assert ffi.offsetof("struct gpuav_fetch_bindings", "push_changes") == key_end
+    assert ffi.offsetof("struct gpuav_fetch_bindings", "pushed_words") == key_end

@@ -54,7 +54,6 @@ struct gpuav_fetch_bindings {
     uint64_t index_size;
     int32_t index_type;
     struct gpuav_vertex_binding vertex[64]; /* GPUAV_VERTEX_BINDING_SLOTS */
-    uint64_t push_changes;  /* 0 while nothing was pushed; at each push, a value never used */
     uint64_t pushed_words;  /* bit w: the word at byte 4w was pushed in this recording */
     uint8_t push[256];      /* GPUAV_PUSH_BYTES: the bytes pushed last */
 };

@@ -438,12 +438,12 @@ class _NotedPushes:
         self._bytes = Native.ffi.buffer(noted.push)
 
     @property
-    def changes(self) -> int:
-        return int(self._noted.push_changes)
-
-    @property
     def words(self) -> int:
         return int(self._noted.pushed_words)
 
     def data(self) -> bytes:
         return bytes(self._bytes)
+
+    def span(self, start: int, end: int) -> tuple[int, bytes]:
+        pushed = int(self._noted.pushed_words) >> (start // 4) & ((1 << (end - start) // 4) - 1)
+        return pushed, self._bytes[start:end]

@@ -36,7 +36,6 @@ struct gpuav_fetch_entry {
 static struct gpuav_fetch_entry *gpuav_fetch_buckets[GPUAV_FETCH_BUCKETS];
 static pthread_mutex_t gpuav_fetch_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t gpuav_fetch_changes; /* every change anywhere, read by the draw hooks */
-static uint64_t gpuav_push_changes;  /* every push anywhere: each push's own value */
 static const struct gpuav_fetch_bindings gpuav_nothing_bound;
 
 static size_t gpuav_fetch_bucket(uintptr_t command_buffer) {
@@ -165,7 +164,6 @@ static void gpuav_note_push_constants(uintptr_t command_buffer, uint32_t offset,
             bindings->pushed_words |= (uint64_t)1 << word;
         }
     }
-    bindings->push_changes = __atomic_add_fetch(&gpuav_push_changes, 1, __ATOMIC_RELAXED);
 }
 
 /* vkCmdPushConstants2: the same from a VkPushConstantsInfo. */
@@ -194,7 +192,7 @@ static void gpuav_note_push_constants_info(uintptr_t command_buffer, uintptr_t i
 /* vkBeginCommandBuffer: a new recording starts with nothing bound or pushed. */
 static void gpuav_fetch_bindings_clear(uintptr_t command_buffer) {
     struct gpuav_fetch_entry *entry = gpuav_fetch_entry(command_buffer);
-    if (entry != NULL && (entry->bindings.changes != 0 || entry->bindings.push_changes != 0)) {
+    if (entry != NULL && (entry->bindings.changes != 0 || entry->bindings.pushed_words != 0)) {
         memset(&entry->bindings, 0, sizeof(entry->bindings));
         gpuav_fetch_bindings_changed(&entry->bindings);
     }
