@@ -214,6 +214,7 @@ def _bind_block(
     )
 
 
+_KEPT_AREAS = 256  # bound-sets areas whose verdicts a pipeline keeps
 _KEPT_PUSHED_VALUES = 256  # verdicts kept per pipeline and area for the values pushed
 
 
@@ -221,11 +222,20 @@ def _verdict(state: CommandBufferState, pipeline: PipelineState, area: array[int
     """The verdict word of an action of ``pipeline`` with this bound-sets area: the stages
     whose checks all pass run unchecked (``host_terms``). The terms of the area are worked out
     once for the pipeline and area; those that read push constants once for each value of
-    the words they read (a renderer pushes each material's index again every frame)."""
+    the words they read (a renderer binds the same sets and pushes each material's index
+    again every frame)."""
     last = state.last_verdict
     if last is None or last[0] is not pipeline or last[1] is not area:
-        assert pipeline.verdict is not None
-        last = state.last_verdict = (pipeline, area, pipeline.verdict(area, b"", 0), {})
+        # A frame binds its sets again: the same words make a new area with the same verdicts.
+        kept = pipeline.verdicts_kept
+        content = area.tobytes()
+        found = kept.get(content)
+        if found is None:
+            assert pipeline.verdict is not None
+            if len(kept) >= _KEPT_AREAS:
+                kept.clear()
+            found = kept[content] = (pipeline.verdict(area, b"", 0), {})
+        last = state.last_verdict = (pipeline, area, *found)
     fixed = last[2]
     pushed_verdict = pipeline.pushed_verdict
     if pushed_verdict is None or not fixed & pipeline.pushed_bits:

@@ -122,6 +122,11 @@ class PipelineState:
     pushed_verdict: Verdict | None = None
     pushed_bits: int = 0
     pushed_span: tuple[int, int] = (0, 0)  # the bytes holding the words those terms read
+    # by the bytes of a bound-sets area: the word of its terms that read no push constant,
+    # and the word for each value of the pushed words the others read (command_buffers)
+    verdicts_kept: dict[bytes, tuple[int, dict[tuple[int, bytes], int]]] = field(
+        default_factory=dict
+    )
 
 
 @dataclass(slots=True)
