@@ -5,10 +5,11 @@ On a GPU a check's cost is mostly its branch and the reads it waits on, not its 
 1920x1080 render loop's fragment shader, whose every access is fine, ran at 0.59 of its speed
 with its checks. Most entry points' accesses can be decided before they run: a texture that is
 no array, or an array indexed by ``draw % 8``, a uniform block read at a constant offset, a
-storage buffer read at ``i % buffer.length()``. Where every access the pass guards in an entry
-function has such a proof (the provers of the loop copies, ``loop_versions``) and each proof
-can be made by the layer from what it writes into the action's bound-sets area
-(``host_terms``), the function is kept twice:
+storage buffer read at ``i % buffer.length()``, a texture array at an index the app pushed.
+Where every access the pass guards in an entry function has such a proof (the provers of the
+loop copies, ``loop_versions``) and each proof can be made by the layer from what it knows of
+the action (what it writes into the bound-sets area, the push constants: ``host_terms``), the
+function is kept twice:
 
     start:   its variables; proven = (verdict word & this stage's bit) != 0
              OpSelectionMerge %unreached

@@ -3,17 +3,18 @@
 An entry function whose every check a test at its start could decide runs unchecked where the
 test passes (``function_versions``). Made in the shader, that test costs every invocation a
 read of each binding's table; on an H100 those reads cost more than the checks they replace.
-Most such tests depend only on what the layer itself writes into the action's bound-sets area
-(``descriptor_state``): each binding's length and summary, and from the summary a buffer's
-bound range. So the pass describes the test instead, as *terms* of the classes below, and the
-layer works them out when it records the action and writes one *verdict* word into the area:
-a bit per shader stage whose terms all hold. The shader reads that word and nothing else.
+Most such tests depend only on what the layer itself knows of the action: what it writes into
+the action's bound-sets area (``descriptor_state``: each binding's length and summary, and from
+the summary a buffer's bound range) and the push constants the app pushed. So the pass
+describes the test instead, as *terms* of the classes below, and the layer works them out when
+it records the action and writes one *verdict* word into the area: a bit per shader stage
+whose terms all hold. The shader reads that word and nothing else.
 
 This module is the contract between the pass, which makes the terms, and the layer, which
-evaluates them (``verdict``) and keeps them with a module's outcome (``to_rows``,
-``from_rows``). Every evaluation errs one way: where the area does not show that a term holds
-(a set the layer does not track, a binding of many buffers, a range it does not know), the term
-fails and the shader runs its checks.
+evaluates them (``verdict_of``) and keeps them with a module's outcome (``to_rows``,
+``from_rows``). Every evaluation errs one way: where what the layer knows does not show that a
+term holds (a set it does not track, a binding of many buffers, a range it does not know, a
+word never pushed), the term fails and the shader runs its checks.
 """
 
 from __future__ import annotations
@@ -347,6 +348,7 @@ _BOUND_TAGS: dict[type, str] = {
     NotNegative: "nn",
 }
 _TERM_TAGS: dict[type, str] = {Fits: "fits", Below: "below", Within: "within", Less: "less"}
+_BOUND_FIELDS = frozenset({"bound", "end", "left", "right"})  # the others are counts
 _BY_TAG: dict[str, type] = {tag: kind for kind, tag in (*_BOUND_TAGS.items(), *_TERM_TAGS.items())}
 
 
@@ -380,8 +382,12 @@ def _item(row: object) -> Term | Bound:
     values = [value if isinstance(value, int) else _item(value) for value in row[1:]]
     if len(values) != len(fields(kind)):
         raise ValueError(f"{row[0]} takes {len(fields(kind))} fields")
-    if any(isinstance(value, int) and value < 0 for value in values):
-        raise ValueError(f"a negative field in {row[0]}")
+    for field, value in zip(fields(kind), values, strict=True):
+        if field.name in _BOUND_FIELDS:
+            if type(value) not in _BOUND_TAGS:
+                raise ValueError(f"{row[0]}'s {field.name} is no bound")
+        elif not isinstance(value, int) or value < 0:
+            raise ValueError(f"{row[0]}'s {field.name} is no count")
     item: Term | Bound = kind(*values)
     if isinstance(item, ArrayLength) and item.stride == 0:
         raise ValueError("an array length of stride 0")

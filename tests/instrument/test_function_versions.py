@@ -179,6 +179,15 @@ def test_terms_read_back_from_their_rows() -> None:
     (_, verdicts) = _instrumented(PROVABLE)
     ((_, _, terms),) = verdicts
     assert host_terms.from_rows(host_terms.to_rows(terms)) == terms
-    for bad in (["fits", 0, 0], ["sum", 1], [["c", 1]], "fits", [["c", 1]][0]):
+    for bad in (
+        ["fits", 0, 0],
+        ["sum", 1],
+        [["c", 1]],
+        "fits",
+        ["c", 1],  # a bound where a term belongs
+        ["below", 5, 0, 0],  # a count where a bound belongs
+        ["below", ["less", ["c", 1], 2], 0, 0],  # a term inside one
+        ["less", ["c", 1], -2],
+    ):
         with pytest.raises((ValueError, TypeError)):
             host_terms.from_rows([bad])
