@@ -24,6 +24,9 @@ made in the shader instead (the proofs' own tests, as loops have) read about ten
 action's table per invocation, and cost an H100 more than the checks it replaced. The word is
 the same for every invocation of an action, so both copies run in uniform control flow where
 the function did, and derivatives, barriers and subgroup operations keep their meaning.
+
+A function the entry function calls is kept twice the same way, where that entry point alone
+reaches it: its copy stands behind the same bit, which then stands for the terms of both.
 """
 
 from __future__ import annotations
@@ -53,15 +56,20 @@ def version_entry_functions(
     entry_functions: list[tuple[Function, Instruction]],
     action_verdict: int,
     layer: LayerBounds | None = None,
-) -> dict[int, tuple[int, tuple[Term, ...]]]:
-    """Give each of ``entry_functions`` (with its entry point) whose ``guarded`` consumers
-    all have proofs the layer can make, and which holds none of ``unprovable``, an unchecked
-    copy behind its stage's bit of the verdict word (``action_verdict``: the helper that reads
-    it). Returns, for each function copied (by id), its stage bit and the terms the layer
-    works out for that bit."""
+) -> tuple[dict[int, tuple[int, tuple[Term, ...]]], frozenset[int]]:
+    """Give each function that one entry point alone reaches (the entry function, or a
+    function it calls: ``with_its_entry``) whose ``guarded`` consumers all have proofs the
+    layer can make, and which holds none of ``unprovable``, an unchecked copy behind its
+    entry point's stage bit of the verdict word (``action_verdict``: the helper that reads
+    it). Returns, for each entry function (by id) with a copy in its reach, its stage bit and
+    the terms of all those copies (the bit stands for all of them); and the ids of the
+    functions copied."""
     accesses_of, unprovable_labels = group_guarded(def_use, guarded, unprovable)
-    copied: dict[int, tuple[int, tuple[Term, ...]]] = {}
-    for function, entry_point in entry_functions:
+    terms_of: dict[int, tuple[int, list[Term]]] = {}
+    copied: set[int] = set()
+    for function, (entry_function, entry_point) in with_its_entry(
+        builder.module.functions, entry_functions
+    ):
         accesses = accesses_of.get(id(function))
         bit = STAGE_BITS.get(entry_point.operands[0])
         labels = frozenset(block.label_id for block in function.blocks)
@@ -70,8 +78,41 @@ def version_entry_functions(
         copier = _FunctionCopier(builder, def_use, types, function, layer)
         terms = copier.version(accesses, named, action_verdict, bit)
         if terms is not None:
-            copied[function.id] = (bit, terms)
-    return copied
+            copied.add(function.id)
+            terms_of.setdefault(entry_function.id, (bit, []))[1].extend(terms)
+    found = {key: (bit, tuple(dict.fromkeys(terms))) for key, (bit, terms) in terms_of.items()}
+    return found, frozenset(copied)
+
+
+def with_its_entry(
+    functions: list[Function], entry_functions: list[tuple[Function, Instruction]]
+) -> list[tuple[Function, tuple[Function, Instruction]]]:
+    """Each function that exactly one entry function reaches through calls (itself
+    included), with that entry function and its entry point."""
+    calls: dict[int, set[int]] = {}
+    for function in functions:
+        calls[function.id] = {
+            instruction.operands[2]
+            for block in function.blocks
+            for instruction in block.instructions
+            if instruction.opcode == Op.FunctionCall
+        }
+    reached_by: dict[int, list[tuple[Function, Instruction]]] = {}
+    for entry in entry_functions:
+        seen = {entry[0].id}
+        pending = [entry[0].id]
+        while pending:
+            for callee in calls.get(pending.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    pending.append(callee)
+        for function_id in seen:
+            reached_by.setdefault(function_id, []).append(entry)
+    return [
+        (function, reached_by[function.id][0])
+        for function in functions
+        if len(reached_by.get(function.id, ())) == 1
+    ]
 
 
 class _FunctionCopier:

@@ -96,15 +96,15 @@ def copy_provable_code(
     layer: LayerBounds | None,
     entry_functions: tuple[list[tuple[Function, Instruction]], int | None],
 ) -> tuple[dict[int, tuple[int, tuple[Term, ...]]], int]:
-    """Before any guard: give each entry function whose checks the layer can decide for an
-    action (``function_versions``), then each loop (of the other functions) whose
-    buffer-range, device-address, descriptor and local-array checks a test before it can
-    decide, an unchecked copy (``loop_versions``). ``unprovable``: the ``id()`` of the
-    consumers other passes check; ``unroll``: ask the driver to unroll copies of short loops;
-    ``lengths``: bounds of OpArrayLength results; ``entry_functions``: the entry functions
-    with their entry points, and the helper that reads the verdict word (None: no function is
-    copied). Returns the functions copied (id -> stage bit and terms) and the number of loops
-    copied."""
+    """Before any guard: give each function whose checks the layer can decide for an action
+    (``function_versions``), then each loop (of the other functions) whose buffer-range,
+    device-address, descriptor and local-array checks a test before it can decide, an
+    unchecked copy (``loop_versions``). ``unprovable``: the ``id()`` of the consumers other
+    passes check; ``unroll``: ask the driver to unroll copies of short loops; ``layer``: the
+    values the layer knows (array lengths, push constants); ``entry_functions``: the entry
+    functions with their entry points, and the helper that reads the verdict word (None: no
+    function is copied). Returns the entry functions with copies in their reach (id -> stage
+    bit and terms) and the number of loops copied."""
     guarded: list[tuple[Instruction, Prover]] = []
     descriptor_proofs, descriptor_accesses = descriptors
     if descriptor_proofs is not None:
@@ -138,8 +138,9 @@ def copy_provable_code(
     named_ids_ = [n for n in named if n]
     functions, action_verdict = entry_functions
     copied: dict[int, tuple[int, tuple[Term, ...]]] = {}
+    functions_copied: frozenset[int] = frozenset()
     if action_verdict is not None:
-        copied = version_entry_functions(
+        copied, functions_copied = version_entry_functions(
             builder,
             def_use,
             types,
@@ -159,7 +160,7 @@ def copy_provable_code(
         named_ids_,
         unroll,
         layer,
-        frozenset(copied),
+        functions_copied,
     )
     return copied, loops
 

@@ -18,6 +18,7 @@ from gpuav.instrument.descriptor_state import (
 )
 from gpuav.instrument.record import ErrorCode, ErrorRecord
 from gpuav.spirv import read, write
+from gpuav.spirv.grammar import Op
 from tests.harness import Binding, VulkanContext
 from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, gpuav_set
 from tests.shaders.glsl import compile_glsl, spirv_val
@@ -41,6 +42,23 @@ void main() {
     o.v[i % 8u] = data.v[at] * params.scale;
 }
 """
+
+# The same with the reads in a function main calls (glslang passes its argument through a
+# pointer): main's bit stands for the terms of both copies.
+IN_A_CALL = """#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) readonly buffer Data { uint v[]; } data;
+layout(set = 0, binding = 1) buffer Out { uint v[8]; } o;
+layout(set = 0, binding = 2) uniform Params { uint base; uint scale; } params;
+uint fetch(uint i) {
+    return data.v[(i * 7u + params.base) % uint(data.v.length())] * params.scale;
+}
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o.v[i % 8u] = fetch(i);
+}
+"""
+SOURCES = {"main": PROVABLE, "called": IN_A_CALL}
 
 # The same with an index pushed by the app: the layer sees what it pushes.
 PUSHED = PROVABLE.replace(
@@ -126,22 +144,40 @@ def test_a_pushed_index_is_decided_from_what_was_pushed(
     assert word == (COMPUTE_BIT if holds else 0)
 
 
+def test_a_called_function_is_kept_twice_behind_its_entry_points_bit() -> None:
+    words, verdicts = _instrumented(IN_A_CALL)
+    ((name, bit, terms),) = verdicts
+    assert (name, bit) == ("main", COMPUTE_BIT)
+    lengths = [t for t in terms if isinstance(t, host_terms.Within) and t.binding == 0]
+    assert lengths, terms  # fetch's read of the data, through its own length
+    module = read(words)
+    helper = next(
+        name.operands[0]
+        for name in module.debug_names
+        if name.opcode == Op.Name and name.string(1) == "gpuav_action_verdict"
+    )
+    reads = [i for i in module.instructions() if i.opcode == Op.FunctionCall]
+    assert sum(i.operands[2] == helper for i in reads) == 2  # main's copy and fetch's
+
+
+@pytest.mark.parametrize("where", list(SOURCES))
 @pytest.mark.parametrize("verdict", [COMPUTE_BIT, 0], ids=["copy", "checked"])
 def test_either_copy_computes_what_the_shader_computes_alone(
-    vk: VulkanContext, verdict: int
+    vk: VulkanContext, verdict: int, where: str
 ) -> None:
-    words, _ = _instrumented(PROVABLE)
-    plain = compile_glsl(PROVABLE, "comp", target_env="vulkan1.2")
+    words, _ = _instrumented(SOURCES[where])
+    plain = compile_glsl(SOURCES[where], "comp", target_env="vulkan1.2")
     out, records = _run(vk, words, _state(), verdict)
     assert records == []
     assert out == _run(vk, plain, _state(), verdict)[0] == EXPECTED
 
 
-def test_the_stage_bit_alone_picks_the_copy(vk: VulkanContext) -> None:
+@pytest.mark.parametrize("where", list(SOURCES))
+def test_the_stage_bit_alone_picks_the_copy(vk: VulkanContext, where: str) -> None:
     """With the data descriptor unwritten in the state (the buffer is really there), the
     checked function reports and skips the read; the copy, run where the bit says every check
     passes, reads it."""
-    words, _ = _instrumented(PROVABLE)
+    words, _ = _instrumented(SOURCES[where])
     checked_out, checked = _run(vk, words, _state(data_written=False), 0)
     assert ErrorCode.BUFFER_OUT_OF_BOUNDS in {record.error_code for record in checked}
     assert checked_out == [0] * 8
