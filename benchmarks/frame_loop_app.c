@@ -5,7 +5,9 @@
  * the slot's own color image, and submits it with the slot's fence. Every access is in bounds.
  *
  * usage: frame_loop_app VERT.spv FRAG.spv [--frames N] [--warmup N] [--draws N]
- *                       [--width W] [--height H] [--print-messages 1]
+ *                       [--width W] [--height H] [--print-messages 1] [--push2 1]
+ * With --push2 1 (VK_KHR_maintenance6), each draw first pushes index 0 with vkCmdPushConstants,
+ * then its own index with vkCmdPushConstants2KHR (what a layer must follow to know it).
  * Prints one JSON line: frames per second over the N frames after the warm-up (from the first
  * measured frame's wait to the last frame's completion), the median CPU time per frame spent
  * recording and submitting, the median time waiting for a fence, the last frame's pixel hash,
@@ -20,12 +22,14 @@
 #include <time.h>
 #include <vulkan/vulkan.h>
 
+#include "maintenance6_ext.h"
 #include "vk_graphics_common.h"
 
 enum { IN_FLIGHT = 3, TEXTURES = 8, TEXTURE_SIZE = 64, WEIGHTS = 4096 };
 static const VkFormat COLOR_FORMAT = VK_FORMAT_R8G8B8A8_UNORM;
 
 static VkDevice device;
+static PFN_vkCmdPushConstants2KHR push_constants2; /* with --push2 1 */
 static VkPhysicalDeviceMemoryProperties memory_properties;
 static uint32_t error_messages;
 static int print_messages;
@@ -166,10 +170,17 @@ static void record_frame(const Scene *scene, VkCommandBuffer command_buffer,
     vkCmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_GRAPHICS, scene->layout, 0, 1,
                             &scene->set, 0, NULL);
     for (uint32_t d = 0; d < scene->draws; ++d) {
-        uint32_t constants[2] = {d, scene->draws};
-        vkCmdPushConstants(command_buffer, scene->layout,
-                           VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, 8,
-                           constants);
+        uint32_t constants[2] = {push_constants2 ? 0 : d, scene->draws};
+        VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+        vkCmdPushConstants(command_buffer, scene->layout, stages, 0, 8, constants);
+        if (push_constants2) {
+            VkPushConstantsInfoKHR info = {VK_STRUCTURE_TYPE_PUSH_CONSTANTS_INFO_KHR};
+            info.layout = scene->layout;
+            info.stageFlags = stages;
+            info.size = 4;
+            info.pValues = &d;
+            push_constants2(command_buffer, &info);
+        }
         vkCmdDraw(command_buffer, 3, 1, 0, 0);
     }
     vkCmdEndRenderPass(command_buffer);
@@ -205,6 +216,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     uint32_t frames = 300, warmup = 30, draws = 100, width = 256, height = 256;
+    int push2 = 0;
     for (int i = 3; i + 1 < argc; i += 2) {
         uint32_t value = (uint32_t)atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--frames")) frames = value;
@@ -213,6 +225,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--width")) width = value;
         else if (!strcmp(argv[i], "--height")) height = value;
         else if (!strcmp(argv[i], "--print-messages")) print_messages = (int)value;
+        else if (!strcmp(argv[i], "--push2")) push2 = (int)value;
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -233,7 +246,16 @@ int main(int argc, char **argv) {
     vkGetPhysicalDeviceProperties(physical, &properties);
     vkGetPhysicalDeviceMemoryProperties(physical, &memory_properties);
     VkQueue queue;
-    device = create_device(physical, NULL, 0, NULL, &queue);
+    VkPhysicalDeviceMaintenance6FeaturesKHR maintenance6 = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_6_FEATURES_KHR, NULL, VK_TRUE};
+    const char *device_extensions[1] = {VK_KHR_MAINTENANCE_6_EXTENSION_NAME};
+    device = create_device(physical, push2 ? &maintenance6 : NULL, push2 ? 1 : 0,
+                           device_extensions, &queue);
+    if (push2) {
+        push_constants2 =
+            (PFN_vkCmdPushConstants2KHR)vkGetDeviceProcAddr(device, "vkCmdPushConstants2KHR");
+        if (!push_constants2) return 2;
+    }
     VkCommandPoolCreateInfo pool_info = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     VkCommandPool pool;

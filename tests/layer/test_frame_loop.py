@@ -59,13 +59,15 @@ def run_loop(
     fragment: str,
     tmp_path: Path,
     layer_folder: Path | None,
+    push2: bool = False,
     **options: Any,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the app's figures, its parsed messages) for 8x8 targets."""
+    """(the app's figures, its parsed messages) for 8x8 targets; ``push2``: each draw's index
+    pushed with vkCmdPushConstants2KHR."""
     completed = subprocess.run(
         [str(frame_loop["app"]), str(frame_loop["vert"]), str(frame_loop[fragment]),
          "--frames", str(FRAMES), "--warmup", str(WARMUP), "--width", "8", "--height", "8",
-         "--print-messages", "1"],
+         "--print-messages", "1", "--push2", str(int(push2))],
         env=app_environment(layer_folder, **options), cwd=tmp_path,
         capture_output=True, text=True, timeout=APP_TIMEOUT,
     )  # fmt: skip
@@ -112,5 +114,19 @@ def test_a_pushed_index_is_decided_draw_by_draw(
     _, output = run_loop(frame_loop, "pushed_bad", tmp_path, layer_folder, instrumenter=None)
     messages = output["messages"]
     assert {m["id"] for m in messages} == {"GPUAV-descriptor-index-out-of-bounds"}
+    draws = Counter(int(m["text"].split("Draw Index ")[1].split(" ")[0]) for m in messages)
+    assert draws == {draw: FRAMES + WARMUP for draw in range(64, 100)}
+
+
+def test_push_constants2_are_followed(
+    frame_loop: dict[str, Path], tmp_path: Path, layer_folder: Path
+) -> None:
+    """Each draw pushes index 0 with vkCmdPushConstants, then its own with
+    vkCmdPushConstants2KHR: a layer that missed the second would decide every draw from index
+    0, run the draws past the array unchecked, and report none of them."""
+    _, output = run_loop(
+        frame_loop, "pushed_bad", tmp_path, layer_folder, instrumenter=None, push2=True
+    )
+    messages = output["messages"]
     draws = Counter(int(m["text"].split("Draw Index ")[1].split(" ")[0]) for m in messages)
     assert draws == {draw: FRAMES + WARMUP for draw in range(64, 100)}
