@@ -39,7 +39,7 @@ from gpuav.spirv.analysis.loops import Loop
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Op
-from gpuav.spirv.instruction import Instruction, decode_string
+from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Block, Function
 
 _DEBUG_INFO_SET = "NonSemantic.Shader.DebugInfo.100"
@@ -220,7 +220,7 @@ class _FunctionCopier:
 
     def _function_definition(self, instruction: Instruction) -> bool:
         return (
-            _extended_set(self.def_use, instruction) == _DEBUG_INFO_SET
+            self.def_use.id_operands.extended_set(instruction) == _DEBUG_INFO_SET
             and instruction.operands[3] == _DEBUG_FUNCTION_DEFINITION
         )
 
@@ -229,13 +229,3 @@ def _only_branches_to(block: Block, label: int) -> bool:
     return [i.opcode for i in block.instructions] == [Op.Branch] and block.terminator.operands == [
         label
     ]
-
-
-def _extended_set(def_use: DefUse, instruction: Instruction) -> str:
-    """The name of the extended instruction set of an OpExtInst; "" for other instructions."""
-    if instruction.opcode != Op.ExtInst or len(instruction.operands) < 4:
-        return ""
-    for imported in def_use.module.ext_inst_imports:
-        if imported.operands[0] == instruction.operands[2]:
-            return decode_string(imported.operands, 1)[0]
-    return ""

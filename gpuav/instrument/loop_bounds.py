@@ -47,7 +47,7 @@ from gpuav.spirv.analysis.loops import FunctionUses, Loop, dominates
 from gpuav.spirv.analysis.types import Types
 from gpuav.spirv.builder import Builder
 from gpuav.spirv.grammar import Decoration, Op, StorageClass
-from gpuav.spirv.instruction import Instruction, decode_string
+from gpuav.spirv.instruction import Instruction
 from gpuav.spirv.module import Block
 
 # Emits, at the builder's insert point, (the bound as a uint, bools that must all hold).
@@ -522,13 +522,7 @@ class LoopBounds:
     def _non_semantic(self, instruction: Instruction) -> bool:
         """Whether ``instruction`` is of a NonSemantic.* set: debug info names variables,
         and changes nothing."""
-        if instruction.opcode != Op.ExtInst:
-            return False
-        return any(
-            imported.operands[0] == instruction.operands[2]
-            and decode_string(imported.operands, 1)[0].startswith(NON_SEMANTIC_PREFIX)
-            for imported in self.def_use.module.ext_inst_imports
-        )
+        return self.def_use.id_operands.extended_set(instruction).startswith(NON_SEMANTIC_PREFIX)
 
     def _in_loop(self, instruction: Instruction) -> bool:
         return self._block_of(instruction) in self.loop.labels

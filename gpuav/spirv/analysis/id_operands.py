@@ -60,6 +60,12 @@ class IdOperands:
     def type_of(self, value: int) -> int | None:
         return self.context.type_of(value)
 
+    def extended_set(self, instruction: Instruction) -> str:
+        """The name of an OpExtInst's extended instruction set; "" for other instructions."""
+        if instruction.opcode != Op.ExtInst or len(instruction.operands) < 4:
+            return ""
+        return self.context.imports.get(instruction.operands[2], "")
+
     def positions(self, instruction: Instruction) -> list[int]:
         """Indices into ``instruction.operands`` that hold ids (result and type ids included)."""
         return list(self.shared_positions(instruction))
