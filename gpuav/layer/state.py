@@ -118,7 +118,7 @@ class PipelineState:
     # unchecked copy, from the terms that read no push constant (``host_terms``)
     verdict: Verdict | None = None
     # the same from the terms that read push constants (of the stages with ``pushed_bits``),
-    # worked out again after each push
+    # worked out for each value of the pushed words they read
     pushed_verdict: Verdict | None = None
     pushed_bits: int = 0
     pushed_span: tuple[int, int] = (0, 0)  # the bytes holding the words those terms read
