@@ -12,15 +12,12 @@ from gpuav.instrument import host_terms
 from gpuav.instrument.api import instrument_module
 from gpuav.instrument.descriptor_state import (
     VERDICT_WORD,
-    binding_table_word,
-    range_word,
-    region_words,
 )
 from gpuav.instrument.record import ErrorCode, ErrorRecord
 from gpuav.spirv import read, write
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, gpuav_set
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, buffer_region, gpuav_set
 from tests.shaders.glsl import compile_glsl, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -81,11 +78,7 @@ def _instrumented(source: str) -> tuple[list[int], host_terms.EntryVerdicts]:
 
 
 def _state(data_written: bool = True, out_bytes: int = 32) -> list[int]:
-    state = region_words({0: 1, 1: 1, 2: 1})
-    sizes = {0: 4 * DATA_WORDS if data_written else None, 1: out_bytes, 2: 8}
-    for binding, size in sizes.items():
-        state[state[binding_table_word(binding)]] = 0 if size is None else range_word(size)
-    return state
+    return buffer_region([4 * DATA_WORDS if data_written else None, out_bytes, 8])
 
 
 def _run(

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from gpuav.instrument import memory_guards
-from gpuav.instrument.descriptor_state import binding_table_word, range_word, region_words
 from gpuav.instrument.record import ErrorRecord
 from tests.harness import Binding, VulkanContext
 from tests.instrument.util import (
     DEBUG_SET,
     bound_sets_area,
+    buffer_region,
     gpuav_set,
     instrumented_with_state,
 )
@@ -64,10 +64,7 @@ def _run(
     data = vk.buffer(data=np.arange(1, 1 + DATA_WORDS, dtype=np.uint32))
     out = vk.buffer(32)
     debug = vk.debug_buffer(capacity_words=4096)
-    state = region_words({0: 1, 1: 1, 2: 1})
-    sizes = {0: 4 * DATA_WORDS if data_written else None, 1: out_bytes, 2: 8}
-    for binding, size in sizes.items():
-        state[state[binding_table_word(binding)]] = 0 if size is None else range_word(size)
+    state = buffer_region([4 * DATA_WORDS if data_written else None, out_bytes, 8])
     app = [
         Binding(0, "storage_buffer", [data]),
         Binding(1, "storage_buffer", [out]),

@@ -24,6 +24,7 @@ from tests.instrument.util import (
     DEBUG_SET,
     SHADER_ID,
     bound_sets_area,
+    buffer_region,
     gpuav_set,
     instrumented_with_state,
     load_origins,
@@ -105,9 +106,7 @@ def _run(
     data = vk.buffer(data=np.arange(1, 1 + 64, dtype=np.uint32))
     out = vk.buffer(4 * 2 * INVOCATIONS)
     debug = vk.debug_buffer(capacity_words=4096)
-    state = region_words({0: 1, 1: 1, 2: 1})
-    for binding, size in ((0, 4 * data_words), (1, 4 * 2 * INVOCATIONS), (2, 8)):
-        state[state[binding_table_word(binding)]] = range_word(size)
+    state = buffer_region([4 * data_words, 4 * 2 * INVOCATIONS, 8])
     app = [
         Binding(0, "storage_buffer", [data]),
         Binding(1, "storage_buffer", [out]),

@@ -17,7 +17,7 @@ from gpuav.instrument.record import ErrorRecord
 from gpuav.spirv.reader import read
 from gpuav.spirv.writer import write
 from tests.harness import Binding, VulkanContext
-from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, gpuav_set
+from tests.instrument.util import DEBUG_SET, SHADER_ID, bound_sets_area, buffer_region, gpuav_set
 from tests.shaders.glsl import compile_glsl, optimize, spirv_val
 
 pytestmark = pytest.mark.vulkan
@@ -131,9 +131,7 @@ def _run(
 ) -> tuple[list[int], list[ErrorRecord]]:
     out = vk.buffer(4 * 128)
     debug = vk.debug_buffer(capacity_words=16384)
-    state = region_words({0: 1, 1: 1, 2: 1})
-    for binding, size in ((0, 4 * data_words), (1, 4 * 128), (2, 8)):
-        state[state[binding_table_word(binding)]] = range_word(size)
+    state = buffer_region([4 * data_words, 4 * 128, 8])
     app = [
         Binding(0, "storage_buffer", [vk.buffer(data=np.arange(1, 65, dtype=np.uint32) % 20)]),
         Binding(1, "storage_buffer", [out]),

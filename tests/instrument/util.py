@@ -7,7 +7,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from gpuav.instrument.api import instrument_module, instrument_shader
-from gpuav.instrument.descriptor_state import bound_area, set_tables
+from gpuav.instrument.descriptor_state import (
+    binding_table_word,
+    bound_area,
+    range_word,
+    region_words,
+    set_tables,
+)
 from gpuav.spirv import read, write
 from gpuav.spirv.grammar import Op
 from tests.harness import Binding, DescriptorSetSpec, VulkanContext
@@ -40,6 +46,15 @@ def instrumented_with_state(words: list[int]) -> tuple[list[int], int]:
     out = write(result.module)
     spirv_val(out, "vulkan1.2")
     return out, result.loops_copied
+
+
+def buffer_region(ranges: Sequence[int | None]) -> list[int]:
+    """The region of a set whose bindings 0, 1... hold one buffer descriptor each, bound to
+    ``ranges`` bytes (None: unwritten), as the layer keeps it."""
+    state = region_words(dict.fromkeys(range(len(ranges)), 1))
+    for binding, size in enumerate(ranges):
+        state[state[binding_table_word(binding)]] = 0 if size is None else range_word(size)
+    return state
 
 
 def bound_sets_area(state: Sequence[int], *regions: int) -> np.ndarray:
