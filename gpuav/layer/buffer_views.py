@@ -33,13 +33,14 @@ def texel_bytes(format_: int) -> int | None:
     return bits // 8 if bits and bits % 8 == 0 else None
 
 
-# VkFormat enumerants only (VK_FORMAT_FEATURE_* share the prefix, not the type).
+# VkFormat enumerants only (VK_FORMAT_FEATURE_* share the prefix, not the type). The package's
+# namespace in its own order: dir() would sort its 7,000 names first.
 _FORMAT_NAMES = {
-    getattr(vk, name): name.removeprefix("VK_FORMAT_")
-    for name in dir(vk)
+    value: name.removeprefix("VK_FORMAT_")
+    for name, value in vars(vk).items()
     if name.startswith("VK_FORMAT_")
     and not name.startswith("VK_FORMAT_FEATURE_")
-    and isinstance(getattr(vk, name), int)
+    and isinstance(value, int)
 }
 
 

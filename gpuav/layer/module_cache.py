@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuav import __version__
@@ -209,7 +208,7 @@ def source_fingerprint() -> str:
     Python's own bytecode cache tells a changed source (a change means other words). One
     ``scandir`` per folder and one hash of all the figures: it runs at the first module."""
     files: list[tuple[str, int, int]] = []
-    folders = [str(Path(__file__).resolve().parent.parent)]
+    folders = [os.path.dirname(os.path.dirname(os.path.realpath(__file__)))]
     while folders:
         with os.scandir(folders.pop()) as entries:
             for entry in entries:
@@ -300,24 +299,19 @@ class DiskCache:
     sources makes new keys, so once a day (the first write of a process after a day) the
     least recently used entries go until the rest fit in ``DISK_BUDGET_BYTES``."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: str) -> None:
         self.folder = folder
-        self._folder_text = str(folder)
         self._prune_checked = False
 
-    def path_for(self, key: bytes) -> Path:
-        return Path(self._file_for(key))
-
-    def _file_for(self, key: bytes) -> str:
-        """``path_for`` as text: a lookup builds no ``Path``, which costs more than the read."""
+    def path_for(self, key: bytes) -> str:
         name = key.hex()
-        return f"{self._folder_text}/{name[:2]}/{name}"
+        return f"{self.folder}/{name[:2]}/{name}"
 
     def load(self, key: bytes) -> memoryview | None:
         """The payload kept under ``key``, or None (absent, unreadable, not whole). One open
         and one read; a hit marks the file as used at most once an hour (for pruning)."""
         try:
-            handle = os.open(self._file_for(key), os.O_RDONLY)
+            handle = os.open(self.path_for(key), os.O_RDONLY)
         except OSError:
             return None
         try:
@@ -339,11 +333,12 @@ class DiskCache:
         body = key + payload
         data = FORMAT + zlib.crc32(body).to_bytes(CHECKSUM_BYTES, "little") + body
         path = self.path_for(key)
+        folder = os.path.dirname(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             import tempfile  # with shutil and the compressors: not at start-up
 
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".writing-")
         except OSError:
             return
         try:
@@ -359,17 +354,17 @@ class DiskCache:
 
     def prune_if_due(self, now: float | None = None) -> None:
         """Prune when the folder's mark says the last pruning is a day old or more."""
-        mark = self.folder / PRUNE_MARK
+        mark = os.path.join(self.folder, PRUNE_MARK)
         now = time.time() if now is None else now
         try:
-            if now - mark.stat().st_mtime < PRUNE_INTERVAL_SECONDS:
+            if now - os.stat(mark).st_mtime < PRUNE_INTERVAL_SECONDS:
                 return
         except FileNotFoundError:
             pass
         except OSError:
             return
-        with contextlib.suppress(OSError):
-            mark.touch()
+        with contextlib.suppress(OSError), open(mark, "a"):
+            os.utime(mark)
         self.prune(DISK_BUDGET_BYTES)
 
     def prune(self, budget: int) -> None:
@@ -450,10 +445,10 @@ class ModuleCache:
             self._words -= len(dropped.words) // 4
 
 
-def default_folder(environ: Mapping[str, str]) -> Path:
+def default_folder(environ: Mapping[str, str]) -> str:
     """``$XDG_CACHE_HOME/gpuav/modules``, else ``~/.cache/gpuav/modules``."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpuav" / "modules"
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gpuav", "modules")
 
 
 @cache
@@ -461,10 +456,10 @@ def cache_for(settings: Settings) -> ModuleCache | None:
     """The cache the settings ask for (one per folder in a process), or None when off."""
     if not settings.shader_cache:
         return None
-    folder = settings.shader_cache_path or str(default_folder(os.environ))
+    folder = settings.shader_cache_path or default_folder(os.environ)
     return _cache_in(folder)
 
 
 @cache
 def _cache_in(folder: str) -> ModuleCache:
-    return ModuleCache(DiskCache(Path(folder)))
+    return ModuleCache(DiskCache(folder))

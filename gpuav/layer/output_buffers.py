@@ -23,7 +23,7 @@ instrumented pipelines bind it so the shaders still have somewhere valid to writ
 from __future__ import annotations
 
 import mmap
-import threading
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from array import array
 from dataclasses import dataclass
 
@@ -112,7 +112,7 @@ class OutputBuffers:
         self._blocks_per_chunk = max(2, blocks_per_chunk)
         self._chunks: list[Chunk] = []
         self._free: list[Block] = []
-        self._grow_lock = threading.Lock()
+        self._grow_lock = allocate_lock()
         self._zeros = memoryview(array("I", bytes(self.block_bytes)))
         self._lengths_end = self._blocks_per_chunk * self.block_words
         self._no_lengths = bytes(4 * self._blocks_per_chunk)

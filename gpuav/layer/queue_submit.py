@@ -15,7 +15,7 @@ unless a shader wrote something; written blocks are decoded, reported, and zeroe
 
 from __future__ import annotations
 
-import threading
+from _thread import RLock  # threading.RLock, without importing threading
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Submissions are read back from whichever thread next submits, waits or resets: two threads
 # at once destroyed one fence twice (a crash) or lost an entry appended meanwhile.
-_PENDING_LOCK = threading.RLock()
+_PENDING_LOCK = RLock()
 
 # Our fence trails a submission the app's own synchronization shows finished by moments.
 SETTLE_TIMEOUT_NS = 1_000_000_000

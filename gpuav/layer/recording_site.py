@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
-from pathlib import Path
+from functools import cache
 from types import CodeType
 from typing import TYPE_CHECKING
 
@@ -35,12 +34,20 @@ BINDING_PACKAGES = frozenset(
     {"vulkan", "cffi", "_cffi_backend", "wgpu", "rendercanvas", "ctypes", "pyvulkan", "kp"}
 )
 _INSTALLED_FOLDERS = ("site-packages", "dist-packages")
-_LAYER_FOLDER = str(Path(__file__).resolve().parent) + os.sep
-_STDLIB_FOLDERS = tuple(
-    dict.fromkeys(
-        str(Path(sysconfig.get_paths()[key]).resolve()) + os.sep for key in ("stdlib", "platstdlib")
+_LAYER_FOLDER = os.path.dirname(os.path.realpath(__file__)) + os.sep
+
+
+@cache
+def _stdlib_folders() -> tuple[str, ...]:
+    """Found at the first file of neither gpuav's layer nor an installed package, which only a
+    Python host has: a C host imports no ``sysconfig`` for it."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple(
+        dict.fromkeys(os.path.realpath(paths[key]) + os.sep for key in ("stdlib", "platstdlib"))
     )
-)
+
 
 RecordedAt = tuple[CodeType, int]
 
@@ -51,14 +58,14 @@ def classify(filename: str) -> int:
         # "<frozen runpy>" is the standard library; "<string>" and "<stdin>" are the app's.
         return _PASS if filename.startswith("<frozen") else _APP
     path = os.path.realpath(filename)
-    parts = Path(path).parts
+    parts = path.split(os.sep)
     for folder in _INSTALLED_FOLDERS:
         if folder in parts:
             position = len(parts) - 1 - parts[::-1].index(folder)
             top = parts[position + 1] if position + 1 < len(parts) else ""
             package = top.removesuffix(".py").split(".")[0]
             return _PASS if package in BINDING_PACKAGES else _INSTALLED
-    if path.startswith(_LAYER_FOLDER) or path.startswith(_STDLIB_FOLDERS):
+    if path.startswith(_LAYER_FOLDER) or path.startswith(_stdlib_folders()):
         return _PASS
     return _APP
 

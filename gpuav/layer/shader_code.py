@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import threading
+from _thread import _local  # threading.local, without importing threading
 from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 KEPT_PER_THREAD = 6  # the graphics stages of one pipeline
 
-_HANDED_ON = threading.local()
+_HANDED_ON = _local()
 
 
 class ShaderCode:

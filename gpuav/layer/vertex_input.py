@@ -29,10 +29,9 @@ def format_bytes() -> dict[int, int]:
     """Bytes of one element of each uncompressed, single-plane VkFormat, from the names the
     ``vulkan`` package defines (``R32G32_SFLOAT``: 8; ``A2B10G10R10_UNORM_PACK32``: 4)."""
     sizes: dict[int, int] = {}
-    for name in dir(vk):
+    for name, value in vars(vk).items():
         if not name.startswith("VK_FORMAT_") or "BLOCK" in name or "PLANE" in name:
             continue
-        value = getattr(vk, name)
         if not isinstance(value, int) or value <= 0:
             continue
         body = name.removeprefix("VK_FORMAT_").split("_")[0]

@@ -11,7 +11,7 @@ shader's words and the per-record questions are dictionary lookups.
 from __future__ import annotations
 
 import functools
-import threading
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -265,7 +265,7 @@ def _cached(words: tuple[int, ...]) -> ShaderInfo:
 # its contents (about 1 ms for a 1 MiB module). The entry keeps the tuple alive, so its id
 # cannot be reused while it is here.
 _by_identity: dict[int, tuple[Sequence[int], ShaderInfo]] = {}
-_by_identity_lock = threading.Lock()  # read-backs of several queues may run at once
+_by_identity_lock = allocate_lock()  # read-backs of several queues may run at once
 
 
 def shader_info(words: Sequence[int]) -> ShaderInfo:

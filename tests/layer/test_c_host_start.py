@@ -65,3 +65,27 @@ def test_a_c_hosts_interpreter_runs_no_site_unless_asked(
     run = run_c_app(SHADERS, BAD, layer_folder, extra=extra)
     assert run.messages, "the bad dispatch went unreported"
     assert marker.exists() == site
+
+
+def test_a_c_host_with_nothing_to_report_imports_no_error_or_path_machinery(
+    run_c_app: RunC, layer_folder: Path, tmp_path: Path
+) -> None:
+    """The second run of a program whose modules are in gpuav's cache and which has nothing to
+    report: the standard library's threading, traceback, pathlib and sysconfig are never
+    imported (each costs the lent H100's interpreter 1.3-7 ms at vkCreateDevice)."""
+    shaders = ("region.comp", "quad.vert", "quad.frag")
+    extra = {"GPUAV_SHADER_CACHE_PATH": str(tmp_path / "cache")}
+    first = run_c_app(shaders, [], layer_folder, instrumenter=None, extra=extra)
+    assert not first.messages
+    timed = {**extra, "PYTHONPROFILEIMPORTTIME": "1"}
+    second = run_c_app(shaders, [], layer_folder, instrumenter=None, extra=timed)
+    assert not second.messages
+    imported = {
+        line.rpartition("|")[2].strip()
+        for line in second.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert {"gpuav.layer.native.hooks_device", "gpuav.layer.module_cache"} <= imported
+    assert "gpuav.instrument.api" not in imported  # the modules came from the cache
+    for unneeded in ("threading", "traceback", "pathlib", "sysconfig"):
+        assert unneeded not in imported, unneeded

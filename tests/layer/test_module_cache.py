@@ -94,7 +94,7 @@ def test_static_validation_reads_its_diagnostics_from_disk_in_a_later_process(
     # Without the features it asks for, the module has diagnostics to keep.
     words = next(s for s in corpus_shaders() if s.name == "float_atomics.comp").compile("g")
     environment = shader_validation.ShaderEnvironment("vulkan1.3", frozenset(), frozenset())
-    cache = module_cache.ModuleCache(DiskCache(tmp_path))
+    cache = module_cache.ModuleCache(DiskCache(str(tmp_path)))
     shader_validation.post_call_record_create_device(0xD1A6, environment, cache)
     try:
         monkeypatch.setattr(shader_validation, "_RESULTS", {})
@@ -140,12 +140,12 @@ def test_the_instrumented_words_are_the_same_in_every_process() -> None:
 
 
 def test_a_corrupt_or_truncated_entry_is_a_miss_and_is_written_anew(tmp_path: Path) -> None:
-    disk = DiskCache(tmp_path)
+    disk = DiskCache(str(tmp_path))
     outcome = Outcome(Kind.INSTRUMENTED, words=bytes(range(40)), shader_id_positions=(3,))
     disk.store(KEY, outcome.to_bytes())
     assert disk.load(KEY) == outcome.to_bytes()
     assert Outcome.from_bytes(outcome.to_bytes()) == outcome
-    path = disk.path_for(KEY)
+    path = Path(disk.path_for(KEY))
     whole = path.read_bytes()
     flipped = bytearray(whole)
     flipped[-3] ^= 0x40
@@ -179,21 +179,21 @@ def test_an_entry_keeps_the_entry_functions_the_layer_decides() -> None:
 def test_pruning_removes_the_least_recently_used_entries_once_a_day(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    disk = DiskCache(tmp_path)
+    disk = DiskCache(str(tmp_path))
     keys = [bytes([n]) * 32 for n in range(4)]
     for age, key in enumerate(keys):
         disk.store(key, bytes(1000))
         os.utime(disk.path_for(key), (1000 + age, 1000 + age))  # keys[3] used last...
     assert disk.load(keys[0]) is not None  # ...until a hit makes keys[0] the last used
-    disk.prune(2 * disk.path_for(keys[0]).stat().st_size)
-    assert [key for key in keys if disk.path_for(key).exists()] == [keys[0], keys[3]]
+    disk.prune(2 * os.stat(disk.path_for(keys[0])).st_size)
+    assert [key for key in keys if os.path.exists(disk.path_for(key))] == [keys[0], keys[3]]
     # Due a day after the last pruning (the first write of this cache marked it).
     monkeypatch.setattr(module_cache, "DISK_BUDGET_BYTES", 0)
     marked = (tmp_path / module_cache.PRUNE_MARK).stat().st_mtime
     disk.prune_if_due(now=marked + 60)
     assert disk.load(keys[3]) is not None
     disk.prune_if_due(now=marked + module_cache.PRUNE_INTERVAL_SECONDS + 1)
-    assert not any(disk.path_for(key).exists() for key in keys)
+    assert not any(os.path.exists(disk.path_for(key)) for key in keys)
 
 
 def test_concurrent_processes_see_whole_entries(tmp_path: Path) -> None:
@@ -202,9 +202,8 @@ def test_concurrent_processes_see_whole_entries(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys
-        from pathlib import Path
         from gpuav.layer.module_cache import DiskCache, Kind, Outcome
-        disk = DiskCache(Path({str(tmp_path)!r}))
+        disk = DiskCache({str(tmp_path)!r})
         writer = int(sys.argv[1])
         key = bytes(range(32))
         made = {{Outcome(Kind.DECLINED, str(w) * (1 + 5000 * w)).to_bytes() for w in range(4)}}
@@ -246,7 +245,7 @@ def test_settings_turn_the_cache_off_and_relocate_it(tmp_path: Path) -> None:
     assert module_cache.cache_for(settings.replace(shader_cache=False)) is None
     cache = module_cache.cache_for(settings)
     assert cache is not None
-    assert cache.disk.folder == Path("/somewhere/else")
+    assert cache.disk.folder == "/somewhere/else"
 
 
 # -- the real layer on lavapipe ----------------------------------------------------------------

@@ -183,7 +183,7 @@ def test_an_outcome_reads_back_as_written(diagnostics: tuple[Diagnostic, ...] | 
 
 
 def test_a_whole_file_with_a_malformed_outcome_is_a_miss(tmp_path: Path) -> None:
-    cache = ModuleCache(DiskCache(tmp_path))
+    cache = ModuleCache(DiskCache(str(tmp_path)))
     good = Outcome(Kind.INSTRUMENTED, words=bytes(40), shader_id_positions=(9,)).to_bytes()
     position_outside = Outcome(Kind.INSTRUMENTED, words=bytes(40), shader_id_positions=(10,))
     with_rows = Outcome(Kind.UNCHANGED, diagnostics=(Diagnostic("R", "m"),)).to_bytes()

@@ -20,8 +20,8 @@ from gpuav.layer.shader_validation import ShaderEnvironment, target_env_for
 API_VERSION_1_1 = 1 << 22 | 1 << 12
 API_VERSION_1_2 = 1 << 22 | 2 << 12
 _SUBGROUP_FLAGS = {
-    getattr(vk, name): name
-    for name in dir(vk)
+    value: name
+    for name, value in vars(vk).items()
     if name.startswith("VK_SUBGROUP_FEATURE_") and name.endswith(("_BIT", "_BIT_NV"))
 }
 
