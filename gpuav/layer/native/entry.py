@@ -4,8 +4,9 @@
 first vkCreateInstance starts Python. It gives each extern "Python" entry point its
 implementation, wrapped so that anything escaping is reported (cffi then returns the declared
 error value; the implementations themselves already catch their engine work and call down
-regardless). GetProcAddr is answered in C (layer.c) from the flags each instance and device
-registers there, so looking up a function never enters Python.
+regardless, or layer.c calls down around them: prototypes.RECORDED_AROUND_GOING_DOWN).
+GetProcAddr is answered in C (layer.c) from the flags each instance and device registers
+there, so looking up a function never enters Python.
 
 Before the interpreter finalizes (its atexit handlers), and at the exit of a C host whose
 embedded interpreter is never finalized, pending submissions are read back and reported;
@@ -119,10 +120,6 @@ IMPLEMENTATIONS: dict[str, LazyHook] = {
     "vkCmdCopyImageToBuffer2": hooks_descriptor_buffer_memory.cmd_copy_image_to_buffer2,
     "vkCmdUpdateBuffer": hooks_descriptor_buffer_memory.cmd_update_buffer,
     "vkCmdFillBuffer": hooks_descriptor_buffer_memory.cmd_fill_buffer,
-    "vkCmdDraw": hooks_commands.cmd_draw,
-    "vkCmdDrawIndexed": hooks_commands.cmd_draw_indexed,
-    "vkCmdDrawIndirect": hooks_commands.cmd_draw_indirect,
-    "vkCmdDrawIndexedIndirect": hooks_commands.cmd_draw_indexed_indirect,
     "vkCmdDrawIndirectCount": hooks_commands.cmd_draw_indirect_count,
     "vkCmdDrawIndexedIndirectCount": hooks_commands.cmd_draw_indexed_indirect_count,
     "vkCmdDrawIndirectByteCountEXT": hooks_extension_draws.cmd_draw_indirect_byte_count,

@@ -165,7 +165,8 @@ def create_command_pool(device: int, create_info: int, allocator: int, pool_out:
 # -- actions ------------------------------------------------------------------------------------
 # These run per draw, so they are written out flat: the command buffer's state found once, the
 # layer's action work (``command_buffers.pre_call_record_action``), the check's (whose output
-# block and Action are made only when it has rows to queue), the next layer's call.
+# block and Action are made only when it has rows to queue), then the next layer's call (in
+# layer.c for the commands of prototypes.RECORDED_AROUND_GOING_DOWN).
 
 
 def _indirect(
@@ -204,6 +205,7 @@ def _indirect(
 
 
 def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
+    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return
@@ -227,10 +229,10 @@ def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
                         checks.add_rows(state, action, found)
             except BaseException as error:
                 report_error("vkCmdDraw", error, record.instance.state)
-    record.next.vkCmdDraw(command_buffer, a, b, c, d)
 
 
 def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
+    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return
@@ -255,7 +257,6 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
                         checks.add_rows(state, action, found)
             except BaseException as error:
                 report_error("vkCmdDrawIndexed", error, record.instance.state)
-    record.next.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
 
 
 def _counted_action(
@@ -336,19 +337,17 @@ def cmd_draw_multi_indexed(
 def cmd_draw_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndirect", KIND_DRAW, buffer, offset,
-                      count, stride)  # fmt: skip
-    if table is not None:
-        table.vkCmdDrawIndirect(command_buffer, buffer, offset, count, stride)
+    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
+    _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndirect", KIND_DRAW, buffer, offset, count,
+              stride)  # fmt: skip
 
 
 def cmd_draw_indexed_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndexedIndirect", KIND_DRAW_INDEXED,
-                      buffer, offset, count, stride)  # fmt: skip
-    if table is not None:
-        table.vkCmdDrawIndexedIndirect(command_buffer, buffer, offset, count, stride)
+    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
+    _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndexedIndirect", KIND_DRAW_INDEXED, buffer,
+              offset, count, stride)  # fmt: skip
 
 
 def cmd_draw_indirect_count(

@@ -1,5 +1,6 @@
 """Command buffer entry points. The draw and dispatch ones run per action, so they are written
-out flat: find the command buffer's state, let the engine bind the output block, call down."""
+out flat: find the command buffer's state, let the engine bind the output block, call down
+(vkCmdDispatch's and vkCmdBindPipeline's, layer.c: prototypes.RECORDED_AROUND_GOING_DOWN)."""
 
 from __future__ import annotations
 
@@ -146,11 +147,11 @@ def reset_command_buffer(command_buffer: int, flags: int) -> int:
 
 
 def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> None:
-    """Renderers bind a pipeline per draw: the look-up is written out (``_lookup``)."""
+    """After layer.c called down (prototypes.RECORDED_AROUND_GOING_DOWN). Renderers bind a
+    pipeline per draw: the look-up is written out (``_lookup``)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return
-    record.next.vkCmdBindPipeline(command_buffer, bind_point, pipeline)
     device = record.state
     state = None if device is None else device.command_buffers.get(command_buffer)
     if state is not None:
@@ -176,34 +177,6 @@ def _action(command_buffer: int, bind_point: int, command: str) -> Any:
     return record.next
 
 
-def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDraw")
-    if table is not None:
-        table.vkCmdDraw(command_buffer, a, b, c, d)
-
-
-def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndexed")
-    if table is not None:
-        table.vkCmdDrawIndexed(command_buffer, a, b, c, d, e)
-
-
-def cmd_draw_indirect(
-    command_buffer: int, buffer: int, offset: int, count: int, stride: int
-) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndirect")
-    if table is not None:
-        table.vkCmdDrawIndirect(command_buffer, buffer, offset, count, stride)
-
-
-def cmd_draw_indexed_indirect(
-    command_buffer: int, buffer: int, offset: int, count: int, stride: int
-) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndexedIndirect")
-    if table is not None:
-        table.vkCmdDrawIndexedIndirect(command_buffer, buffer, offset, count, stride)
-
-
 def cmd_draw_indirect_count(
     command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
     max_count: int, stride: int,
@@ -227,9 +200,8 @@ def cmd_draw_indexed_indirect_count(
 
 
 def cmd_dispatch(command_buffer: int, x: int, y: int, z: int) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch")
-    if table is not None:
-        table.vkCmdDispatch(command_buffer, x, y, z)
+    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
+    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch")
 
 
 def cmd_dispatch_indirect(command_buffer: int, buffer: int, offset: int) -> None:

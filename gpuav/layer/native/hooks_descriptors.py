@@ -413,12 +413,10 @@ def cmd_bind_descriptor_sets(
     command_buffer: int, bind_point: int, layout: int, first_set: int, count: int, sets: int,
     dynamic_count: int, dynamic_offsets: int,
 ) -> None:  # fmt: skip
+    """After layer.c called down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record, state = _command_buffer(command_buffer)
     if record is None:
         return
-    record.next.vkCmdBindDescriptorSets(
-        command_buffer, bind_point, layout, first_set, count, sets, dynamic_count, dynamic_offsets
-    )
     if state is not None:
         try:
             command_buffers.post_call_record_cmd_bind_descriptor_sets(
