@@ -32,6 +32,17 @@ def test_every_entry_point_names_a_function_of_its_hook_module() -> None:
         assert callable(hook.resolve()), name
 
 
+def test_a_command_layer_c_calls_down_is_called_down_once_and_recorded_on_the_right_side() -> None:
+    wrappers = prototypes.c_wrappers()
+    for name in prototypes.RECORDED_AROUND_GOING_DOWN:
+        assert f".{name}(" not in inspect.getsource(entry.IMPLEMENTATIONS[name].resolve()), name
+        start = wrappers.index(f" gpuav_{name}(")
+        wrapper = wrappers[start : wrappers.index("\n}", start)]
+        assert wrapper.count("next(a0") == 1 and wrapper.count(prototypes.python_name(name)) == 1
+        recorded_first = wrapper.index(prototypes.python_name(name)) < wrapper.index("next(a0")
+        assert recorded_first == (name in prototypes.RECORDED_BEFORE_GOING_DOWN), name
+
+
 def test_the_first_call_binds_the_entry_point_to_the_real_function() -> None:
     bound: list[object] = []
     hook = lazy_hooks.LazyHooks("os.path").join
