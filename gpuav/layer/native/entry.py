@@ -120,16 +120,9 @@ IMPLEMENTATIONS: dict[str, LazyHook] = {
     "vkCmdCopyImageToBuffer2": hooks_descriptor_buffer_memory.cmd_copy_image_to_buffer2,
     "vkCmdUpdateBuffer": hooks_descriptor_buffer_memory.cmd_update_buffer,
     "vkCmdFillBuffer": hooks_descriptor_buffer_memory.cmd_fill_buffer,
-    "vkCmdDrawIndirectCount": hooks_commands.cmd_draw_indirect_count,
-    "vkCmdDrawIndexedIndirectCount": hooks_commands.cmd_draw_indexed_indirect_count,
     "vkCmdDrawIndirectByteCountEXT": hooks_extension_draws.cmd_draw_indirect_byte_count,
     "vkCmdDrawMeshTasksEXT": hooks_extension_draws.cmd_draw_mesh_tasks,
-    "vkCmdDrawMeshTasksIndirectEXT": hooks_extension_draws.cmd_draw_mesh_tasks_indirect,
-    "vkCmdDrawMeshTasksIndirectCountEXT": (
-        hooks_extension_draws.cmd_draw_mesh_tasks_indirect_count
-    ),
     "vkCmdDispatch": hooks_commands.cmd_dispatch,
-    "vkCmdDispatchIndirect": hooks_commands.cmd_dispatch_indirect,
     "vkCmdDispatchBase": hooks_commands.cmd_dispatch_base,
     "vkCmdTraceRaysKHR": hooks_ray_tracing.cmd_trace_rays,
     "vkCmdTraceRaysIndirectKHR": hooks_ray_tracing.cmd_trace_rays_indirect,

@@ -165,23 +165,23 @@ def create_command_pool(device: int, create_info: int, allocator: int, pool_out:
 # -- actions ------------------------------------------------------------------------------------
 # These run per draw, so they are written out flat: the command buffer's state found once, the
 # layer's action work (``command_buffers.pre_call_record_action``), the check's (whose output
-# block and Action are made only when it has rows to queue), then the next layer's call (in
-# layer.c for the commands of prototypes.RECORDED_AROUND_GOING_DOWN).
+# block and Action are made only when it has rows to queue). layer.c calls the next layer
+# after them (prototypes.RECORDED_BEFORE_GOING_DOWN).
 
 
 def _indirect(
     command_buffer: int, bind_point: int, command: str, kind: int, buffer: int, offset: int,
     draw_count: int, stride: int, count_buffer: int = 0, count_offset: int = 0,
-) -> Any:  # fmt: skip
+) -> None:  # fmt: skip
     """The layer's action work, then the indirect check's (the Action made first: its
-    validation dispatch writes into the action's block); the next layer's table."""
+    validation dispatch writes into the action's block)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
-        return None
+        return
     device = record.state
     state = None if device is None else device.command_buffers.get(command_buffer)
     if state is None:
-        return record.next
+        return
     appended = False
     try:
         appended = engine.pre_call_record_action(state, bind_point, command)
@@ -201,11 +201,9 @@ def _indirect(
                                        count_buffer, count_offset, task)  # fmt: skip
         except BaseException as error:
             report_error(command, error, record.instance.state)
-    return record.next
 
 
 def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
-    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return
@@ -232,7 +230,6 @@ def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
 
 
 def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
-    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return
@@ -299,7 +296,6 @@ def cmd_draw_multi(
                         checks.add_rows(state, action, found)
         except BaseException as error:
             report_error(command, error, record.instance.state)
-    record.next.vkCmdDrawMultiEXT(command_buffer, count, infos, instances, first, stride)
 
 
 def cmd_draw_multi_indexed(
@@ -329,15 +325,11 @@ def cmd_draw_multi_indexed(
                         checks.add_rows(state, action, found)
         except BaseException as error:
             report_error(command, error, record.instance.state)
-    record.next.vkCmdDrawMultiIndexedEXT(
-        command_buffer, count, infos, instances, first, stride, vertex_offset
-    )
 
 
 def cmd_draw_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndirect", KIND_DRAW, buffer, offset, count,
               stride)  # fmt: skip
 
@@ -345,7 +337,6 @@ def cmd_draw_indirect(
 def cmd_draw_indexed_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndexedIndirect", KIND_DRAW_INDEXED, buffer,
               offset, count, stride)  # fmt: skip
 
@@ -354,48 +345,33 @@ def cmd_draw_indirect_count(
     command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
     max_count: int, stride: int,
 ) -> None:  # fmt: skip
-    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndirectCount", KIND_DRAW, buffer,
-                      offset, max_count, stride, count_buffer, count_offset)  # fmt: skip
-    if table is not None:
-        table.vkCmdDrawIndirectCount(command_buffer, buffer, offset, count_buffer, count_offset,
-                                     max_count, stride)  # fmt: skip
+    _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndirectCount", KIND_DRAW, buffer, offset,
+              max_count, stride, count_buffer, count_offset)  # fmt: skip
 
 
 def cmd_draw_indexed_indirect_count(
     command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
     max_count: int, stride: int,
 ) -> None:  # fmt: skip
-    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndexedIndirectCount",
-                      KIND_DRAW_INDEXED, buffer, offset, max_count, stride, count_buffer,
-                      count_offset)  # fmt: skip
-    if table is not None:
-        table.vkCmdDrawIndexedIndirectCount(command_buffer, buffer, offset, count_buffer,
-                                            count_offset, max_count, stride)  # fmt: skip
+    _indirect(command_buffer, _GRAPHICS, "vkCmdDrawIndexedIndirectCount", KIND_DRAW_INDEXED,
+              buffer, offset, max_count, stride, count_buffer, count_offset)  # fmt: skip
 
 
 def cmd_dispatch_indirect(command_buffer: int, buffer: int, offset: int) -> None:
-    table = _indirect(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchIndirect",
-                      KIND_GROUPS, buffer, offset, 1, 0)  # fmt: skip
-    if table is not None:
-        table.vkCmdDispatchIndirect(command_buffer, buffer, offset)
+    _indirect(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchIndirect", KIND_GROUPS,
+              buffer, offset, 1, 0)  # fmt: skip
 
 
 def cmd_draw_mesh_tasks_indirect(
     command_buffer: int, buffer: int, offset: int, count: int, stride: int
 ) -> None:
-    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawMeshTasksIndirectEXT", KIND_GROUPS,
-                      buffer, offset, count, stride)  # fmt: skip
-    if table is not None:
-        table.vkCmdDrawMeshTasksIndirectEXT(command_buffer, buffer, offset, count, stride)
+    _indirect(command_buffer, _GRAPHICS, "vkCmdDrawMeshTasksIndirectEXT", KIND_GROUPS, buffer,
+              offset, count, stride)  # fmt: skip
 
 
 def cmd_draw_mesh_tasks_indirect_count(
     command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
     max_count: int, stride: int,
 ) -> None:  # fmt: skip
-    table = _indirect(command_buffer, _GRAPHICS, "vkCmdDrawMeshTasksIndirectCountEXT",
-                      KIND_GROUPS, buffer, offset, max_count, stride, count_buffer,
-                      count_offset)  # fmt: skip
-    if table is not None:
-        table.vkCmdDrawMeshTasksIndirectCountEXT(command_buffer, buffer, offset, count_buffer,
-                                                 count_offset, max_count, stride)  # fmt: skip
+    _indirect(command_buffer, _GRAPHICS, "vkCmdDrawMeshTasksIndirectCountEXT", KIND_GROUPS,
+              buffer, offset, max_count, stride, count_buffer, count_offset)  # fmt: skip

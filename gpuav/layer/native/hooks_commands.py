@@ -162,7 +162,8 @@ def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> No
 
 
 def _action(command_buffer: int, bind_point: int, command: str) -> Any:
-    """Engine work of a draw or dispatch; returns the next layer's table."""
+    """Engine work of a draw or dispatch; returns the next layer's table (whose call layer.c
+    makes itself for prototypes.RECORDED_BEFORE_GOING_DOWN)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return None
@@ -177,45 +178,14 @@ def _action(command_buffer: int, bind_point: int, command: str) -> Any:
     return record.next
 
 
-def cmd_draw_indirect_count(
-    command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
-    max_count: int, stride: int,
-) -> None:  # fmt: skip
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndirectCount")
-    if table is not None:
-        table.vkCmdDrawIndirectCount(
-            command_buffer, buffer, offset, count_buffer, count_offset, max_count, stride
-        )
-
-
-def cmd_draw_indexed_indirect_count(
-    command_buffer: int, buffer: int, offset: int, count_buffer: int, count_offset: int,
-    max_count: int, stride: int,
-) -> None:  # fmt: skip
-    table = _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndexedIndirectCount")
-    if table is not None:
-        table.vkCmdDrawIndexedIndirectCount(
-            command_buffer, buffer, offset, count_buffer, count_offset, max_count, stride
-        )
-
-
 def cmd_dispatch(command_buffer: int, x: int, y: int, z: int) -> None:
-    """Before layer.c calls down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch")
-
-
-def cmd_dispatch_indirect(command_buffer: int, buffer: int, offset: int) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchIndirect")
-    if table is not None:
-        table.vkCmdDispatchIndirect(command_buffer, buffer, offset)
 
 
 def cmd_dispatch_base(
     command_buffer: int, bx: int, by: int, bz: int, x: int, y: int, z: int
 ) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchBase")
-    if table is not None:
-        table.vkCmdDispatchBase(command_buffer, bx, by, bz, x, y, z)
+    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchBase")
 
 
 def cmd_execute_commands(command_buffer: int, count: int, command_buffers: int) -> None:

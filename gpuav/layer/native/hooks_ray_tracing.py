@@ -86,21 +86,14 @@ def cmd_trace_rays(
     command_buffer: int, raygen: int, miss: int, hit: int, callable_: int, width: int,
     height: int, depth: int,
 ) -> None:  # fmt: skip
-    table = _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysKHR")
-    if table is not None:
-        table.vkCmdTraceRaysKHR(command_buffer, raygen, miss, hit, callable_, width, height, depth)
+    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysKHR")
 
 
 def cmd_trace_rays_indirect(
     command_buffer: int, raygen: int, miss: int, hit: int, callable_: int, indirect: int
 ) -> None:
-    command = "vkCmdTraceRaysIndirectKHR"
-    table = _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, command)
-    if table is not None:
-        table.vkCmdTraceRaysIndirectKHR(command_buffer, raygen, miss, hit, callable_, indirect)
+    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysIndirectKHR")
 
 
 def cmd_trace_rays_indirect2(command_buffer: int, indirect: int) -> None:
-    table = _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysIndirect2KHR")
-    if table is not None:
-        table.vkCmdTraceRaysIndirect2KHR(command_buffer, indirect)
+    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysIndirect2KHR")

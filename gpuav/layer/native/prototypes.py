@@ -316,30 +316,36 @@ NATIVE_ONLY: dict[str, str] = {
     "vkCmdPushConstants": "gpuav_note_push_constants(a0, a3, a4, a5);",
     "vkCmdPushConstants2KHR": "gpuav_note_push_constants_info(a0, a1);",
 }
-# Commands whose Python hook only records, and layer.c calls down itself: before the hook
-# records, or after it (RECORDED_BEFORE_GOING_DOWN). They run per draw, and Python's own call
-# down, through libffi, cost 0.44 us a call on the 2-core VM.
-RECORDED_AROUND_GOING_DOWN = frozenset(
-    {
-        "vkCmdBindPipeline",
-        "vkCmdBindDescriptorSets",
-        "vkCmdDraw",
-        "vkCmdDrawIndexed",
-        "vkCmdDrawIndirect",
-        "vkCmdDrawIndexedIndirect",
-        "vkCmdDispatch",
-    }
-)
-# Those whose hook records before the command goes down: an action binds its output block.
+# Actions whose Python hook only records, before layer.c calls down itself (the action's
+# output block is bound first). Python's own call down goes through a cffi function pointer
+# (libffi): 0.44 us a call on the 2-core VM, and a renderer makes one per draw.
 RECORDED_BEFORE_GOING_DOWN = frozenset(
     {
         "vkCmdDraw",
         "vkCmdDrawIndexed",
         "vkCmdDrawIndirect",
         "vkCmdDrawIndexedIndirect",
+        "vkCmdDrawIndirectCount",
+        "vkCmdDrawIndexedIndirectCount",
+        "vkCmdDrawIndirectByteCountEXT",
+        "vkCmdDrawMultiEXT",
+        "vkCmdDrawMultiIndexedEXT",
+        "vkCmdDrawMeshTasksEXT",
+        "vkCmdDrawMeshTasksIndirectEXT",
+        "vkCmdDrawMeshTasksIndirectCountEXT",
         "vkCmdDispatch",
+        "vkCmdDispatchIndirect",
+        "vkCmdDispatchBase",
+        "vkCmdTraceRaysKHR",
+        "vkCmdTraceRaysIndirectKHR",
+        "vkCmdTraceRaysIndirect2KHR",
     }
 )
+# ...and the binds a renderer makes around each draw, recorded after layer.c called down.
+RECORDED_AROUND_GOING_DOWN = RECORDED_BEFORE_GOING_DOWN | {
+    "vkCmdBindPipeline",
+    "vkCmdBindDescriptorSets",
+}
 # What layer.c does before a command enters Python or goes down: keep fetch_bindings.c's
 # entries to the command buffers' recordings and lives.
 _BEFORE = {
