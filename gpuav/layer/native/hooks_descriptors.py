@@ -432,12 +432,10 @@ def cmd_bind_descriptor_sets(
 def cmd_push_descriptor_set(
     command_buffer: int, bind_point: int, layout: int, set_index: int, count: int, writes: int
 ) -> None:
+    """After layer.c called down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record, state = _command_buffer(command_buffer)
     if record is None:
         return
-    record.next.vkCmdPushDescriptorSetKHR(
-        command_buffer, bind_point, layout, set_index, count, writes
-    )
     if state is not None and state.device.descriptors is not None:
         try:
             pushed = _pushed_writes(state.device.descriptors, count, writes)
@@ -451,12 +449,10 @@ def cmd_push_descriptor_set(
 def cmd_push_descriptor_set_with_template(
     command_buffer: int, template: int, layout: int, set_index: int, data: int
 ) -> None:
+    """After layer.c called down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record, state = _command_buffer(command_buffer)
     if record is None:
         return
-    record.next.vkCmdPushDescriptorSetWithTemplateKHR(
-        command_buffer, template, layout, set_index, data
-    )
     if state is not None and state.device.descriptors is not None:
         try:
             tracker = state.device.descriptors
@@ -470,11 +466,11 @@ def cmd_push_descriptor_set_with_template(
 
 
 def cmd_bind_descriptor_sets2(command_buffer: int, bind_info: int) -> None:
-    """VK_KHR_maintenance6: the stages name the bind points the sets are bound for."""
+    """VK_KHR_maintenance6: the stages name the bind points the sets are bound for. After
+    layer.c called down (prototypes.RECORDED_AROUND_GOING_DOWN)."""
     record, state = _command_buffer(command_buffer)
     if record is None:
         return
-    record.next.vkCmdBindDescriptorSets2KHR(command_buffer, bind_info)
     if state is not None:
         try:
             info = at(bind_info, "VkBindDescriptorSetsInfoKHR")

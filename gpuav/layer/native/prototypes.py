@@ -345,6 +345,9 @@ RECORDED_BEFORE_GOING_DOWN = frozenset(
 RECORDED_AROUND_GOING_DOWN = RECORDED_BEFORE_GOING_DOWN | {
     "vkCmdBindPipeline",
     "vkCmdBindDescriptorSets",
+    "vkCmdBindDescriptorSets2KHR",
+    "vkCmdPushDescriptorSetKHR",
+    "vkCmdPushDescriptorSetWithTemplateKHR",
 }
 # What layer.c does before a command enters Python or goes down: keep fetch_bindings.c's
 # entries to the command buffers' recordings and lives.
