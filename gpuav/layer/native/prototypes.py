@@ -10,6 +10,28 @@ read by casting an address into the ``vulkan`` package's ffi.
 
 from __future__ import annotations
 
+# The draws, dispatches and traces: each an action, numbered in its command buffer (the
+# generated-commands executes are actions too, hooked apart).
+ACTIONS: tuple[str, ...] = (
+    "vkCmdDraw",
+    "vkCmdDrawIndexed",
+    "vkCmdDrawIndirect",
+    "vkCmdDrawIndexedIndirect",
+    "vkCmdDrawIndirectCount",
+    "vkCmdDrawIndexedIndirectCount",
+    "vkCmdDrawMultiEXT",
+    "vkCmdDrawMultiIndexedEXT",
+    "vkCmdDrawIndirectByteCountEXT",
+    "vkCmdDrawMeshTasksEXT",
+    "vkCmdDrawMeshTasksIndirectEXT",
+    "vkCmdDrawMeshTasksIndirectCountEXT",
+    "vkCmdDispatch",
+    "vkCmdDispatchIndirect",
+    "vkCmdDispatchBase",
+    "vkCmdTraceRaysKHR",
+    "vkCmdTraceRaysIndirectKHR",
+    "vkCmdTraceRaysIndirect2KHR",
+)
 # Commands with a C entry point of ours (returned from GetProcAddr when GPU-AV is on).
 HOOKED: tuple[str, ...] = (
     "vkCreateInstance",
@@ -72,24 +94,7 @@ HOOKED: tuple[str, ...] = (
     "vkCmdCopyImageToBuffer2",
     "vkCmdUpdateBuffer",
     "vkCmdFillBuffer",
-    "vkCmdDraw",
-    "vkCmdDrawIndexed",
-    "vkCmdDrawIndirect",
-    "vkCmdDrawIndexedIndirect",
-    "vkCmdDrawIndirectCount",
-    "vkCmdDrawIndexedIndirectCount",
-    "vkCmdDrawMultiEXT",
-    "vkCmdDrawMultiIndexedEXT",
-    "vkCmdDrawIndirectByteCountEXT",
-    "vkCmdDrawMeshTasksEXT",
-    "vkCmdDrawMeshTasksIndirectEXT",
-    "vkCmdDrawMeshTasksIndirectCountEXT",
-    "vkCmdDispatch",
-    "vkCmdDispatchIndirect",
-    "vkCmdDispatchBase",
-    "vkCmdTraceRaysKHR",
-    "vkCmdTraceRaysIndirectKHR",
-    "vkCmdTraceRaysIndirect2KHR",
+    *ACTIONS,
     "vkCmdExecuteCommands",
     "vkQueueSubmit",
     "vkQueueSubmit2",
@@ -319,28 +324,7 @@ NATIVE_ONLY: dict[str, str] = {
 # Actions whose Python hook only records, before layer.c calls down itself (the action's
 # output block is bound first). Python's own call down goes through a cffi function pointer
 # (libffi): 0.44 us a call on the 2-core VM, and a renderer makes one per draw.
-RECORDED_BEFORE_GOING_DOWN = frozenset(
-    {
-        "vkCmdDraw",
-        "vkCmdDrawIndexed",
-        "vkCmdDrawIndirect",
-        "vkCmdDrawIndexedIndirect",
-        "vkCmdDrawIndirectCount",
-        "vkCmdDrawIndexedIndirectCount",
-        "vkCmdDrawIndirectByteCountEXT",
-        "vkCmdDrawMultiEXT",
-        "vkCmdDrawMultiIndexedEXT",
-        "vkCmdDrawMeshTasksEXT",
-        "vkCmdDrawMeshTasksIndirectEXT",
-        "vkCmdDrawMeshTasksIndirectCountEXT",
-        "vkCmdDispatch",
-        "vkCmdDispatchIndirect",
-        "vkCmdDispatchBase",
-        "vkCmdTraceRaysKHR",
-        "vkCmdTraceRaysIndirectKHR",
-        "vkCmdTraceRaysIndirect2KHR",
-    }
-)
+RECORDED_BEFORE_GOING_DOWN = frozenset(ACTIONS)
 # ...and the binds a renderer makes around each draw, recorded after layer.c called down.
 RECORDED_AROUND_GOING_DOWN = RECORDED_BEFORE_GOING_DOWN | {
     "vkCmdBindPipeline",
