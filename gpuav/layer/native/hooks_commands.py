@@ -1,6 +1,6 @@
 """Command buffer entry points. The draw and dispatch ones run per action, so they are written
-out flat: find the command buffer's state, let the engine bind the output block, call down
-(vkCmdDispatch's and vkCmdBindPipeline's, layer.c: prototypes.RECORDED_AROUND_GOING_DOWN)."""
+out flat: find the command buffer's state, let the engine bind the output block. layer.c calls
+down around the hooks of prototypes.RECORDED_AROUND_GOING_DOWN; the others call down here."""
 
 from __future__ import annotations
 
