@@ -71,8 +71,8 @@ def test_a_c_host_with_nothing_to_report_imports_no_error_or_path_machinery(
     run_c_app: RunC, layer_folder: Path, tmp_path: Path
 ) -> None:
     """The second run of a program whose modules are in gpuav's cache and which has nothing to
-    report: the standard library's threading, traceback, pathlib and sysconfig are never
-    imported (each costs the lent H100's interpreter 1.3-7 ms at vkCreateDevice)."""
+    report: the standard library's threading, traceback, pathlib, sysconfig and json are never
+    imported (each costs the lent H100's interpreter 1.3-7 ms at start-up)."""
     shaders = ("region.comp", "quad.vert", "quad.frag")
     extra = {"GPUAV_SHADER_CACHE_PATH": str(tmp_path / "cache")}
     first = run_c_app(shaders, [], layer_folder, instrumenter=None, extra=extra)
@@ -87,5 +87,5 @@ def test_a_c_host_with_nothing_to_report_imports_no_error_or_path_machinery(
     }
     assert {"gpuav.layer.native.hooks_device", "gpuav.layer.module_cache"} <= imported
     assert "gpuav.instrument.api" not in imported  # the modules came from the cache
-    for unneeded in ("threading", "traceback", "pathlib", "sysconfig"):
+    for unneeded in ("threading", "traceback", "pathlib", "sysconfig", "json"):
         assert unneeded not in imported, unneeded
