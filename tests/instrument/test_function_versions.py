@@ -10,9 +10,7 @@ import pytest
 
 from gpuav.instrument import host_terms
 from gpuav.instrument.api import instrument_module
-from gpuav.instrument.descriptor_state import (
-    VERDICT_WORD,
-)
+from gpuav.instrument.descriptor_state import VERDICT_WORD
 from gpuav.instrument.record import ErrorCode, ErrorRecord
 from gpuav.spirv import read, write
 from gpuav.spirv.grammar import Op
