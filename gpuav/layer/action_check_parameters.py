@@ -30,8 +30,13 @@ P_DIRECT_FIRST_INDEX = 16  # vkCmdDrawIndexed's own parameters
 P_DIRECT_INDEX_COUNT = 17
 P_DIRECT_VERTEX_OFFSET = 18
 P_GROUPS = 19  # workgroups that check this action (more than one: an index scan shared out)
-P_BLOCK_WORD = 20  # the action's output block: its first word in the output chunk
-PARAMETER_WORDS = 21
+# Where the row's group binds what it reads (its windows): slots of the group's descriptor
+# array. The three precede P_BLOCK_WORD, which stays the row's last.
+P_COMMANDS_SLOT = 20
+P_COUNT_SLOT = 21
+P_INDICES_SLOT = 22
+P_BLOCK_WORD = 23  # the action's output block: its first word in the output chunk
+PARAMETER_WORDS = 24
 # KIND_REPORT: a record the host found (a direct draw's parameters), written as given.
 P_REPORT_CODE = P_FLAGS
 P_REPORT_WORDS = P_FIRST_WORD  # six words
@@ -48,6 +53,12 @@ FLAG_INDEX16 = 4
 FLAG_INDEX8 = 8
 FLAG_RESTART = 16  # primitive restart: the all-ones index is no vertex
 FLAG_SCAN_INDICES = 32  # check every index value against the vertices bound
+
+# A group of rows binds up to this many windows (an array of storage buffers, read at a
+# constant index each: no descriptor-indexing feature needed). With the row buffer and the
+# output chunk that is 17 storage buffers; every device allows 24 in a set, most in a stage.
+WINDOW_SLOTS = 15
+STORAGE_BUFFERS = WINDOW_SLOTS + 2
 
 UNLIMITED = 0xFFFF_FFFF
 # Records of the validation dispatch name no shader of the app.
@@ -66,6 +77,7 @@ def shader_definitions() -> dict[str, int]:
         if name.startswith(("P_", "KIND_", "FLAG_"))
     }
     names["PARAMETER_WORDS"] = PARAMETER_WORDS
+    names["WINDOW_SLOTS"] = WINDOW_SLOTS
     names["RESERVED_TAIL_WORDS"] = RESERVED_TAIL_WORDS
     names["VALIDATION_SHADER_ID"] = VALIDATION_SHADER_ID
     names["STAGE_COMPUTE"] = int(Stage.COMPUTE)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gpuav.layer import action_check_parameters as P
+from gpuav.layer.action_check_groups import Chunk, RowGroup, RowGroups
 from gpuav.layer.action_check_rows import (
     ActionRows,
     BoundIndexBuffer,
@@ -64,15 +65,10 @@ __all__ = [
     "Chunk",
     "DeviceLimits",
     "FetchFacts",
-    "GroupKey",
+    "RowGroup",
     "Window",
 ]
 
-# What a group of rows binds (the commands, count and indices windows), and its workgroups per
-# row; its rows are dispatched by output chunk.
-GroupKey = tuple[Window | None, Window | None, Window | None, int]
-# An output chunk's buffer and bytes.
-Chunk = tuple[int, int]
 # The vertex buffers bound, (buffer, offset, size, stride or None) by binding, the index
 # buffer, (buffer, offset, index type, size) or None, and a key that tells these bindings from
 # any others (fetch_bindings: the bytes they were read from, which hash once).
@@ -102,12 +98,12 @@ class ActionCheckCalls(Protocol):
         self,
         pool_family: int,
         resources: CheckResources,
-        groups: dict[GroupKey, dict[Chunk, list[int]]],
+        groups: list[RowGroup],
         block_data_words: int,
         stamp_of: Callable[[int], object],
     ) -> None:
         """(Re)record ``resources``' command buffer (allocating what it lacks) with a dispatch
-        per group of rows and output chunk (flat words, ``PARAMETER_WORDS`` a row);
+        per group of rows and workgroups per row (flat words, ``PARAMETER_WORDS`` a row);
         ``stamp_of`` tells an app buffer from one made again under its handle."""
 
     def release(self, resources: CheckResources) -> None:
@@ -149,13 +145,13 @@ class ActionCheckState:
     # vkCmdSetVertexInputEXT's, for pipelines (and shader objects) whose vertex input is dynamic
     dynamic_vertex_input: VertexInput | None = None
     fetched: list[Fetch | None] = field(default_factory=lambda: [None, None])
-    rows: dict[GroupKey, dict[Chunk, list[int]]] = field(default_factory=dict)
+    groups: RowGroups = field(default_factory=RowGroups)
     facts: dict[int, FetchFacts] = field(default_factory=dict)  # by action number
     resources: CheckResources = field(default_factory=CheckResources)
     recorded: bool = False
-    # The group rows of the last row added and what found them (its windows, workgroups per
-    # row and output chunk, compared by identity): a draw like the last one skips hashing its
-    # windows (``_add_row``).
+    # The group rows of the last row added, what found them (its output chunk, windows and
+    # workgroups per row, compared by identity) and its slots: a draw like the last one skips
+    # looking its windows up (``_add_row``).
     last_group: tuple[object, ...] | None = None
 
 
@@ -289,8 +285,8 @@ def _add_row(
     count: Window | None = None,
     indices: Window | None = None,
 ) -> None:
-    """Queue the action's row for the dispatch of the group that binds what it reads, and of
-    its block's output chunk."""
+    """Queue the action's row in a group that binds what it reads, with the slots it finds them
+    at, for the dispatch of its block's output chunk."""
     block = action.block
     chunk = block.chunk
     columns = 1 if row[P.P_GROUPS] <= 1 else P.SCAN_WORKGROUPS
@@ -304,18 +300,18 @@ def _add_row(
         and last[4] == columns
     ):
         rows: list[int] = last[5]  # type: ignore[assignment]
+        slots: list[int] = last[6]  # type: ignore[assignment]
     else:
-        key = (commands, count, indices, columns)
-        group = checks.rows.get(key)
-        if group is None:
-            group = checks.rows[key] = {}
-        place = (chunk.handles.buffer, 4 * len(chunk.words))
-        found = group.get(place)
+        groups = checks.groups
+        key = (id(commands), id(count), id(indices), id(chunk), columns)
+        found = groups.placed.get(key)
         if found is None:
-            found = group[place] = []
-        rows = found
-        checks.last_group = (chunk, commands, count, indices, columns, rows)
+            place = (chunk.handles.buffer, 4 * len(chunk.words))
+            found = groups.placed[key] = groups.place((commands, count, indices), place, columns)
+        rows, slots = found
+        checks.last_group = (chunk, commands, count, indices, columns, rows, slots)
     rows += row
+    rows[-4:-1] = slots  # P_COMMANDS_SLOT, P_COUNT_SLOT, P_INDICES_SLOT
     rows[-1] = block.word_offset  # P_BLOCK_WORD, the row's last
 
 
@@ -454,12 +450,12 @@ def pre_call_record_end_command_buffer(state: CommandBufferState) -> None:
     device = state.device
     engine = device.action_checks
     tracker = device.descriptors
-    if checks is None or engine is None or not checks.rows or device.output is None:
+    if checks is None or engine is None or not checks.groups.groups or device.output is None:
         return
     if tracker is None:
         return
     family = engine.pool_families.get(state.pool, 0)
-    engine.calls.record(family, checks.resources, checks.rows, device.output.data_words,
+    engine.calls.record(family, checks.resources, checks.groups.groups, device.output.data_words,
                         tracker.buffers.live.get)  # fmt: skip
     checks.recorded = True
 

@@ -208,3 +208,14 @@ def vertex_bindings_unfollowed() -> LayerMessage:
         "follow: the vertex fetches of its draws are not checked (index buffers still are). "
         "Said once per device.",
     )
+
+
+def action_checks_unavailable(storage_buffers: int, needed: int) -> LayerMessage:
+    return _message(
+        "setup-action-checks",
+        "warning",
+        f"The device lets a compute shader bind {storage_buffers} storage buffers "
+        f"(maxPerStageDescriptorStorageBuffers) and gpuav's validation dispatch needs "
+        f"{needed}: indirect commands, index values and vertex fetches are not "
+        f"checked on it; shaders still are.",
+    )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.shader_resources import STORAGE_BUFFER, resources_of
 from gpuav.layer import action_check_parameters
 from gpuav.layer.action_checks_spirv import WORDS
 from tests.apps_common.build import compile_c_program
@@ -252,6 +253,14 @@ def test_validation_shader_is_what_its_source_compiles_to_and_passes_spirv_val(
         assert done.returncode == 0, done.stderr
 
 
+def test_the_device_check_asks_for_the_storage_buffers_the_validation_shader_binds() -> None:
+    """gpuav turns its validation dispatch off on a device whose compute shaders may bind
+    fewer storage buffers than ``STORAGE_BUFFERS`` (``hooks_action_checks.create_device``)."""
+    bindings = resources_of(list(WORDS)).bindings
+    assert {b.descriptor_type for b in bindings} == {STORAGE_BUFFER}
+    assert sum(b.count for b in bindings) == action_check_parameters.STORAGE_BUFFERS
+
+
 def test_every_row_word_has_its_own_place_and_the_block_word_is_last() -> None:
     """The layer sets each row's output block as its last word (``action_checks._add_row``);
     the other words must not collide (the report kind's aliases apart)."""
@@ -264,9 +273,9 @@ def test_every_row_word_has_its_own_place_and_the_block_word_is_last() -> None:
     assert words["P_BLOCK_WORD"] == action_check_parameters.PARAMETER_WORDS - 1
 
 
-# Draws of one command buffer past the 256 output blocks of a chunk, over 7 copies of their
-# buffers, so that their rows fall in 7 groups of two chunks each (a dispatch per group and
-# chunk), recorded again for a second frame.
+# Draws of one command buffer past the 256 output blocks of a chunk, over 20 copies of their
+# buffers, more than a group's window slots (action_check_groups): their rows fall in two
+# groups, each dispatched once for each of the two chunks. Recorded again for a second frame.
 REPEATED = {
     "index_value_past_vertices": (("indexed", "5", "0"), "VUID-vkCmdDrawIndexed-None-02721"),
     "first_instance": (("draw", "1"), "VUID-VkDrawIndirectCommand-firstInstance-00501"),
@@ -278,7 +287,8 @@ REPEATED = {
 }
 DRAWS = 300
 FRAMES = 2
-COPIES = 7
+COPIES = 20
+assert COPIES > action_check_parameters.WINDOW_SLOTS
 
 
 @pytest.mark.parametrize("name", REPEATED)
@@ -349,7 +359,7 @@ def test_the_khronos_layer_beneath_sees_nothing_wrong_in_gpuavs_validation_work(
     indirect_app: Path,
     shader_folder: Path,
 ) -> None:
-    """Re-recorded command buffers of checks over two output chunks and seven buffer sets,
+    """Re-recorded command buffers of checks over two output chunks and 20 buffer sets,
     with the Khronos layer 1.4.309 below gpuav (synchronization validation on): it says what
     it says of the app alone (which leaves its objects to vkDestroyDevice), nothing more."""
     extra = {

@@ -17,7 +17,13 @@ from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer import action_checks as checks
 from gpuav.layer import command_buffers as engine
-from gpuav.layer.action_check_parameters import KIND_DRAW, KIND_DRAW_INDEXED, KIND_GROUPS
+from gpuav.layer import notices
+from gpuav.layer.action_check_parameters import (
+    KIND_DRAW,
+    KIND_DRAW_INDEXED,
+    KIND_GROUPS,
+    STORAGE_BUFFERS,
+)
 from gpuav.layer.action_checks import ActionCheckDevice, DeviceLimits
 from gpuav.layer.calls import PIPELINE_BIND_POINT_COMPUTE, PIPELINE_BIND_POINT_GRAPHICS
 from gpuav.layer.native import (
@@ -59,7 +65,11 @@ def _dispatch_key(handle: int) -> int:
 # -- device -------------------------------------------------------------------------------------
 
 
-def _limits(record: DeviceRecord, physical_device: int, create_info: int) -> DeviceLimits:
+def _limits(
+    record: DeviceRecord, physical_device: int, create_info: int
+) -> tuple[DeviceLimits, int]:
+    """The checks' limits, and the storage buffers a compute shader may bind
+    (maxPerStageDescriptorStorageBuffers), which gpuav's validation dispatch needs."""
     properties = vkffi.new("VkPhysicalDeviceProperties2 *")
     properties.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
     mesh = vkffi.new("uint32_t[]", 4 + _MESH_WORDS)
@@ -76,7 +86,7 @@ def _limits(record: DeviceRecord, physical_device: int, create_info: int) -> Dev
     limits = properties.properties.limits
     words = list(mesh[4 : 4 + 15])
     features = enabled_feature_names(create_info)
-    return DeviceLimits(
+    checks = DeviceLimits(
         compute_groups=tuple(int(v) for v in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
         task_groups=(words[1], words[2], words[3], words[0]),
         mesh_groups=(words[12], words[13], words[14], words[11]),
@@ -85,6 +95,7 @@ def _limits(record: DeviceRecord, physical_device: int, create_info: int) -> Dev
         storage_alignment=int(limits.minStorageBufferOffsetAlignment),
         max_storage_range=int(limits.maxStorageBufferRange),
     )
+    return checks, int(limits.maxPerStageDescriptorStorageBuffers)
 
 
 def create_device(physical_device: int, create_info: int, allocator: int, device_out: int) -> int:
@@ -98,9 +109,13 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
     try:
         calls = state.calls
         if isinstance(calls, NativeDeviceCalls):
+            limits, storage_buffers = _limits(record, physical_device, create_info)
+            if storage_buffers < STORAGE_BUFFERS:
+                notice = notices.action_checks_unavailable(storage_buffers, STORAGE_BUFFERS)
+                state.reporter.emit_once("action-checks", notice)
+                return result
             state.action_checks = ActionCheckDevice(
-                _limits(record, physical_device, create_info),
-                NativeActionCheckCalls(calls, state.facts.memory_type_flags),
+                limits, NativeActionCheckCalls(calls, state.facts.memory_type_flags)
             )
     except BaseException as error:
         report_error("vkCreateDevice (action checks)", error, record.instance.state)

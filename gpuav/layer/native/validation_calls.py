@@ -1,7 +1,7 @@
 """The Vulkan work of gpuav's validation dispatch (``action_checks``), as calls down the chain:
 its compute pipeline (made at first use), and per app command buffer with checks a command
-buffer, a row buffer and a descriptor set per group of rows, kept and rewritten when the app
-records it again.
+buffer, a row buffer and a descriptor set per group of rows (``action_check_groups``), kept
+and rewritten when the app records it again.
 
 Command buffers gpuav allocates by calling down get the loader's dispatch pointer of their
 device, as vkSetDeviceLoaderData would give them, so that layers below can dispatch them.
@@ -16,14 +16,13 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer.action_check_parameters import PARAMETER_WORDS
-from gpuav.layer.action_checks import CheckResources, Chunk, GroupKey
+from gpuav.layer.action_check_parameters import PARAMETER_WORDS, WINDOW_SLOTS
+from gpuav.layer.action_checks import CheckResources, Chunk, RowGroup
 from gpuav.layer.action_checks_spirv import WORDS
 from gpuav.layer.calls import StateBufferHandles, VulkanCallFailed
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.vk import address
 
-GROUP_BINDINGS = 3  # commands, count, indices
 PUSH_WORDS = 2  # first row, data words of an output block
 SETS_PER_POOL = 256
 MIN_ROWS = 64
@@ -31,6 +30,8 @@ MAX_ROWS_PER_DISPATCH = 65535  # maxComputeWorkGroupCount[1]'s guaranteed minimu
 COMMAND_POOL_RESET_COMMAND_BUFFER = 0x2
 DESCRIPTOR_POOL_FREE_DESCRIPTOR_SET = 0x1
 WHOLE_SIZE = (1 << 64) - 1
+# A binding's array of (buffer, offset, range).
+Bindings = tuple[tuple[int, int, int], ...]
 
 
 def _same(kept: object, stamp: tuple[object, ...]) -> bool:
@@ -87,25 +88,26 @@ class NativeActionCheckCalls:
 
     # -- the pipeline, made once ------------------------------------------------------------------
 
-    def _set_layout(self, count: int) -> int:
-        bindings = vkffi.new("VkDescriptorSetLayoutBinding[]", count)
-        for index in range(count):
+    def _set_layout(self, counts: tuple[int, ...]) -> int:
+        """A layout of storage buffers: binding k an array of ``counts[k]``."""
+        bindings = vkffi.new("VkDescriptorSetLayoutBinding[]", len(counts))
+        for index, count in enumerate(counts):
             bindings[index].binding = index
             bindings[index].descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            bindings[index].descriptorCount = 1
+            bindings[index].descriptorCount = count
             bindings[index].stageFlags = vk.VK_SHADER_STAGE_COMPUTE_BIT
         info = vkffi.new("VkDescriptorSetLayoutCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
-        info.bindingCount = count
+        info.bindingCount = len(counts)
         info.pBindings = bindings
         return self._create("vkCreateDescriptorSetLayout", info)
 
     def _pipeline(self) -> int:
         if "pipeline" in self._made:
             return self._made["pipeline"]
-        self._made["rows_layout"] = self._set_layout(1)
-        self._made["group_layout"] = self._set_layout(GROUP_BINDINGS)
-        self._made["chunk_layout"] = self._set_layout(1)
+        self._made["rows_layout"] = self._set_layout((1,))
+        self._made["group_layout"] = self._set_layout((WINDOW_SLOTS,))
+        self._made["chunk_layout"] = self._set_layout((1,))
         names = ("rows_layout", "group_layout", "chunk_layout")
         layouts = vkffi.new(f"uint64_t[{len(names)}]", [self._made[name] for name in names])
         push = vkffi.new("VkPushConstantRange *")
@@ -150,7 +152,7 @@ class NativeActionCheckCalls:
                 return found
         size = vkffi.new("VkDescriptorPoolSize *")
         size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-        size.descriptorCount = GROUP_BINDINGS * SETS_PER_POOL
+        size.descriptorCount = WINDOW_SLOTS * SETS_PER_POOL
         info = vkffi.new("VkDescriptorPoolCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
         info.flags = DESCRIPTOR_POOL_FREE_DESCRIPTOR_SET
@@ -176,31 +178,35 @@ class NativeActionCheckCalls:
             return 0
         return int(out[0])
 
-    def _write_sets(self, targets: list[tuple[int, tuple[tuple[int, int, int], ...]]]) -> None:
-        """One vkUpdateDescriptorSets for every (set, its bindings' (buffer, offset, range))."""
-        count = sum(len(bindings) for _, bindings in targets)
-        infos = vkffi.new("VkDescriptorBufferInfo[]", count)
-        writes = vkffi.new("VkWriteDescriptorSet[]", count)
+    def _write_sets(self, targets: list[tuple[int, tuple[Bindings, ...]]]) -> None:
+        """One vkUpdateDescriptorSets for every (set, its bindings' arrays of (buffer, offset,
+        range))."""
+        bindings = [(target, binding, array_) for target, arrays in targets
+                    for binding, array_ in enumerate(arrays)]  # fmt: skip
+        infos = vkffi.new("VkDescriptorBufferInfo[]", sum(len(a) for _, _, a in bindings))
+        writes = vkffi.new("VkWriteDescriptorSet[]", len(bindings))
         at = 0
-        for descriptor_set, bindings in targets:
-            for binding, (buffer, offset, size) in enumerate(bindings):
+        for write, (descriptor_set, binding, array_) in zip(writes, bindings, strict=True):
+            write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
+            write.dstSet = vkffi.cast("VkDescriptorSet", descriptor_set)
+            write.dstBinding = binding
+            write.descriptorCount = len(array_)
+            write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+            write.pBufferInfo = infos + at
+            for buffer, offset, size in array_:
                 info = infos[at]
                 info.buffer = vkffi.cast("VkBuffer", buffer)
                 info.offset = offset
                 info.range = size
-                write = writes[at]
-                write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
-                write.dstSet = vkffi.cast("VkDescriptorSet", descriptor_set)
-                write.dstBinding = binding
-                write.descriptorCount = 1
-                write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-                write.pBufferInfo = infos + at
                 at += 1
-        self.next.vkUpdateDescriptorSets(self.device, count, address(writes), 0, 0)
+        self.next.vkUpdateDescriptorSets(self.device, len(bindings), address(writes), 0, 0)
 
-    def _group_bindings(self, key: GroupKey) -> tuple[tuple[int, int, int], ...]:
+    def _group_bindings(self, group: RowGroup) -> tuple[Bindings, ...]:
+        """The group's windows in their slots, the slots no row names bound to gpuav's own
+        small buffer (every element of an array the shader reads must be valid)."""
         dummy = (self._dummy.buffer, 0, WHOLE_SIZE)
-        return tuple(dummy if w is None else (w.buffer, w.offset, w.range) for w in key[:-1])
+        windows = [(w.buffer, w.offset, w.range) for w in group.windows]
+        return ((*windows, *[dummy] * (WINDOW_SLOTS - len(windows))),)
 
     def _chunk_set(self, chunk: Chunk) -> int:
         """The set that binds an output chunk, written once (the whole chunk: a few hundred
@@ -208,7 +214,7 @@ class NativeActionCheckCalls:
         found = self._chunk_sets.get(chunk)
         if found is None:
             found = self._chunk_sets[chunk] = self._descriptor_set("chunk_layout")
-            self._write_sets([(found, ((chunk[0], 0, chunk[1]),))])
+            self._write_sets([(found, (((chunk[0], 0, chunk[1]),),))])
         return found
 
     # -- the row buffer --------------------------------------------------------------------------
@@ -228,7 +234,7 @@ class NativeActionCheckCalls:
         self._row_buffers[made.buffer] = made
         if not resources.rows_set:
             resources.rows_set = self._descriptor_set("rows_layout")
-        self._write_sets([(resources.rows_set, ((made.buffer, 0, WHOLE_SIZE),))])
+        self._write_sets([(resources.rows_set, (((made.buffer, 0, WHOLE_SIZE),),))])
         resources.rows = made.buffer
         resources.rows_capacity = capacity
         return made
@@ -262,7 +268,7 @@ class NativeActionCheckCalls:
         self,
         pool_family: int,
         resources: CheckResources,
-        groups: dict[GroupKey, dict[Chunk, list[int]]],
+        groups: list[RowGroup],
         block_data_words: int,
         stamp_of: Callable[[int], object],
     ) -> None:
@@ -273,8 +279,8 @@ class NativeActionCheckCalls:
         else:
             command_buffer = resources.command_buffer = self._command_buffer(pool_family)
         words = array("I")
-        for group in groups.values():
-            for rows in group.values():
+        for group in groups:
+            for rows in group.rows.values():
                 words.extend(rows)
         row_buffer = self._ensure_rows(resources, len(words) // PARAMETER_WORDS)
         row_buffer.words[0 : len(words)] = words
@@ -285,12 +291,12 @@ class NativeActionCheckCalls:
         self._free_sets["group_layout"].extend(sets[len(groups) :])
         del sets[len(groups) :], written[len(groups) :]
         targets, stamps = [], []
-        for index, key in enumerate(groups):
+        for index, group in enumerate(groups):
             # A set is written again only where what it binds changed (an app buffer made
             # again under the same handle is another object: ``stamp_of``).
-            stamp = (key, *(stamp_of(w.buffer) for w in key[:-1] if w is not None))
+            stamp = (tuple(group.windows), *(stamp_of(w.buffer) for w in group.windows))
             if not _same(written[index], stamp):
-                targets.append((sets[index], self._group_bindings(key)))
+                targets.append((sets[index], self._group_bindings(group)))
                 stamps.append((index, stamp))
         if targets:
             self._write_sets(targets)
@@ -305,7 +311,7 @@ class NativeActionCheckCalls:
         pipeline: int,
         rows_set: int,
         sets: list[int],
-        groups: dict[GroupKey, dict[Chunk, list[int]]],
+        groups: list[RowGroup],
         block_data_words: int,
     ) -> None:
         next_ = self.next
@@ -330,10 +336,10 @@ class NativeActionCheckCalls:
         push[1] = block_data_words
         first = 0
         bound_chunk = None
-        for descriptor_set, (key, group) in zip(sets, groups.items(), strict=True):
+        for descriptor_set, group in zip(sets, groups, strict=True):
             bound[0] = descriptor_set
             bind(command_buffer, point, layout, 1, 1, address(bound), 0, 0)
-            for chunk, rows in group.items():
+            for (chunk, columns), rows in group.rows.items():
                 if chunk != bound_chunk:
                     bound[0] = self._chunk_set(chunk)
                     bind(command_buffer, point, layout, 2, 1, address(bound), 0, 0)
@@ -345,7 +351,7 @@ class NativeActionCheckCalls:
                                              vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * PUSH_WORDS,
                                              address(push))  # fmt: skip
                     next_.vkCmdDispatch(
-                        command_buffer, key[-1], min(MAX_ROWS_PER_DISPATCH, count - start), 1
+                        command_buffer, columns, min(MAX_ROWS_PER_DISPATCH, count - start), 1
                     )
                 first += count
         next_.vkCmdPipelineBarrier(

@@ -3,21 +3,23 @@
 // GPU memory (indirect commands, draw counts, index values) and writes error records, in the
 // layout of gpuav.instrument.record, into each action's output block. The layer records it in
 // a command buffer of its own that runs right after the app's (gpuav.layer.action_checks).
-// One dispatch checks many actions (those that read the same buffers and write into the same
-// output chunk): workgroup row y checks the action of row first_row + y of the row table, and
-// its workgroups x < the row's P_GROUPS share that action's index scan.
+// One dispatch checks many actions (those of one group, which binds what they read, whose
+// blocks lie in one output chunk): workgroup row y checks the action of row first_row + y of
+// the row table, and its workgroups x < the row's P_GROUPS share that action's index scan.
 // tools/generate_action_checks.py builds it, passing the ERROR_*, KIND_*, FLAG_* and P_*
 // values of gpuav.instrument.record and gpuav.layer.action_check_parameters as -D options.
 layout(local_size_x = 64) in;
 
 // What each row's words mean: gpuav.layer.action_check_parameters.
 layout(set = 0, binding = 0) readonly buffer Rows { uint words[]; } rows;
-// What the dispatch's actions read: their indirect, count and index buffers.
-layout(set = 1, binding = 0) readonly buffer Commands { uint words[]; } commands;
-layout(set = 1, binding = 1) readonly buffer Count { uint words[]; } count_buffer;
-layout(set = 1, binding = 2) readonly buffer Indices { uint words[]; } indices;
+// What the group's actions read: their indirect, count and index buffers. A row names the
+// slots of its own; window_word reads a slot at a constant index, which needs no
+// descriptor-indexing feature.
+layout(set = 1, binding = 0) readonly buffer Window { uint words[]; } windows[WINDOW_SLOTS];
 // The output chunk holding their blocks ({uint written; uint data[];} at P_BLOCK_WORD).
 layout(set = 2, binding = 0) buffer Output { uint words[]; } output_chunk;
+// window_word's switch names every slot: an array of another size fails to compile here.
+const uint SWITCH_NAMES_EVERY_SLOT[WINDOW_SLOTS == 15u ? 1 : 0] = {1u};
 
 layout(push_constant) uniform Dispatch {
     uint first_row;
@@ -32,6 +34,26 @@ const uint UNLIMITED = 0xFFFFFFFFu;
 
 shared uint bad_count;
 shared uint first_bad;
+
+uint window_word(uint slot, uint at) {
+    switch (slot) {
+    case 0u: return windows[0].words[at];
+    case 1u: return windows[1].words[at];
+    case 2u: return windows[2].words[at];
+    case 3u: return windows[3].words[at];
+    case 4u: return windows[4].words[at];
+    case 5u: return windows[5].words[at];
+    case 6u: return windows[6].words[at];
+    case 7u: return windows[7].words[at];
+    case 8u: return windows[8].words[at];
+    case 9u: return windows[9].words[at];
+    case 10u: return windows[10].words[at];
+    case 11u: return windows[11].words[at];
+    case 12u: return windows[12].words[at];
+    case 13u: return windows[13].words[at];
+    default: return windows[14].words[at];
+    }
+}
 
 void write_record(uint code, uint w0, uint w1, uint w2, uint w3, uint w4, uint w5) {
     uint whole = dispatch.block_data_words;
@@ -58,7 +80,8 @@ void write_record(uint code, uint w0, uint w1, uint w2, uint w3, uint w4, uint w
 }
 
 uint command_word(uint draw, uint member) {
-    return commands.words[p_word[P_FIRST_WORD] + draw * p_word[P_STRIDE_WORDS] + member];
+    return window_word(p_word[P_COMMANDS_SLOT],
+                       p_word[P_FIRST_WORD] + draw * p_word[P_STRIDE_WORDS] + member);
 }
 
 // An index of 4, 2 or 1 bytes: 2 to the power ``width_log2`` of them share a word.
@@ -73,7 +96,7 @@ uint restart_value(uint width_log2) {
 }
 
 uint index_at(uint element, uint width_log2) {
-    uint word = indices.words[element >> width_log2];
+    uint word = window_word(p_word[P_INDICES_SLOT], element >> width_log2);
     uint shift = (element & ((1u << width_log2) - 1u)) * (32u >> width_log2);
     return (word >> shift) & restart_value(width_log2);
 }
@@ -104,6 +127,9 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
     bool restart = (p_word[P_FLAGS] & FLAG_RESTART) != 0u;
     uint width_log2 = index_width_log2();
     uint threads = p_word[P_GROUPS] * gl_WorkGroupSize.x;
+    // This invocation's first bad index and its value (its indices ascend).
+    uint own_first = UNLIMITED;
+    uint own_value = 0u;
     for (uint k = gl_GlobalInvocationID.x; k < count; k += threads) {
         uint value = index_at(p_word[P_INDEX_FIRST_ELEMENT] + first_index + k, width_log2);
         if (restart && value == restart_value(width_log2)) {
@@ -113,13 +139,16 @@ void scan_indices(uint draw, uint first_index, uint index_count, int vertex_offs
         if (vertex < 0 || uint(vertex) >= vertex_capacity) {
             atomicAdd(bad_count, 1u);
             atomicMin(first_bad, k);
+            if (own_first == UNLIMITED) {
+                own_first = k;
+                own_value = value;
+            }
         }
     }
     barrier();
-    if (gl_LocalInvocationIndex == 0u && bad_count != 0u) {
-        uint element = p_word[P_INDEX_FIRST_ELEMENT] + first_index + first_bad;
-        uint value = index_at(element, width_log2);
-        write_record(ERROR_VERTEX_INDEX_RANGE, draw, first_index + first_bad, value,
+    // The workgroup's first bad index is one invocation's own: that one writes the record.
+    if (own_first != UNLIMITED && own_first == first_bad) {
+        write_record(ERROR_VERTEX_INDEX_RANGE, draw, first_index + first_bad, own_value,
                      uint(vertex_offset), vertex_capacity, bad_count);
     }
     barrier();
@@ -181,7 +210,7 @@ void main() {
     bool direct = kind == KIND_DIRECT_INDEXED;
     uint draws = direct ? 1u : p_word[P_DRAW_COUNT];
     if ((p_word[P_FLAGS] & FLAG_COUNT_BUFFER) != 0u) {
-        uint count = count_buffer.words[p_word[P_COUNT_WORD]];
+        uint count = window_word(p_word[P_COUNT_SLOT], p_word[P_COUNT_WORD]);
         if (first_thread && count > p_word[P_MAX_DRAW_INDIRECT_COUNT]) {
             write_record(ERROR_DRAW_COUNT_LIMIT, 0u, count, p_word[P_MAX_DRAW_INDIRECT_COUNT], 0u,
                          0u, 0u);
@@ -195,7 +224,17 @@ void main() {
     if (!direct) {
         draws = min(draws, p_word[P_DRAWS_IN_BUFFER]);
     }
+    // The words of each command the row reads, read in one place: each place that reads a
+    // window is a switch over its slots, which the driver compiles once for each.
+    uint members = kind == KIND_GROUPS ? 3u
+                 : kind == KIND_DRAW ? 4u
+                 : kind == KIND_DRAW_INDEXED ? 5u
+                 : 0u;
     for (uint draw = 0u; draw < draws; ++draw) {
+        uint command[5];
+        for (uint member = 0u; member < members; ++member) {
+            command[member] = command_word(draw, member);
+        }
         // An indexed draw's indices to scan (the same for the whole workgroup).
         bool scan = direct;
         uint first_index = p_word[P_DIRECT_FIRST_INDEX];
@@ -203,14 +242,13 @@ void main() {
         int vertex_offset = int(p_word[P_DIRECT_VERTEX_OFFSET]);
         if (kind == KIND_GROUPS) {
             if (first_thread) {
-                check_groups(draw, command_word(draw, 0u), command_word(draw, 1u),
-                             command_word(draw, 2u));
+                check_groups(draw, command[0], command[1], command[2]);
             }
         } else if (kind == KIND_DRAW) {
-            uint vertex_count = command_word(draw, 0u);
-            uint instance_count = command_word(draw, 1u);
-            uint first_vertex = command_word(draw, 2u);
-            uint first_instance = command_word(draw, 3u);
+            uint vertex_count = command[0];
+            uint instance_count = command[1];
+            uint first_vertex = command[2];
+            uint first_instance = command[3];
             uint capacity = p_word[P_VERTEX_CAPACITY];
             if (first_thread) {
                 check_first_instance(draw, first_instance);
@@ -224,11 +262,11 @@ void main() {
                 }
             }
         } else if (kind == KIND_DRAW_INDEXED) {
-            index_count = command_word(draw, 0u);
-            uint instance_count = command_word(draw, 1u);
-            first_index = command_word(draw, 2u);
-            vertex_offset = int(command_word(draw, 3u));
-            uint first_instance = command_word(draw, 4u);
+            index_count = command[0];
+            uint instance_count = command[1];
+            first_index = command[2];
+            vertex_offset = int(command[3]);
+            uint first_instance = command[4];
             uint capacity = p_word[P_INDEX_CAPACITY];
             if (first_thread) {
                 check_first_instance(draw, first_instance);
