@@ -306,8 +306,8 @@ def _add_row(
         key = (id(commands), id(count), id(indices), id(chunk), columns)
         found = groups.placed.get(key)
         if found is None:
-            place = (chunk.handles.buffer, 4 * len(chunk.words))
-            found = groups.placed[key] = groups.place((commands, count, indices), place, columns)
+            output = (chunk.handles.buffer, 4 * len(chunk.words))
+            found = groups.placed[key] = groups.place((commands, count, indices), output, columns)
         rows, slots = found
         checks.last_group = (chunk, commands, count, indices, columns, rows, slots)
     rows += row

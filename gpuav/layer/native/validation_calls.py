@@ -30,7 +30,7 @@ MAX_ROWS_PER_DISPATCH = 65535  # maxComputeWorkGroupCount[1]'s guaranteed minimu
 COMMAND_POOL_RESET_COMMAND_BUFFER = 0x2
 DESCRIPTOR_POOL_FREE_DESCRIPTOR_SET = 0x1
 WHOLE_SIZE = (1 << 64) - 1
-# A binding's array of (buffer, offset, range).
+# A set's one binding: its array of (buffer, offset, range).
 Bindings = tuple[tuple[int, int, int], ...]
 
 
@@ -88,26 +88,24 @@ class NativeActionCheckCalls:
 
     # -- the pipeline, made once ------------------------------------------------------------------
 
-    def _set_layout(self, counts: tuple[int, ...]) -> int:
-        """A layout of storage buffers: binding k an array of ``counts[k]``."""
-        bindings = vkffi.new("VkDescriptorSetLayoutBinding[]", len(counts))
-        for index, count in enumerate(counts):
-            bindings[index].binding = index
-            bindings[index].descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            bindings[index].descriptorCount = count
-            bindings[index].stageFlags = vk.VK_SHADER_STAGE_COMPUTE_BIT
+    def _set_layout(self, count: int) -> int:
+        """A layout of one binding: an array of ``count`` storage buffers."""
+        binding = vkffi.new("VkDescriptorSetLayoutBinding *")
+        binding.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+        binding.descriptorCount = count
+        binding.stageFlags = vk.VK_SHADER_STAGE_COMPUTE_BIT
         info = vkffi.new("VkDescriptorSetLayoutCreateInfo *")
         info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
-        info.bindingCount = len(counts)
-        info.pBindings = bindings
+        info.bindingCount = 1
+        info.pBindings = binding
         return self._create("vkCreateDescriptorSetLayout", info)
 
     def _pipeline(self) -> int:
         if "pipeline" in self._made:
             return self._made["pipeline"]
-        self._made["rows_layout"] = self._set_layout((1,))
-        self._made["group_layout"] = self._set_layout((WINDOW_SLOTS,))
-        self._made["chunk_layout"] = self._set_layout((1,))
+        self._made["rows_layout"] = self._set_layout(1)
+        self._made["group_layout"] = self._set_layout(WINDOW_SLOTS)
+        self._made["chunk_layout"] = self._set_layout(1)
         names = ("rows_layout", "group_layout", "chunk_layout")
         layouts = vkffi.new(f"uint64_t[{len(names)}]", [self._made[name] for name in names])
         push = vkffi.new("VkPushConstantRange *")
@@ -178,18 +176,15 @@ class NativeActionCheckCalls:
             return 0
         return int(out[0])
 
-    def _write_sets(self, targets: list[tuple[int, tuple[Bindings, ...]]]) -> None:
-        """One vkUpdateDescriptorSets for every (set, its bindings' arrays of (buffer, offset,
+    def _write_sets(self, targets: list[tuple[int, Bindings]]) -> None:
+        """One vkUpdateDescriptorSets for every (set, its binding's array of (buffer, offset,
         range))."""
-        bindings = [(target, binding, array_) for target, arrays in targets
-                    for binding, array_ in enumerate(arrays)]  # fmt: skip
-        infos = vkffi.new("VkDescriptorBufferInfo[]", sum(len(a) for _, _, a in bindings))
-        writes = vkffi.new("VkWriteDescriptorSet[]", len(bindings))
+        infos = vkffi.new("VkDescriptorBufferInfo[]", sum(len(array_) for _, array_ in targets))
+        writes = vkffi.new("VkWriteDescriptorSet[]", len(targets))
         at = 0
-        for write, (descriptor_set, binding, array_) in zip(writes, bindings, strict=True):
+        for write, (descriptor_set, array_) in zip(writes, targets, strict=True):
             write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
             write.dstSet = vkffi.cast("VkDescriptorSet", descriptor_set)
-            write.dstBinding = binding
             write.descriptorCount = len(array_)
             write.descriptorType = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
             write.pBufferInfo = infos + at
@@ -199,14 +194,14 @@ class NativeActionCheckCalls:
                 info.offset = offset
                 info.range = size
                 at += 1
-        self.next.vkUpdateDescriptorSets(self.device, len(bindings), address(writes), 0, 0)
+        self.next.vkUpdateDescriptorSets(self.device, len(targets), address(writes), 0, 0)
 
-    def _group_bindings(self, group: RowGroup) -> tuple[Bindings, ...]:
+    def _group_bindings(self, group: RowGroup) -> Bindings:
         """The group's windows in their slots, the slots no row names bound to gpuav's own
         small buffer (every element of an array the shader reads must be valid)."""
         dummy = (self._dummy.buffer, 0, WHOLE_SIZE)
         windows = [(w.buffer, w.offset, w.range) for w in group.windows]
-        return ((*windows, *[dummy] * (WINDOW_SLOTS - len(windows))),)
+        return (*windows, *[dummy] * (WINDOW_SLOTS - len(windows)))
 
     def _chunk_set(self, chunk: Chunk) -> int:
         """The set that binds an output chunk, written once (the whole chunk: a few hundred
@@ -214,7 +209,7 @@ class NativeActionCheckCalls:
         found = self._chunk_sets.get(chunk)
         if found is None:
             found = self._chunk_sets[chunk] = self._descriptor_set("chunk_layout")
-            self._write_sets([(found, (((chunk[0], 0, chunk[1]),),))])
+            self._write_sets([(found, ((chunk[0], 0, chunk[1]),))])
         return found
 
     # -- the row buffer --------------------------------------------------------------------------
@@ -234,7 +229,7 @@ class NativeActionCheckCalls:
         self._row_buffers[made.buffer] = made
         if not resources.rows_set:
             resources.rows_set = self._descriptor_set("rows_layout")
-        self._write_sets([(resources.rows_set, (((made.buffer, 0, WHOLE_SIZE),),))])
+        self._write_sets([(resources.rows_set, ((made.buffer, 0, WHOLE_SIZE),))])
         resources.rows = made.buffer
         resources.rows_capacity = capacity
         return made
