@@ -185,18 +185,26 @@ def _verdicts(
     bytes that holds those words)."""
     if not stages:
         return None, None, 0, (0, 0)
-    fixed = [
-        (bit, [term for term in terms if not pushed_offsets((term,))]) for bit, terms in stages
-    ]
-    pushed = [(bit, [term for term in terms if pushed_offsets((term,))]) for bit, terms in stages]
-    pushed = [(bit, terms) for bit, terms in pushed if terms]
-    if not pushed:
-        return verdict_of(fixed), None, 0, (0, 0)
+    fixed: list[tuple[int, list[Term]]] = []
+    pushed: list[tuple[int, list[Term]]] = []
     pushed_bits = 0
     offsets: set[int] = set()
-    for bit, terms in pushed:
-        pushed_bits |= bit
-        offsets |= pushed_offsets(terms)
+    for bit, terms in stages:
+        kept: list[Term] = []
+        reading: list[Term] = []
+        for term in terms:
+            read = pushed_offsets((term,))
+            if read:
+                reading.append(term)
+                offsets |= read
+            else:
+                kept.append(term)
+        fixed.append((bit, kept))
+        if reading:
+            pushed.append((bit, reading))
+            pushed_bits |= bit
+    if not pushed:
+        return verdict_of(fixed), None, 0, (0, 0)
     span = (min(offsets) // 4 * 4, max(offsets) // 4 * 4 + 4)
     return verdict_of(fixed), verdict_of(pushed), pushed_bits, span
 
