@@ -131,6 +131,14 @@ class PushedConstants(Protocol):
         was pushed: what terms reading only those words are worked out from."""
 
 
+class OutputBindBeforeAction(Protocol):
+    """A command buffer's bind of an output block made by the layer's going down with the
+    command being recorded (an action, or the pipeline bind), just before that command: the
+    engine's hook of the command calls ``bind`` instead of ``cmd_bind_output_block``."""
+
+    def bind(self, bind_point: int, layout: int, set_index: int, descriptor_set: int) -> None: ...
+
+
 class DeviceCalls(Protocol):
     """Vulkan calls down the chain on one device, made on the engine's behalf."""
 
@@ -169,6 +177,10 @@ class DeviceCalls(Protocol):
         set_index: int,
         descriptor_set: int,
     ) -> None: ...
+
+    def output_bind_before_action(self, command_buffer: int) -> OutputBindBeforeAction:
+        """Where the command buffer's hooks of actions put the block to bind: kept by the
+        command buffer's state while it lives."""
 
     def pushed_constants(self, command_buffer: int) -> PushedConstants:
         """The push constants the app pushes in the command buffer's recordings, as they

@@ -109,8 +109,10 @@ def pre_call_record_end_command_buffer(state: CommandBufferState) -> None:
 
 
 def post_call_record_cmd_bind_pipeline(
-    state: CommandBufferState, bind_point: int, pipeline: int
+    state: CommandBufferState, bind_point: int, pipeline: int, bound_later: bool = False
 ) -> None:
+    """``bound_later``: the spill block is bound by the caller's going down
+    (``OutputBindBeforeAction``)."""
     if bind_point == PIPELINE_BIND_POINT_GRAPHICS:
         action_checks.post_call_record_bind_graphics_pipeline(state, pipeline)
     tracked = state.device.pipelines.get(pipeline)
@@ -119,27 +121,36 @@ def post_call_record_cmd_bind_pipeline(
         return
     state.bound[bind_point] = tracked
     if tracked.instrumented:
-        bind_spill_block(state, bind_point, tracked, "vkCmdBindPipeline")
+        bind_spill_block(state, bind_point, tracked, "vkCmdBindPipeline", bound_later)
 
 
 def bind_spill_block(
-    state: CommandBufferState, bind_point: int, pipeline: PipelineState, command: str
+    state: CommandBufferState,
+    bind_point: int,
+    pipeline: PipelineState,
+    command: str,
+    bound_later: bool = False,
 ) -> None:
     """The spill block goes with an instrumented pipeline (or shader objects) as it is bound,
     so that the action commands gpuav does not hook (newer extensions') never run its shaders
     with our set unbound."""
     output = state.device.output
     if output is not None:
-        _bind_block(state, bind_point, pipeline, output.spill, None, command)
+        _bind_block(state, bind_point, pipeline, output.spill, None, command, bound_later)
 
 
 def pre_call_record_action(
-    state: CommandBufferState, bind_point: int, command: str, runs: PipelineState | None = None
+    state: CommandBufferState,
+    bind_point: int,
+    command: str,
+    runs: PipelineState | None = None,
+    bound_later: bool = False,
 ) -> bool:
     """Give a draw or dispatch its output block and bind it at our set index; whether it got
     one (an Action appended). Actions are numbered from 0 in their command buffer, as the
     Khronos layer numbers them. ``runs``: what the action runs when not the bound pipeline (an
-    execution set's members, execution_sets)."""
+    execution set's members, execution_sets). ``bound_later``: the block is bound by the
+    caller's going down with the action (``OutputBindBeforeAction``), not here."""
     number = state.action_count
     state.action_count = number + 1
     pipeline = state.bound.get(bind_point) if runs is None else runs
@@ -154,7 +165,7 @@ def pre_call_record_action(
     block = output.acquire()
     if block.spill and not device.degraded:
         degrade(device, "no device memory left for output blocks")
-    _bind_block(state, bind_point, pipeline, block, number, command)
+    _bind_block(state, bind_point, pipeline, block, number, command, bound_later)
     return True
 
 
@@ -171,6 +182,7 @@ def _bind_block(
     block: Block,
     number: int | None,
     command: str,
+    bound_later: bool,
 ) -> None:
     """Bind (or push) an output block for the pipeline and remember the action it serves.
     Runs per instrumented action: the look-ups are written out (``pushed_context_offset``,
@@ -182,6 +194,11 @@ def _bind_block(
         device.calls.cmd_push_context(
             handle, pipeline.layout, pipeline.context_stages, context_offset, block.context_address
         )
+    elif bound_later:
+        binds = state.output_bind
+        if binds is None:
+            binds = state.output_bind = device.calls.output_bind_before_action(handle)
+        binds.bind(bind_point, pipeline.layout, device.set_index, block.descriptor_set)
     else:
         device.calls.cmd_bind_output_block(
             handle, bind_point, pipeline.layout, device.set_index, block.descriptor_set

@@ -21,7 +21,12 @@ from gpuav.layer.reporting import Reporter
 if TYPE_CHECKING:  # recording_site brings the report modules: not at instance creation
     from gpuav.instrument.host_terms import EntryVerdicts, Verdict
     from gpuav.layer.action_checks import ActionCheckDevice, ActionCheckState
-    from gpuav.layer.calls import DeviceCalls, PhysicalDeviceFacts, PushedConstants
+    from gpuav.layer.calls import (
+        DeviceCalls,
+        OutputBindBeforeAction,
+        PhysicalDeviceFacts,
+        PushedConstants,
+    )
     from gpuav.layer.debug_labels import ActionLabels, CommandBufferLabels
     from gpuav.layer.descriptor_buffers import DescriptorBufferBindings, DescriptorBufferTracker
     from gpuav.layer.descriptor_sets import DescriptorTracker
@@ -170,6 +175,8 @@ class CommandBufferState:
     # constants the others read
     last_verdict: tuple[PipelineState, array[int], int, dict[tuple[int, bytes], int]] | None = None
     pushed: PushedConstants | None = None  # what its recordings push, once a verdict reads it
+    # where its actions' output blocks go to be bound by layer.c (made at the first one)
+    output_bind: OutputBindBeforeAction | None = None
     labels: CommandBufferLabels | None = None  # None until the app uses debug-utils labels
     checks: ActionCheckState | None = None  # vertex/index bindings, validation dispatches
     # Descriptor buffers bound and the sets used in them (None until the app binds one).

@@ -29,6 +29,7 @@ from gpuav.layer.calls import (
     MEMORY_PROPERTY_HOST_COHERENT,
     MEMORY_PROPERTY_HOST_VISIBLE,
     ChunkLayout,
+    OutputBindBeforeAction,
     OutputChunkHandles,
     PushedConstants,
     StateBufferHandles,
@@ -364,6 +365,12 @@ class NativeDeviceCalls:
             command_buffer, bind_point, layout, set_index, 1, sets, 0, 0
         )
 
+    def output_bind_before_action(self, command_buffer: int) -> OutputBindBeforeAction:
+        words = Native.lib.gpuav_output_bind(command_buffer)
+        if words == Native.ffi.NULL:  # out of memory in C
+            return _OutputBindAtOnce(self, command_buffer)
+        return _OutputBindInC(words)
+
     def pushed_constants(self, command_buffer: int) -> PushedConstants:
         return _NotedPushes(Native.lib.gpuav_fetch_bindings_kept(command_buffer))
 
@@ -426,6 +433,41 @@ class NativeDeviceCalls:
         spare = self._spare_fences
         while spare:
             self.destroy_fence(spare.pop())
+
+
+class _OutputBindInC:
+    """fetch_bindings.c's output bind of a command buffer, written in place for layer.c's
+    wrapper to bind (``gpuav_bind_output_before``). Its first three words are written only
+    when they change: C clears just the descriptor set once bound."""
+
+    __slots__ = ("_bind_point", "_layout", "_set_index", "_words")
+
+    def __init__(self, words: Any) -> None:
+        self._words = memoryview(Native.ffi.buffer(words, 32)).cast("Q")
+        self._bind_point = self._layout = self._set_index = -1
+
+    def bind(self, bind_point: int, layout: int, set_index: int, descriptor_set: int) -> None:
+        words = self._words
+        if layout != self._layout or bind_point != self._bind_point or set_index != self._set_index:
+            words[0] = self._bind_point = bind_point
+            words[1] = self._layout = layout
+            words[2] = self._set_index = set_index
+        words[3] = descriptor_set
+
+
+class _OutputBindAtOnce:
+    """The output bind of a command buffer that C could not keep an entry for: made at once."""
+
+    __slots__ = ("_calls", "_command_buffer")
+
+    def __init__(self, calls: NativeDeviceCalls, command_buffer: int) -> None:
+        self._calls = calls
+        self._command_buffer = command_buffer
+
+    def bind(self, bind_point: int, layout: int, set_index: int, descriptor_set: int) -> None:
+        self._calls.cmd_bind_output_block(
+            self._command_buffer, bind_point, layout, set_index, descriptor_set
+        )
 
 
 class _NotedPushes:

@@ -30,6 +30,11 @@ struct gpuav_fetch_entry {
     struct gpuav_fetch_entry *next;
     uintptr_t command_buffer;
     uintptr_t device_key;
+    /* gpuav's output block to bind just before the action being recorded goes down: bind
+     * point, pipeline layout, set index and descriptor set (0: none). The Python side writes it
+     * (gpuav_output_bind) instead of calling down itself; the action's wrapper binds and
+     * clears it (gpuav_bind_output_before). Kept across recordings, unlike the bindings. */
+    uint64_t output_bind[4];
     struct gpuav_fetch_bindings bindings;
 };
 
@@ -50,9 +55,8 @@ static struct gpuav_fetch_entry *gpuav_fetch_entry_locked(uintptr_t command_buff
     return entry;
 }
 
-/* The command buffer's bindings to write, made at its first bind; NULL when out of memory
- * (its draws then read as having nothing bound, and go unchecked). */
-static struct gpuav_fetch_bindings *gpuav_fetch_bindings_to_write(uintptr_t command_buffer) {
+/* The command buffer's entry, made at its first use; NULL when out of memory. */
+static struct gpuav_fetch_entry *gpuav_fetch_entry_made(uintptr_t command_buffer) {
     pthread_mutex_lock(&gpuav_fetch_lock);
     struct gpuav_fetch_entry *entry = gpuav_fetch_entry_locked(command_buffer);
     if (entry == NULL) {
@@ -66,7 +70,21 @@ static struct gpuav_fetch_bindings *gpuav_fetch_bindings_to_write(uintptr_t comm
         }
     }
     pthread_mutex_unlock(&gpuav_fetch_lock);
+    return entry;
+}
+
+/* The command buffer's bindings to write, made at its first bind; NULL when out of memory
+ * (its draws then read as having nothing bound, and go unchecked). */
+static struct gpuav_fetch_bindings *gpuav_fetch_bindings_to_write(uintptr_t command_buffer) {
+    struct gpuav_fetch_entry *entry = gpuav_fetch_entry_made(command_buffer);
     return entry == NULL ? NULL : &entry->bindings;
+}
+
+/* The command buffer's output bind (struct gpuav_fetch_entry), which holds while the command
+ * buffer lives; NULL when out of memory (the Python side then binds at once). */
+uint64_t *gpuav_output_bind(uintptr_t command_buffer) {
+    struct gpuav_fetch_entry *entry = gpuav_fetch_entry_made(command_buffer);
+    return entry == NULL ? NULL : entry->output_bind;
 }
 
 static void gpuav_fetch_bindings_changed(struct gpuav_fetch_bindings *bindings) {

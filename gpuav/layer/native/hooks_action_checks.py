@@ -199,7 +199,7 @@ def _indirect(
         return
     appended = False
     try:
-        appended = engine.pre_call_record_action(state, bind_point, command)
+        appended = engine.pre_call_record_action(state, bind_point, command, bound_later=True)
     except BaseException as error:
         report_error(command, error, record.instance.state)
     engine_ = state.device.action_checks
@@ -227,7 +227,9 @@ def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
     if state is not None:
         appended = False
         try:
-            appended = engine.pre_call_record_action(state, _GRAPHICS, "vkCmdDraw")
+            appended = engine.pre_call_record_action(
+                state, _GRAPHICS, "vkCmdDraw", bound_later=True
+            )
         except BaseException as error:
             report_error("vkCmdDraw", error, record.instance.state)
         if state.device.action_checks is not None:
@@ -253,7 +255,9 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
     if state is not None:
         appended = False
         try:
-            appended = engine.pre_call_record_action(state, _GRAPHICS, "vkCmdDrawIndexed")
+            appended = engine.pre_call_record_action(
+                state, _GRAPHICS, "vkCmdDrawIndexed", bound_later=True
+            )
         except BaseException as error:
             report_error("vkCmdDrawIndexed", error, record.instance.state)
         if state.device.action_checks is not None:
@@ -282,7 +286,7 @@ def _counted_action(
         return record, None, False
     appended = False
     try:
-        appended = engine.pre_call_record_action(state, bind_point, command)
+        appended = engine.pre_call_record_action(state, bind_point, command, bound_later=True)
     except BaseException as error:
         report_error(command, error, record.instance.state)
     if state.device.action_checks is None:

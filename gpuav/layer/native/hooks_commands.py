@@ -156,14 +156,15 @@ def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> No
     state = None if device is None else device.command_buffers.get(command_buffer)
     if state is not None:
         try:
-            engine.post_call_record_cmd_bind_pipeline(state, bind_point, pipeline)
+            engine.post_call_record_cmd_bind_pipeline(state, bind_point, pipeline, bound_later=True)
         except BaseException as error:
             report_error("vkCmdBindPipeline", error, record.instance.state)
 
 
-def _action(command_buffer: int, bind_point: int, command: str) -> Any:
+def _action(command_buffer: int, bind_point: int, command: str, bound_later: bool = False) -> Any:
     """Engine work of a draw or dispatch; returns the next layer's table (whose call layer.c
-    makes itself for prototypes.RECORDED_BEFORE_GOING_DOWN)."""
+    makes itself for prototypes.RECORDED_BEFORE_GOING_DOWN, binding the action's output block
+    first: ``bound_later``)."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return None
@@ -172,20 +173,20 @@ def _action(command_buffer: int, bind_point: int, command: str) -> Any:
         state = device.command_buffers.get(command_buffer)
         if state is not None:
             try:
-                engine.pre_call_record_action(state, bind_point, command)
+                engine.pre_call_record_action(state, bind_point, command, bound_later=bound_later)
             except BaseException as error:
                 report_error(command, error, record.instance.state)
     return record.next
 
 
 def cmd_dispatch(command_buffer: int, x: int, y: int, z: int) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch")
+    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch", bound_later=True)
 
 
 def cmd_dispatch_base(
     command_buffer: int, bx: int, by: int, bz: int, x: int, y: int, z: int
 ) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchBase")
+    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchBase", bound_later=True)
 
 
 def cmd_execute_commands(command_buffer: int, count: int, command_buffers: int) -> None:

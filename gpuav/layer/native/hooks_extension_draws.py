@@ -17,8 +17,13 @@ def cmd_draw_indirect_byte_count(
     command_buffer: int, instances: int, first: int, counter: int, counter_offset: int,
     counter_value_offset: int, stride: int,
 ) -> None:  # fmt: skip
-    _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndirectByteCountEXT")
+    _action(
+        command_buffer,
+        PIPELINE_BIND_POINT_GRAPHICS,
+        "vkCmdDrawIndirectByteCountEXT",
+        bound_later=True,
+    )
 
 
 def cmd_draw_mesh_tasks(command_buffer: int, x: int, y: int, z: int) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawMeshTasksEXT")
+    _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawMeshTasksEXT", bound_later=True)

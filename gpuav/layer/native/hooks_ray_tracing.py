@@ -86,14 +86,24 @@ def cmd_trace_rays(
     command_buffer: int, raygen: int, miss: int, hit: int, callable_: int, width: int,
     height: int, depth: int,
 ) -> None:  # fmt: skip
-    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysKHR")
+    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysKHR", bound_later=True)
 
 
 def cmd_trace_rays_indirect(
     command_buffer: int, raygen: int, miss: int, hit: int, callable_: int, indirect: int
 ) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysIndirectKHR")
+    _action(
+        command_buffer,
+        PIPELINE_BIND_POINT_RAY_TRACING,
+        "vkCmdTraceRaysIndirectKHR",
+        bound_later=True,
+    )
 
 
 def cmd_trace_rays_indirect2(command_buffer: int, indirect: int) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysIndirect2KHR")
+    _action(
+        command_buffer,
+        PIPELINE_BIND_POINT_RAY_TRACING,
+        "vkCmdTraceRaysIndirect2KHR",
+        bound_later=True,
+    )

@@ -486,6 +486,7 @@ void gpuav_forget_pipeline(uintptr_t device, uintptr_t pipeline) {
 
 static void gpuav_bind_spill_block(uintptr_t command_buffer, int32_t bind_point,
                                    uintptr_t pipeline);
+static void gpuav_bind_output_before(uintptr_t command_buffer);
 
 /* -- vertex and index buffers bound (fetch_bindings.c) -------------------------------------- */
 
@@ -521,6 +522,24 @@ static void gpuav_bind_spill_block(uintptr_t command_buffer, int32_t bind_point,
     if (bind != NULL) {
         bind(command_buffer, bind_point, found.layout, found.set_index, 1,
              (uintptr_t)&found.descriptor_set, 0, 0);
+    }
+}
+
+/* The output block the Python side recorded for the action about to go down (or the pipeline
+ * just bound), bound now: a call down through cffi costs Python more than the draw's own work. */
+static void gpuav_bind_output_before(uintptr_t command_buffer) {
+    struct gpuav_fetch_entry *entry = gpuav_fetch_entry(command_buffer);
+    if (entry == NULL || entry->output_bind[3] == 0) {
+        return;
+    }
+    uint64_t descriptor_set = entry->output_bind[3];
+    entry->output_bind[3] = 0;
+    int enabled;
+    gpuav_PFN_vkCmdBindDescriptorSets bind = (gpuav_PFN_vkCmdBindDescriptorSets)gpuav_next_function(
+        command_buffer, GPUAV_SLOT_vkCmdBindDescriptorSets, &enabled);
+    if (bind != NULL) {
+        bind(command_buffer, (int32_t)entry->output_bind[0], (uintptr_t)entry->output_bind[1],
+             (uint32_t)entry->output_bind[2], 1, (uintptr_t)&descriptor_set, 0, 0);
     }
 }
 

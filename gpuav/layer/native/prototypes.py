@@ -400,17 +400,25 @@ def _wrapper(name: str) -> str:
     return "\n".join(body)
 
 
+# The actions, and the binds that bind gpuav's spill block with an instrumented pipeline:
+# Python records the output block to bind, and the wrapper binds it (gpuav_bind_output_before).
+OUTPUT_BOUND_BY_WRAPPER = RECORDED_BEFORE_GOING_DOWN | {"vkCmdBindPipeline"}
+
+
 def _recorded_around(name: str, into_python: str, arguments: str) -> list[str]:
     """The rest of a wrapper of RECORDED_AROUND_GOING_DOWN: Python records and the wrapper
     calls down, once, whether or not Python could record."""
-    record = f"    if ({into_python}) {{ {python_name(name)}({arguments}); }}"
+    entered = f"{python_name(name)}({arguments});"
+    if name in OUTPUT_BOUND_BY_WRAPPER:
+        entered += " gpuav_bind_output_before(a0);"
+    record = f"    if ({into_python}) {{ {entered} }}"
     going_down = ["    if (next == NULL) { return; }", f"    next({arguments});"]
     if name in RECORDED_BEFORE_GOING_DOWN:
         return [record, *going_down, "}"]
     after = _AFTER_PASSING_DOWN.get(name)
     if after is None:
         return [*going_down, record, "}"]
-    recorded = f"    if ({into_python}) {{ {python_name(name)}({arguments}); return; }}"
+    recorded = f"    if ({into_python}) {{ {entered} return; }}"
     return [*going_down, recorded, f"    {after}", "}"]
 
 
