@@ -43,6 +43,22 @@ def test_a_command_layer_c_calls_down_is_called_down_once_and_recorded_on_the_ri
         assert recorded_first == (name in prototypes.RECORDED_BEFORE_GOING_DOWN), name
 
 
+def test_an_output_block_left_to_the_wrapper_is_bound_just_before_the_command_goes_down() -> None:
+    wrappers = prototypes.c_wrappers()
+    for name in prototypes.OUTPUT_BOUND_BY_WRAPPER:
+        start = wrappers.index(f" gpuav_{name}(")
+        wrapper = wrappers[start : wrappers.index("\n}", start)]
+        hook = wrapper.index(prototypes.python_name(name))
+        bind = wrapper.index("gpuav_bind_output_before(a0);")
+        assert hook < bind < wrapper.index("\n", hook), name  # only where Python recorded
+        if name in prototypes.RECORDED_BEFORE_GOING_DOWN:
+            assert bind < wrapper.index("next(a0"), name
+    # A hook whose command the wrapper does not follow with the bind makes it itself.
+    for name, hook in entry.IMPLEMENTATIONS.items():
+        if name not in prototypes.OUTPUT_BOUND_BY_WRAPPER and name in prototypes.HOOKED:
+            assert "bound_later=True" not in inspect.getsource(hook.resolve()), name
+
+
 def test_the_first_call_binds_the_entry_point_to_the_real_function() -> None:
     bound: list[object] = []
     hook = lazy_hooks.LazyHooks("os.path").join
