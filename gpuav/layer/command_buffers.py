@@ -44,8 +44,7 @@ def _reset(state: CommandBufferState) -> None:
         read_back_finished(device, settle=(state,))
     output = device.output
     if output is not None:
-        for action in state.actions:
-            output.release(action.block)
+        output.release([action.block for action in state.actions])
     state.actions.clear()
     state.chunks.clear()
     state.executed.clear()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import mmap
 from _thread import allocate_lock  # threading.Lock, without importing threading
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuav.errors import ResourceExhausted
@@ -177,12 +178,15 @@ class OutputBuffers:
                 return self._free.pop()
         return self.spill
 
-    def release(self, block: Block) -> None:
-        if block.spill:
-            return
-        if block.chunk.words[block.word_offset + WRITTEN_LENGTH_WORD]:
-            self._clear(block)
-        self._free.append(block)
+    def release(self, blocks: Iterable[Block]) -> None:
+        """Give blocks back, zeroing any a shader wrote since it was last read."""
+        free = self._free
+        for block in blocks:
+            if block.spill:
+                continue
+            if block.chunk.words[block.word_offset + WRITTEN_LENGTH_WORD]:
+                self._clear(block)
+            free.append(block)
 
     def written_in(self, chunk: Chunk) -> bool:
         """Whether any block of the chunk holds records: its blocks' first words, at a stride,

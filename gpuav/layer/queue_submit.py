@@ -98,10 +98,18 @@ def _read_command_buffer(device: DeviceState, state: CommandBufferState) -> None
     static_checks = device.descriptors is not None and device.descriptors.tracked_sets > 0
     # Draws of one pipeline and sets find the same statically used descriptors: looked at once.
     looked_at: set[tuple[int, tuple[int, ...]]] = set()
+    # An action of the same pipeline and sets objects as the one before is looked at already
+    # (a renderer draws many times between binds): found without making its key.
+    pipeline: object = None
+    bound_sets: object = None
     for action in state.actions:
         words = output.take_words(action.block) if written else None
         records = [] if words is None else _report_action(device, state, action, words)
         if static_checks:
+            if not records and action.pipeline is pipeline and action.bound_sets is bound_sets:
+                continue
+            pipeline = action.pipeline
+            bound_sets = action.bound_sets
             key = (action.pipeline.handle, action.bound_sets)
             if records or key not in looked_at:
                 looked_at.add(key)

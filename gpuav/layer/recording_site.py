@@ -71,6 +71,13 @@ def classify(filename: str) -> int:
 
 
 _kinds: dict[str, int] = {}
+_app_frames = True
+
+
+def no_app_frames() -> None:
+    """The interpreter is the layer's own (a C host): no hook has an app frame to find."""
+    global _app_frames
+    _app_frames = False
 
 
 def capture(skip: int = 0) -> RecordedAt | None:
@@ -79,6 +86,8 @@ def capture(skip: int = 0) -> RecordedAt | None:
 
     ``skip``: frames above the caller known to be gpuav's, jumped over without making a frame
     object for each."""
+    if not _app_frames:
+        return None
     try:
         # The last skipped frame's f_back, not sys._getframe(1 + skip): in a C program's hook
         # that is None, where the deeper look-up raises (an exception per action).

@@ -96,6 +96,7 @@ extern "Python" void gpuav_py_retire(void);
 const struct gpuav_fetch_bindings *gpuav_fetch_bindings(uintptr_t command_buffer);
 const struct gpuav_fetch_bindings *gpuav_fetch_bindings_kept(uintptr_t command_buffer);
 uint64_t *gpuav_output_bind(uintptr_t command_buffer);
+int gpuav_python_is_the_layers(void);
 void gpuav_fetch_bindings_forget(uintptr_t command_buffer);
 void gpuav_fetch_bindings_forget_device(uintptr_t device);
 #define GPUAV_TABLE_ENABLED 1

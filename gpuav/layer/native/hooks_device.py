@@ -15,7 +15,7 @@ from typing import Any
 import vulkan._vulkan as vk
 from vulkan._vulkan import ffi as vkffi
 
-from gpuav.layer import device_setup, module_cache, notices, shader_validation
+from gpuav.layer import device_setup, module_cache, notices, recording_site, shader_validation
 from gpuav.layer.calls import (
     API_VERSION_1_2,
     STAGE_EXTENSIONS,
@@ -287,6 +287,8 @@ def create_device(physical_device: int, create_info: int, allocator: int, device
     result = int(create(physical_device, passed_info, allocator, device_out))
     if result != 0 or instance is None:
         return result
+    if Native.lib.gpuav_python_is_the_layers():
+        recording_site.no_app_frames()
     device = handles_at(device_out, 1)[0]
     register_table(device, device_gpa, True, False)
     next_functions = NextFunctions(device_gpa, device, DEVICE_COMMANDS)

@@ -311,6 +311,14 @@ static int gpuav_initialize_python(void) {
     return 1;
 }
 
+/* Whether the interpreter is the layer's own (a C host), not the app's: then no frame of the
+ * app's is ever on a hook's stack. */
+static int gpuav_python_is_the_layers_own;
+
+int gpuav_python_is_the_layers(void) {
+    return gpuav_python_is_the_layers_own;
+}
+
 static void gpuav_start_python_locked(void) {
     if (Py_IsInitialized()) {
         if (gpuav_interpreter_finalizing()) {
@@ -321,6 +329,7 @@ static void gpuav_start_python_locked(void) {
             gpuav_py_state = GPUAV_PY_FAILED;
             return;
         }
+        gpuav_python_is_the_layers_own = 1;
         PyEval_SaveThread();
     }
     gpuav_py_state = GPUAV_PY_FAILED;
