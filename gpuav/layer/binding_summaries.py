@@ -36,6 +36,7 @@ def clear(block: Block) -> None:
     words = block.chunk.words
     words[start + _FIRST : start + VERDICT_WORD : TABLE_ENTRY_WORDS] = _NONE
     words[start + VERDICT_WORD] = 0
+    block.area = None
 
 
 def drop_stale(command_buffers: Iterable[CommandBufferState]) -> None:

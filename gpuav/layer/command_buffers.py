@@ -207,9 +207,12 @@ def _bind_block(
         words = _bound_area(state, bind_point)
     offset = block.bound_sets_offset
     chunk = block.chunk
-    chunk.words[offset : offset + len(words)] = words
-    if pipeline.verdict is not None:
-        chunk.words[offset + VERDICT_WORD] = _verdict(state, pipeline, words)
+    if block.area is not words:
+        chunk.words[offset : offset + len(words)] = words
+        block.area = words
+    chunk.words[offset + VERDICT_WORD] = (
+        0 if pipeline.verdict is None else _verdict(state, pipeline, words)
+    )
     if block.spill:
         # Actions of every command buffer share the spill block's area: no summary holds.
         binding_summaries.clear(block)
@@ -282,8 +285,21 @@ def _bound_area(state: CommandBufferState, bind_point: int) -> array[int]:
             tables = descriptors.state.set_tables
             summarized = state.summarized
             area = array("I", bound_area(words, lambda region: tables(region, summarized)))
+            area = _same_area(state.device, area)
         state.bound_areas[bind_point] = area
     return area
+
+
+_KEPT_SAME_AREAS = 1024
+
+
+def _same_area(device: DeviceState, area: array[int]) -> array[int]:
+    """The area object made before with these words, if any: a renderer binds the same sets
+    every frame, and its actions' blocks, which hold that area already, then skip the copy."""
+    seen = device.bound_areas_seen
+    if len(seen) >= _KEPT_SAME_AREAS:
+        seen.clear()
+    return seen.setdefault(area.tobytes(), area)
 
 
 def post_call_record_cmd_bind_descriptor_sets(

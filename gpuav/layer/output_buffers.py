@@ -85,6 +85,9 @@ class Block:
     bound_sets_offset: int  # word offset of the block's bound-sets area in the chunk
     context_address: int = 0  # device address of the block's context (0: none)
     spill: bool = False
+    # The bound-sets area last copied into the block, all but its verdict word (None: not
+    # known): a block drawn again with the same area needs no copy.
+    area: array[int] | None = None
 
 
 class OutputBuffers:

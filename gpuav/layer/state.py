@@ -232,6 +232,8 @@ class DeviceState:
     object_names: dict[int, tuple[int, str]] = field(default_factory=dict)
     pending: list[PendingSubmission] = field(default_factory=list)
     descriptors: DescriptorTracker | None = None
+    # Bound-sets areas by their bytes, one object for each (command_buffers._same_area).
+    bound_areas_seen: dict[bytes, array[int]] = field(default_factory=dict)
     # The app enabled robustBufferAccess or robustBufferAccess2.
     robust_buffer_access: bool = False
     # Byte offset of the pushed context address (buffer device addresses on), else None.

@@ -60,11 +60,18 @@ def _expanded(state: Any, handles: list[int]) -> list[int] | None:
 _PARALLEL_ARRAYS = frozenset({1000060005, 1000145000})  # device group, protected submit
 
 
+def _copy_of(infos: Any, type_name: str, count: int, keep: list[Any]) -> Any:
+    """A copy of the app's submit infos to change, made at the first change: most submits
+    have no checks to add and pass as they are."""
+    copies = vkffi.new(f"{type_name}[]", count)
+    vkffi.memmove(copies, infos, vkffi.sizeof(type_name) * count)
+    keep.append(copies)
+    return copies
+
+
 def _submit_infos(state: Any, count: int, submits: int, keep: list[Any]) -> int:
     infos = vkffi.cast("VkSubmitInfo *", submits)
-    copies = vkffi.new("VkSubmitInfo[]", count)
-    vkffi.memmove(copies, infos, vkffi.sizeof("VkSubmitInfo") * count)
-    changed = False
+    copies = None
     for index in range(count):
         info = infos[index]
         if any(kind in _PARALLEL_ARRAYS for kind, _ in chain(address(info.pNext))):
@@ -76,20 +83,16 @@ def _submit_infos(state: Any, count: int, submits: int, keep: list[Any]) -> int:
         array = vkffi.new("VkCommandBuffer[]", len(expanded))
         vkffi.cast("uintptr_t *", array)[0 : len(expanded)] = expanded
         keep.append(array)
+        if copies is None:
+            copies = _copy_of(infos, "VkSubmitInfo", count, keep)
         copies[index].commandBufferCount = len(expanded)
         copies[index].pCommandBuffers = array
-        changed = True
-    if not changed:
-        return submits
-    keep.append(copies)
-    return address(copies)
+    return submits if copies is None else address(copies)
 
 
 def _submit_infos2(state: Any, count: int, submits: int, keep: list[Any]) -> int:
     infos = vkffi.cast("VkSubmitInfo2 *", submits)
-    copies = vkffi.new("VkSubmitInfo2[]", count)
-    vkffi.memmove(copies, infos, vkffi.sizeof("VkSubmitInfo2") * count)
-    changed = False
+    copies = None
     for index in range(count):
         info = infos[index]
         if any(kind in _PARALLEL_ARRAYS for kind, _ in chain(address(info.pNext))):
@@ -110,10 +113,8 @@ def _submit_infos2(state: Any, count: int, submits: int, keep: list[Any]) -> int
                 array[position].pNext = vkffi.NULL
                 array[position].commandBuffer = vkffi.cast("VkCommandBuffer", extra)
         keep.append(array)
+        if copies is None:
+            copies = _copy_of(infos, "VkSubmitInfo2", count, keep)
         copies[index].commandBufferInfoCount = len(added)
         copies[index].pCommandBufferInfos = array
-        changed = True
-    if not changed:
-        return submits
-    keep.append(copies)
-    return address(copies)
+    return submits if copies is None else address(copies)

@@ -237,6 +237,7 @@ def retire() -> None:
                 words = spill.chunk.words
                 start = spill.bound_sets_offset
                 words[start : start + len(NO_STATE_AREA)] = NO_STATE_AREA
+                spill.area = None
         except BaseException as error:
             report_error("exit", error, record.instance.state)
 
