@@ -170,7 +170,7 @@ def _robustly_defined(record: ErrorRecord, context: ActionContext) -> bool:
 def _action_regions(action: Action) -> Sequence[int]:
     """The region of the set bound at each index for the action (its bound-set words)."""
     start = action.block.bound_sets_offset
-    return action.block.chunk.words[start : start + MAX_TRACKED_SETS]
+    return action.block.chunk.area_words[start : start + MAX_TRACKED_SETS]
 
 
 def _descriptor_buffer_sets(device: DeviceState, action: Action) -> frozenset[int]:

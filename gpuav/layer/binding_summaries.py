@@ -33,7 +33,7 @@ def clear(block: Block) -> None:
     """Set every summary of ``block``'s bound-sets area to 0 (none), and its verdict, which
     was worked out from them."""
     start = block.bound_sets_offset
-    words = block.chunk.words
+    words = block.chunk.area_words
     words[start + _FIRST : start + VERDICT_WORD : TABLE_ENTRY_WORDS] = _NONE
     words[start + VERDICT_WORD] = 0
     block.area = None

@@ -208,9 +208,9 @@ def _bind_block(
     offset = block.bound_sets_offset
     chunk = block.chunk
     if block.area is not words:
-        chunk.words[offset : offset + len(words)] = words
+        chunk.area_words[offset : offset + len(words)] = words
         block.area = words
-    chunk.words[offset + VERDICT_WORD] = (
+    chunk.area_words[offset + VERDICT_WORD] = (
         0 if pipeline.verdict is None else _verdict(state, pipeline, words)
     )
     if block.spill:

@@ -74,7 +74,8 @@ def bound_sets_size_bytes(facts: PhysicalDeviceFacts) -> int:
 @dataclass(slots=True, eq=False)
 class Chunk:
     handles: OutputChunkHandles
-    words: memoryview
+    words: memoryview  # the blocks
+    area_words: memoryview  # the bound-sets areas (written only: device-local memory)
 
 
 @dataclass(slots=True, eq=False)
@@ -82,7 +83,7 @@ class Block:
     chunk: Chunk
     word_offset: int
     descriptor_set: int
-    bound_sets_offset: int  # word offset of the block's bound-sets area in the chunk
+    bound_sets_offset: int  # word offset of the block's bound-sets area in area_words
     context_address: int = 0  # device address of the block's context (0: none)
     spill: bool = False
     # The bound-sets area last copied into the block, all but its verdict word (None: not
@@ -140,9 +141,8 @@ class OutputBuffers:
             self._state_address,
         )
         handles = self._calls.create_output_chunk(layout)
-        chunk = Chunk(handles, handles.words)
+        chunk = Chunk(handles, handles.words, handles.area_words)
         self._chunks.append(chunk)
-        bound_base = layout.bound_sets_start // 4
         bound_words = self.bound_sets_bytes // 4
         contexts = handles.context_addresses or (0,) * len(handles.descriptor_sets)
         self._free.extend(
@@ -150,7 +150,7 @@ class OutputBuffers:
                 chunk,
                 index * self.block_words,
                 descriptor_set,
-                bound_base + index * bound_words,
+                index * bound_words,
                 context_address,
             )
             for index, (descriptor_set, context_address) in enumerate(

@@ -25,6 +25,7 @@ from gpuav.instrument.record import DATA_FIRST_WORD
 from gpuav.layer import faults
 from gpuav.layer.calls import (
     CONTEXT_BYTES,
+    MEMORY_PROPERTY_DEVICE_LOCAL,
     MEMORY_PROPERTY_HOST_CACHED,
     MEMORY_PROPERTY_HOST_COHERENT,
     MEMORY_PROPERTY_HOST_VISIBLE,
@@ -55,8 +56,12 @@ def _descriptor_type(binding: int) -> int:
     return int(vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
 
 
-def choose_memory_type(type_bits: int, memory_type_flags: tuple[int, ...]) -> int:
-    """A host-visible, coherent type allowed by ``type_bits``, cached if possible."""
+def choose_memory_type(
+    type_bits: int, memory_type_flags: tuple[int, ...], device_local: bool = False
+) -> int:
+    """A host-visible, coherent type allowed by ``type_bits``: with ``device_local``, one the
+    GPU reads at full speed where there is one (for memory the host only writes), else cached
+    if possible."""
     candidates = [
         index
         for index, flags in enumerate(memory_type_flags)
@@ -64,10 +69,9 @@ def choose_memory_type(type_bits: int, memory_type_flags: tuple[int, ...]) -> in
     ]
     if not candidates:
         raise VulkanCallFailed("vkAllocateMemory (no host-coherent memory type)", -2)
-    cached = [
-        index for index in candidates if memory_type_flags[index] & MEMORY_PROPERTY_HOST_CACHED
-    ]
-    return (cached or candidates)[0]
+    preferred = MEMORY_PROPERTY_DEVICE_LOCAL if device_local else MEMORY_PROPERTY_HOST_CACHED
+    chosen = [index for index in candidates if memory_type_flags[index] & preferred]
+    return (chosen or candidates)[0]
 
 
 class NativeDeviceCalls:
@@ -136,42 +140,50 @@ class NativeDeviceCalls:
 
     def create_output_chunk(self, layout: ChunkLayout) -> OutputChunkHandles:
         made: dict[str, int] = {}
+        made_areas: dict[str, int] = {}
         with_contexts = bool(layout.state_address)
+        flags = layout.memory_type_flags
         try:
-            buffer, memory, words = self._mapped_buffer(
-                layout.size, layout.memory_type_flags, made, with_contexts
+            buffer, memory, words = self._mapped_buffer(layout.size, flags, made, with_contexts)
+            areas_buffer, areas_memory, area_words = self._mapped_buffer(
+                layout.areas_size, flags, made_areas, with_contexts, device_local=True
             )
-            descriptor_sets = self._block_descriptor_sets(made, buffer, layout)
-            contexts = self._write_contexts(buffer, words, layout) if with_contexts else ()
+            descriptor_sets = self._block_descriptor_sets(made, buffer, areas_buffer, layout)
+            contexts = (
+                self._write_contexts(buffer, areas_buffer, area_words, layout)
+                if with_contexts
+                else ()
+            )
             return OutputChunkHandles(
-                buffer, memory, made["pool"], descriptor_sets, words, contexts
-            )
+                buffer, memory, made["pool"], descriptor_sets, words,
+                areas_buffer, areas_memory, area_words, contexts,
+            )  # fmt: skip
         except Exception:
+            self._destroy_parts(made_areas)
             self._destroy_parts(made)
             raise
 
     def _write_contexts(
-        self, buffer: int, words: memoryview, layout: ChunkLayout
+        self, buffer: int, areas_buffer: int, area_words: memoryview, layout: ChunkLayout
     ) -> tuple[int, ...]:
         """Each block's context (``descriptor_state.ADDRESS_*`` and ``CONTEXT_DATA_WORDS``, one
-        uint64 each), written once."""
-        base = self.buffer_address(buffer)
+        uint64 each), written once, after the areas."""
+        blocks = self.buffer_address(buffer)
+        areas = self.buffer_address(areas_buffer)
         addresses = []
         for index in range(layout.blocks):
             context = layout.contexts_start + index * CONTEXT_BYTES
             values = {
-                ADDRESS_OUTPUT: base + index * layout.block_range,
-                ADDRESS_BOUND_SETS: base
-                + layout.bound_sets_start
-                + index * layout.bound_sets_range,
+                ADDRESS_OUTPUT: blocks + index * layout.block_range,
+                ADDRESS_BOUND_SETS: areas + index * layout.bound_sets_range,
                 ADDRESS_STATE: layout.state_address,
                 CONTEXT_DATA_WORDS: layout.block_range // 4 - DATA_FIRST_WORD,
             }
             for slot, value in values.items():
                 word = context // 4 + 2 * slot
-                words[word] = value & 0xFFFF_FFFF
-                words[word + 1] = value >> 32
-            addresses.append(base + context)
+                area_words[word] = value & 0xFFFF_FFFF
+                area_words[word + 1] = value >> 32
+            addresses.append(areas + context)
         return tuple(addresses)
 
     def buffer_address(self, buffer: int) -> int:
@@ -206,9 +218,11 @@ class NativeDeviceCalls:
         memory_type_flags: tuple[int, ...],
         made: dict[str, int],
         device_address: bool = False,
+        device_local: bool = False,
     ) -> tuple[int, int, memoryview]:
         """A zeroed, mapped, host-coherent storage and uniform buffer (its handles also go in
-        ``made``)."""
+        ``made``); ``device_local``: in device-local memory where that can be had (a small
+        heap on a GPU without resizable BAR), for memory the host only writes."""
         buffer_info = vkffi.new("VkBufferCreateInfo *")
         buffer_info.sType = vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO
         buffer_info.size = size
@@ -225,15 +239,21 @@ class NativeDeviceCalls:
         allocate = vkffi.new("VkMemoryAllocateInfo *")
         allocate.sType = vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
         allocate.allocationSize = requirements.size
-        allocate.memoryTypeIndex = choose_memory_type(
-            requirements.memoryTypeBits, memory_type_flags
-        )
         if device_address:
             flags = vkffi.new("VkMemoryAllocateFlagsInfo *")
             flags.sType = vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO
             flags.flags = MEMORY_ALLOCATE_DEVICE_ADDRESS
             allocate.pNext = flags
-        made["memory"] = self._create("vkAllocateMemory", allocate)
+        bits = requirements.memoryTypeBits
+        allocate.memoryTypeIndex = choose_memory_type(bits, memory_type_flags, device_local)
+        try:
+            made["memory"] = self._create("vkAllocateMemory", allocate)
+        except VulkanCallFailed:
+            fallback = choose_memory_type(bits, memory_type_flags)
+            if fallback == allocate.memoryTypeIndex:
+                raise
+            allocate.memoryTypeIndex = fallback
+            made["memory"] = self._create("vkAllocateMemory", allocate)
         self._call("vkBindBufferMemory", self.device, made["buffer"], made["memory"], 0)
         mapped = vkffi.new("void **")
         self._call("vkMapMemory", self.device, made["memory"], 0, WHOLE_SIZE, 0, address(mapped))
@@ -249,7 +269,7 @@ class NativeDeviceCalls:
         return made["buffer"], made["memory"], words
 
     def _block_descriptor_sets(
-        self, made: dict[str, int], buffer: int, layout: ChunkLayout
+        self, made: dict[str, int], buffer: int, areas_buffer: int, layout: ChunkLayout
     ) -> tuple[int, ...]:
         """One pool, and in it one set per block written once (seed 000 wrote one per draw)."""
         count = layout.blocks
@@ -277,14 +297,15 @@ class NativeDeviceCalls:
         infos = vkffi.new("VkDescriptorBufferInfo[]", 3 * count)
         writes = vkffi.new("VkWriteDescriptorSet[]", 3 * count)
         buffer_handle = vkffi.cast("VkBuffer", buffer)
+        areas_handle = vkffi.cast("VkBuffer", areas_buffer)
         state_handle = vkffi.cast("VkBuffer", layout.state_buffer)
         for index in range(count):
             ranges = (
                 (OUTPUT_BINDING, buffer_handle, index * layout.block_range, layout.block_range),
                 (
                     BOUND_SETS_BINDING,
-                    buffer_handle,
-                    layout.bound_sets_start + index * layout.bound_sets_range,
+                    areas_handle,
+                    index * layout.bound_sets_range,
                     layout.bound_sets_range,
                 ),
                 (STATE_BINDING, state_handle, 0, WHOLE_SIZE),
@@ -323,12 +344,20 @@ class NativeDeviceCalls:
 
     def destroy_output_chunk(self, chunk: OutputChunkHandles) -> None:
         chunk.words.release()
+        chunk.area_words.release()
         self._destroy_parts(
             {
                 "mapped": chunk.memory,
                 "pool": chunk.descriptor_pool,
                 "buffer": chunk.buffer,
                 "memory": chunk.memory,
+            }
+        )
+        self._destroy_parts(
+            {
+                "mapped": chunk.areas_memory,
+                "buffer": chunk.areas_buffer,
+                "memory": chunk.areas_memory,
             }
         )
 
@@ -449,9 +478,10 @@ class _OutputBindInC:
     def bind(self, bind_point: int, layout: int, set_index: int, descriptor_set: int) -> None:
         words = self._words
         if layout != self._layout or bind_point != self._bind_point or set_index != self._set_index:
-            words[0] = self._bind_point = bind_point
-            words[1] = self._layout = layout
-            words[2] = self._set_index = set_index
+            words[0:3] = array("Q", (bind_point, layout, set_index))
+            self._bind_point = bind_point
+            self._layout = layout
+            self._set_index = set_index
         words[3] = descriptor_set
 
 

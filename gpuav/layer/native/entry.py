@@ -234,7 +234,7 @@ def retire() -> None:
                 queue_submit.read_back_finished(state, settle_all=True)
             if state.output is not None:
                 spill = state.output.spill
-                words = spill.chunk.words
+                words = spill.chunk.area_words
                 start = spill.bound_sets_offset
                 words[start : start + len(NO_STATE_AREA)] = NO_STATE_AREA
                 spill.area = None

@@ -1,4 +1,5 @@
-/* The vertex and index buffers each command buffer has bound, kept in C.
+/* The vertex and index buffers each command buffer has bound, kept in C; and the output block
+ * its next action binds (struct gpuav_fetch_entry's output_bind).
  *
  * A renderer binds its buffers before nearly every draw, and entering Python for each bind
  * cost more than the draw's own check. The bind commands' wrappers (prototypes.NATIVE_ONLY)
