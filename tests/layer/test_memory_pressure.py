@@ -28,8 +28,9 @@ DISPATCHES = "40"
 BLOCKS_PER_CHUNK = "8"  # 7 blocks and the spill block: the output memory grows by dispatch 8
 
 # Calls made at device creation, in order: our two set layouts; the state buffer's create,
-# allocate, bind and map (each call 1); the first output chunk's (call 2), its descriptor pool
-# and sets (call 1). Growth repeats the chunk's calls (buffer calls 3, pool and sets 2).
+# allocate, bind and map (each call 1); the first output chunk's blocks (call 2) and bound-sets
+# areas (call 3), its descriptor pool and sets (call 1). Growth repeats the chunk's calls
+# (blocks 4, areas 5, pool and sets 2).
 AT_START_UP = [
     "vkCreateDescriptorSetLayout:1",
     "vkCreateDescriptorSetLayout:2",
@@ -41,15 +42,23 @@ AT_START_UP = [
     "vkAllocateMemory:2",
     "vkBindBufferMemory:2",
     "vkMapMemory:2",
-    "vkCreateDescriptorPool:1",
-    "vkAllocateDescriptorSets:1",
-]
-AT_GROWTH = [
     "vkCreateBuffer:3",
     "vkAllocateMemory:3",
     "vkBindBufferMemory:3",
     "vkMapMemory:3",
-    "vkMapMemory-MAP_FAILED:3",  # lavapipe's VK_SUCCESS with mmap's MAP_FAILED, seen for real
+    "vkCreateDescriptorPool:1",
+    "vkAllocateDescriptorSets:1",
+]
+AT_GROWTH = [
+    "vkCreateBuffer:4",
+    "vkAllocateMemory:4",
+    "vkBindBufferMemory:4",
+    "vkMapMemory:4",
+    "vkMapMemory-MAP_FAILED:4",  # lavapipe's VK_SUCCESS with mmap's MAP_FAILED, seen for real
+    "vkCreateBuffer:5",
+    "vkAllocateMemory:5",
+    "vkBindBufferMemory:5",
+    "vkMapMemory-MAP_FAILED:5",
     "vkCreateDescriptorPool:2",
     "vkAllocateDescriptorSets:2",
 ]
@@ -117,12 +126,14 @@ def test_growth_without_faults_takes_no_notice(
     run_python_app: RunPython, spirv, layer_folder: Path, data_without_layer: str
 ) -> None:
     """The same run with every call succeeding: the calls counted above are the ones made
-    (a fourth chunk is made, and nothing runs out)."""
+    (six chunks are made, two buffers each: the state buffer's and theirs are calls 1 to 13,
+    and nothing runs out)."""
     run = run_python_app(
         ["--shader", str(spirv("region_reporting.comp")), "--dispatches", DISPATCHES,
          "--bad-dispatch", "2", "--messenger"],
         layer_folder, layers=[VALIDATION_LAYER],
-        extra={"GPUAV_TEST_FAULTS": "vkCreateBuffer:8", "GPUAV_BLOCKS_PER_CHUNK": BLOCKS_PER_CHUNK},
+        extra={"GPUAV_TEST_FAULTS": "vkCreateBuffer:14",
+               "GPUAV_BLOCKS_PER_CHUNK": BLOCKS_PER_CHUNK},
     )  # fmt: skip
     assert run.result["data_sha256"] == data_without_layer
     _assert_failed_cleanly(run.messages, 0)

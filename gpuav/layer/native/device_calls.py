@@ -69,9 +69,12 @@ def choose_memory_type(
     ]
     if not candidates:
         raise VulkanCallFailed("vkAllocateMemory (no host-coherent memory type)", -2)
-    preferred = MEMORY_PROPERTY_DEVICE_LOCAL if device_local else MEMORY_PROPERTY_HOST_CACHED
-    chosen = [index for index in candidates if memory_type_flags[index] & preferred]
-    return (chosen or candidates)[0]
+    wanted = (MEMORY_PROPERTY_DEVICE_LOCAL,) if device_local else ()
+    for flag in (*wanted, MEMORY_PROPERTY_HOST_CACHED):
+        chosen = [index for index in candidates if memory_type_flags[index] & flag]
+        if chosen:
+            return chosen[0]
+    return candidates[0]
 
 
 class NativeDeviceCalls:

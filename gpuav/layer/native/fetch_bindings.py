@@ -11,14 +11,24 @@ from gpuav.layer.action_checks import ActionCheckState, checks_of
 from gpuav.layer.native.dispatch import Native
 from gpuav.layer.state import CommandBufferState
 
+_changes: memoryview | None = None  # fetch_bindings.c's gpuav_fetch_changes, read in place
+
+
+def _changes_in_c() -> memoryview:
+    """A view of the C global (a memoryview index costs a third of cffi's global look-up)."""
+    global _changes
+    _changes = memoryview(
+        Native.ffi.buffer(Native.ffi.addressof(Native.lib, "gpuav_fetch_changes"), 8)
+    ).cast("Q")
+    return _changes
+
 
 def bound_buffers(state: CommandBufferState, command_buffer: int) -> ActionCheckState | None:
     """The command buffer's check state, with the vertex and index buffers that layer.c noted
     (fetch_bindings.c) taken over where they changed since its last draw; None (nothing bound,
     no state made) while the process has bound none. A draw reads one C global while no
     command buffer's bindings changed (most draws of most frames)."""
-    lib = Native.lib
-    noted = lib.gpuav_fetch_changes
+    noted = (_changes or _changes_in_c())[0]
     checks = state.checks
     if checks is None:
         if not noted:
@@ -27,7 +37,7 @@ def bound_buffers(state: CommandBufferState, command_buffer: int) -> ActionCheck
     if noted != checks.bound_noted:
         # Noted before the bindings are read: a change in between is seen at the next draw.
         checks.bound_noted = noted
-        bound = lib.gpuav_fetch_bindings(command_buffer)
+        bound = Native.lib.gpuav_fetch_bindings(command_buffer)
         changes = bound.changes
         if changes != checks.bound_changes:
             _take(state, checks, bound, changes)
