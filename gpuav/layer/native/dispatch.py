@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gpuav.layer.instance_state import InstanceState
-    from gpuav.layer.state import DeviceState
+    from gpuav.layer.state import CommandBufferState, DeviceState
 
 LAYER_LINK_INFO = 0  # VkLayerFunction's VK_LAYER_LINK_INFO
 
@@ -169,3 +169,31 @@ class Registry:
 
 
 REGISTRY = Registry()
+
+
+# Command buffer handle -> its state, for the hooks a renderer calls per draw. A hit counts only
+# while its device's map still holds that very state (a freed command buffer, or one of a
+# destroyed device, is looked up again), and spares the call into C that finds the device.
+RECORDING: dict[int, CommandBufferState] = {}
+_KEPT_RECORDING = 4096
+
+
+def recording_state(command_buffer: int) -> CommandBufferState | None:
+    """The state of a command buffer gpuav tracks, found through its device and kept in
+    ``RECORDING``; None where gpuav tracks none."""
+    record = REGISTRY.devices.get(dispatch_key(command_buffer))
+    device = None if record is None else record.state
+    state = None if device is None else device.command_buffers.get(command_buffer)
+    if state is not None:
+        if len(RECORDING) >= _KEPT_RECORDING:
+            RECORDING.clear()
+        RECORDING[command_buffer] = state
+    return state
+
+
+def forget_recording(device: DeviceState) -> None:
+    """Drop a destroyed device's command buffers from ``RECORDING`` (their handles may come
+    back as another device's)."""
+    for handle, state in list(RECORDING.items()):
+        if state.device is device:
+            del RECORDING[handle]

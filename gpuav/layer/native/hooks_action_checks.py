@@ -33,7 +33,8 @@ from gpuav.layer.native import (
 from gpuav.layer.native.action_check_submits import queue_submit as queue_submit
 from gpuav.layer.native.action_check_submits import queue_submit2 as queue_submit2
 from gpuav.layer.native.device_calls import NativeDeviceCalls
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.dispatch import RECORDING as _recording
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, recording_state
 from gpuav.layer.native.enabled_features import enabled_feature_names
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.fetch_bindings import bound_buffers
@@ -190,18 +191,16 @@ def _indirect(
 ) -> None:  # fmt: skip
     """The layer's action work, then the indirect check's (the Action made first: its
     validation dispatch writes into the action's block)."""
-    record = _devices.get(_dispatch_key(command_buffer))
-    if record is None:
-        return
-    device = record.state
-    state = None if device is None else device.command_buffers.get(command_buffer)
-    if state is None:
-        return
+    state = _recording.get(command_buffer)
+    if state is None or state.device.command_buffers.get(command_buffer) is not state:
+        state = recording_state(command_buffer)
+        if state is None:
+            return
     appended = False
     try:
         appended = engine.pre_call_record_action(state, bind_point, command, bound_later=True)
     except BaseException as error:
-        report_error(command, error, record.instance.state)
+        report_error(command, error, state.device.instance)
     engine_ = state.device.action_checks
     if engine_ is not None:
         try:
@@ -215,15 +214,13 @@ def _indirect(
                 checks.record_indirect(state, action, kind, buffer, offset, draw_count, stride,
                                        count_buffer, count_offset, task)  # fmt: skip
         except BaseException as error:
-            report_error(command, error, record.instance.state)
+            report_error(command, error, state.device.instance)
 
 
 def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
-    record = _devices.get(_dispatch_key(command_buffer))
-    if record is None:
-        return
-    device = record.state
-    state = None if device is None else device.command_buffers.get(command_buffer)
+    state = _recording.get(command_buffer)
+    if state is None or state.device.command_buffers.get(command_buffer) is not state:
+        state = recording_state(command_buffer)
     if state is not None:
         appended = False
         try:
@@ -231,7 +228,7 @@ def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
                 state, _GRAPHICS, "vkCmdDraw", bound_later=True
             )
         except BaseException as error:
-            report_error("vkCmdDraw", error, record.instance.state)
+            report_error("vkCmdDraw", error, state.device.instance)
         if state.device.action_checks is not None:
             try:
                 found = None
@@ -243,15 +240,13 @@ def cmd_draw(command_buffer: int, a: int, b: int, c: int, d: int) -> None:
                     if action is not None:
                         checks.add_rows(state, action, found)
             except BaseException as error:
-                report_error("vkCmdDraw", error, record.instance.state)
+                report_error("vkCmdDraw", error, state.device.instance)
 
 
 def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int) -> None:
-    record = _devices.get(_dispatch_key(command_buffer))
-    if record is None:
-        return
-    device = record.state
-    state = None if device is None else device.command_buffers.get(command_buffer)
+    state = _recording.get(command_buffer)
+    if state is None or state.device.command_buffers.get(command_buffer) is not state:
+        state = recording_state(command_buffer)
     if state is not None:
         appended = False
         try:
@@ -259,7 +254,7 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
                 state, _GRAPHICS, "vkCmdDrawIndexed", bound_later=True
             )
         except BaseException as error:
-            report_error("vkCmdDrawIndexed", error, record.instance.state)
+            report_error("vkCmdDrawIndexed", error, state.device.instance)
         if state.device.action_checks is not None:
             try:
                 found = None
@@ -272,7 +267,7 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
                     if action is not None:
                         checks.add_rows(state, action, found)
             except BaseException as error:
-                report_error("vkCmdDrawIndexed", error, record.instance.state)
+                report_error("vkCmdDrawIndexed", error, state.device.instance)
 
 
 def _counted_action(

@@ -16,7 +16,8 @@ from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_GRAPHICS,
     SHADER_STAGE_COMPUTE,
 )
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native
+from gpuav.layer.native.dispatch import RECORDING as _recording
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, recording_state
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import at, handles_at
 from gpuav.layer.state import CommandBufferState
@@ -148,23 +149,20 @@ def reset_command_buffer(command_buffer: int, flags: int) -> int:
 
 def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> None:
     """After layer.c called down (prototypes.RECORDED_AROUND_GOING_DOWN). Renderers bind a
-    pipeline per draw: the look-up is written out (``_lookup``)."""
-    record = _devices.get(_dispatch_key(command_buffer))
-    if record is None:
-        return
-    device = record.state
-    state = None if device is None else device.command_buffers.get(command_buffer)
+    pipeline per draw: the look-up is written out (``dispatch.RECORDING``)."""
+    state = _recording.get(command_buffer)
+    if state is None or state.device.command_buffers.get(command_buffer) is not state:
+        state = recording_state(command_buffer)
     if state is not None:
         try:
             engine.post_call_record_cmd_bind_pipeline(state, bind_point, pipeline, bound_later=True)
         except BaseException as error:
-            report_error("vkCmdBindPipeline", error, record.instance.state)
+            report_error("vkCmdBindPipeline", error, state.device.instance)
 
 
-def _action(command_buffer: int, bind_point: int, command: str, bound_later: bool = False) -> Any:
-    """Engine work of a draw or dispatch; returns the next layer's table (whose call layer.c
-    makes itself for prototypes.RECORDED_BEFORE_GOING_DOWN, binding the action's output block
-    first: ``bound_later``)."""
+def _action(command_buffer: int, bind_point: int, command: str) -> Any:
+    """Engine work of an action whose hook calls down itself; returns the next layer's
+    table."""
     record = _devices.get(_dispatch_key(command_buffer))
     if record is None:
         return None
@@ -173,20 +171,33 @@ def _action(command_buffer: int, bind_point: int, command: str, bound_later: boo
         state = device.command_buffers.get(command_buffer)
         if state is not None:
             try:
-                engine.pre_call_record_action(state, bind_point, command, bound_later=bound_later)
+                engine.pre_call_record_action(state, bind_point, command)
             except BaseException as error:
                 report_error(command, error, record.instance.state)
     return record.next
 
 
+def _recorded_action(command_buffer: int, bind_point: int, command: str) -> None:
+    """Engine work of an action that layer.c calls down itself, binding the action's output
+    block first (prototypes.RECORDED_BEFORE_GOING_DOWN)."""
+    state = _recording.get(command_buffer)
+    if state is None or state.device.command_buffers.get(command_buffer) is not state:
+        state = recording_state(command_buffer)
+    if state is not None:
+        try:
+            engine.pre_call_record_action(state, bind_point, command, bound_later=True)
+        except BaseException as error:
+            report_error(command, error, state.device.instance)
+
+
 def cmd_dispatch(command_buffer: int, x: int, y: int, z: int) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch", bound_later=True)
+    _recorded_action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatch")
 
 
 def cmd_dispatch_base(
     command_buffer: int, bx: int, by: int, bz: int, x: int, y: int, z: int
 ) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchBase", bound_later=True)
+    _recorded_action(command_buffer, PIPELINE_BIND_POINT_COMPUTE, "vkCmdDispatchBase")
 
 
 def cmd_execute_commands(command_buffer: int, count: int, command_buffers: int) -> None:

@@ -32,6 +32,7 @@ from gpuav.layer.native.dispatch import (
     Native,
     NextFunctions,
     dispatch_key,
+    forget_recording,
     register_table,
     take_link,
 )
@@ -349,6 +350,8 @@ def destroy_device(device: int, allocator: int) -> None:
     Native.lib.gpuav_unregister_table(device)
     if record is None:
         return
+    if record.state is not None:
+        forget_recording(record.state)
     shader_validation.pre_call_record_destroy_device(device)
     if record.state is not None:
         try:

@@ -10,20 +10,15 @@ instrumented.
 from __future__ import annotations
 
 from gpuav.layer.calls import PIPELINE_BIND_POINT_GRAPHICS
-from gpuav.layer.native.hooks_commands import _action
+from gpuav.layer.native.hooks_commands import _recorded_action
 
 
 def cmd_draw_indirect_byte_count(
     command_buffer: int, instances: int, first: int, counter: int, counter_offset: int,
     counter_value_offset: int, stride: int,
 ) -> None:  # fmt: skip
-    _action(
-        command_buffer,
-        PIPELINE_BIND_POINT_GRAPHICS,
-        "vkCmdDrawIndirectByteCountEXT",
-        bound_later=True,
-    )
+    _recorded_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawIndirectByteCountEXT")
 
 
 def cmd_draw_mesh_tasks(command_buffer: int, x: int, y: int, z: int) -> None:
-    _action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawMeshTasksEXT", bound_later=True)
+    _recorded_action(command_buffer, PIPELINE_BIND_POINT_GRAPHICS, "vkCmdDrawMeshTasksEXT")

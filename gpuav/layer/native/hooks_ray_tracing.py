@@ -15,7 +15,7 @@ from vulkan._vulkan import ffi as vkffi
 
 from gpuav.layer.calls import PIPELINE_BIND_POINT_RAY_TRACING, PipelineInfo
 from gpuav.layer.native.dispatch import REGISTRY, enabled_state
-from gpuav.layer.native.hooks_commands import _action
+from gpuav.layer.native.hooks_commands import _recorded_action
 from gpuav.layer.native.hooks_pipelines import (
     _apply_to_stage,
     _buffer_robustness,
@@ -86,24 +86,14 @@ def cmd_trace_rays(
     command_buffer: int, raygen: int, miss: int, hit: int, callable_: int, width: int,
     height: int, depth: int,
 ) -> None:  # fmt: skip
-    _action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysKHR", bound_later=True)
+    _recorded_action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysKHR")
 
 
 def cmd_trace_rays_indirect(
     command_buffer: int, raygen: int, miss: int, hit: int, callable_: int, indirect: int
 ) -> None:
-    _action(
-        command_buffer,
-        PIPELINE_BIND_POINT_RAY_TRACING,
-        "vkCmdTraceRaysIndirectKHR",
-        bound_later=True,
-    )
+    _recorded_action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysIndirectKHR")
 
 
 def cmd_trace_rays_indirect2(command_buffer: int, indirect: int) -> None:
-    _action(
-        command_buffer,
-        PIPELINE_BIND_POINT_RAY_TRACING,
-        "vkCmdTraceRaysIndirect2KHR",
-        bound_later=True,
-    )
+    _recorded_action(command_buffer, PIPELINE_BIND_POINT_RAY_TRACING, "vkCmdTraceRaysIndirect2KHR")
