@@ -72,9 +72,9 @@ def post_call_record_queue_submit(
     app_fence: int = 0,
 ) -> None:
     """Track the submission for a later read-back; call only when the submit succeeded."""
-    if device.pending:
-        read_back_finished(device)
     if not command_buffers:
+        if device.pending:
+            read_back_finished(device)  # what finished, read at submits of nothing to read too
         return
     faults.check("queue_submit")
     fence = device.calls.queue_signal_fence(queue)
