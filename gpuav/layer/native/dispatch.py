@@ -191,6 +191,15 @@ def recording_state(command_buffer: int) -> CommandBufferState | None:
     return state
 
 
+def tracked_command_buffer(command_buffer: int) -> CommandBufferState | None:
+    """``RECORDING``'s state for the handle where its device still holds it, else
+    ``recording_state``'s. The draw hooks write this out."""
+    state = RECORDING.get(command_buffer)
+    if state is None or state.device.command_buffers.get(command_buffer) is not state:
+        return recording_state(command_buffer)
+    return state
+
+
 def forget_recording(device: DeviceState) -> None:
     """Drop a destroyed device's command buffers from ``RECORDING`` (their handles may come
     back as another device's)."""

@@ -34,7 +34,13 @@ from gpuav.layer.native.action_check_submits import queue_submit as queue_submit
 from gpuav.layer.native.action_check_submits import queue_submit2 as queue_submit2
 from gpuav.layer.native.device_calls import NativeDeviceCalls
 from gpuav.layer.native.dispatch import RECORDING as _recording
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, recording_state
+from gpuav.layer.native.dispatch import (
+    REGISTRY,
+    DeviceRecord,
+    Native,
+    recording_state,
+    tracked_command_buffer,
+)
 from gpuav.layer.native.enabled_features import enabled_feature_names
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.fetch_bindings import bound_buffers
@@ -191,11 +197,9 @@ def _indirect(
 ) -> None:  # fmt: skip
     """The layer's action work, then the indirect check's (the Action made first: its
     validation dispatch writes into the action's block)."""
-    state = _recording.get(command_buffer)
-    if state is None or state.device.command_buffers.get(command_buffer) is not state:
-        state = recording_state(command_buffer)
-        if state is None:
-            return
+    state = tracked_command_buffer(command_buffer)
+    if state is None:
+        return
     appended = False
     try:
         appended = engine.pre_call_record_action(state, bind_point, command, bound_later=True)

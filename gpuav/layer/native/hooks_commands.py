@@ -16,8 +16,7 @@ from gpuav.layer.calls import (
     PIPELINE_BIND_POINT_GRAPHICS,
     SHADER_STAGE_COMPUTE,
 )
-from gpuav.layer.native.dispatch import RECORDING as _recording
-from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, recording_state
+from gpuav.layer.native.dispatch import REGISTRY, DeviceRecord, Native, tracked_command_buffer
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.vk import at, handles_at
 from gpuav.layer.state import CommandBufferState
@@ -149,10 +148,8 @@ def reset_command_buffer(command_buffer: int, flags: int) -> int:
 
 def cmd_bind_pipeline(command_buffer: int, bind_point: int, pipeline: int) -> None:
     """After layer.c called down (prototypes.RECORDED_AROUND_GOING_DOWN). Renderers bind a
-    pipeline per draw: the look-up is written out (``dispatch.RECORDING``)."""
-    state = _recording.get(command_buffer)
-    if state is None or state.device.command_buffers.get(command_buffer) is not state:
-        state = recording_state(command_buffer)
+    pipeline per draw: the look-up goes through ``dispatch.RECORDING``."""
+    state = tracked_command_buffer(command_buffer)
     if state is not None:
         try:
             engine.post_call_record_cmd_bind_pipeline(state, bind_point, pipeline, bound_later=True)
@@ -180,9 +177,7 @@ def _action(command_buffer: int, bind_point: int, command: str) -> Any:
 def _recorded_action(command_buffer: int, bind_point: int, command: str) -> None:
     """Engine work of an action that layer.c calls down itself, binding the action's output
     block first (prototypes.RECORDED_BEFORE_GOING_DOWN)."""
-    state = _recording.get(command_buffer)
-    if state is None or state.device.command_buffers.get(command_buffer) is not state:
-        state = recording_state(command_buffer)
+    state = tracked_command_buffer(command_buffer)
     if state is not None:
         try:
             engine.pre_call_record_action(state, bind_point, command, bound_later=True)
