@@ -30,8 +30,13 @@ class RowGroup:
     slots_of: dict[int, int] = field(default_factory=dict)
 
     def fits(self, windows: RowWindows) -> bool:
-        """Whether the slots left hold what a row reads."""
-        new = {id(window) for window in windows if window is not None} - self.slots_of.keys()
+        """Whether the slots left hold what a row reads (a window read twice, a count in its
+        commands' buffer, takes one). Runs per row placed: written out."""
+        slots_of = self.slots_of
+        new: list[int] = []
+        for window in windows:
+            if window is not None and id(window) not in slots_of and id(window) not in new:
+                new.append(id(window))
         return len(self.windows) + len(new) <= WINDOW_SLOTS
 
     def slots(self, windows: RowWindows) -> list[int]:
@@ -69,7 +74,8 @@ class RowGroups:
     def _group_for(self, windows: RowWindows) -> RowGroup:
         """A group with room for the row: the one its first window went to, else the newest,
         else a new one."""
-        first = next((window for window in windows if window is not None), None)
+        commands, count, indices = windows
+        first = commands if commands is not None else count if count is not None else indices
         home = None if first is None else self.homes.get(id(first))
         if home is not None and home.fits(windows):
             return home
