@@ -13,8 +13,9 @@ almost nothing for a plain set: 200 dispatches took 5.5 ms instead of 3.5 ms.)
 
 A block is ``{uint DataWrittenLength; uint Data[];}`` (``gpuav.instrument.record``). Each
 block also owns a bound-sets area (issue 8: the region offset of each set the app had bound,
-copied there when the action is recorded), after all of the chunk's blocks, and its set's
-binding 2 is the descriptor-state buffer (``state_buffer``); all three written once.
+copied there when the action is recorded), in a second buffer of the chunk that the host only
+writes (device-local where it can be, ``calls.ChunkLayout``), and its set's binding 2 is the
+descriptor-state buffer (``state_buffer``); all three written once.
 
 Block 0 of the first chunk is the spill block: when no more memory can be had, actions of
 instrumented pipelines bind it so the shaders still have somewhere valid to write.
