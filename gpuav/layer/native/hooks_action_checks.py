@@ -37,14 +37,12 @@ from gpuav.layer.native.dispatch import RECORDING as _recording
 from gpuav.layer.native.dispatch import (
     REGISTRY,
     DeviceRecord,
-    Native,
     recording_state,
-    tracked_command_buffer,
 )
 from gpuav.layer.native.enabled_features import enabled_feature_names
 from gpuav.layer.native.errors import report_error
 from gpuav.layer.native.fetch_bindings import bound_buffers
-from gpuav.layer.native.hooks_commands import lookup
+from gpuav.layer.native.hooks_commands import _recorded_action
 from gpuav.layer.native.validation_calls import NativeActionCheckCalls
 from gpuav.layer.native.vk import address, at, chain, handles_at
 from gpuav.layer.state import CommandBufferState
@@ -58,15 +56,7 @@ STRUCTURE_TYPE_MESH_SHADER_PROPERTIES = 1000328001
 _MESH_WORDS = 64  # room for VkPhysicalDeviceMeshShaderPropertiesEXT after its header
 
 
-_devices = REGISTRY.devices
 _GRAPHICS = PIPELINE_BIND_POINT_GRAPHICS
-
-
-def _dispatch_key(handle: int) -> int:
-    """Replaced at first use by the C helper itself (one attribute look-up less per draw)."""
-    global _dispatch_key
-    _dispatch_key = Native.lib.gpuav_dispatch_key
-    return int(_dispatch_key(handle))
 
 
 # -- device -------------------------------------------------------------------------------------
@@ -197,14 +187,9 @@ def _indirect(
 ) -> None:  # fmt: skip
     """The layer's action work, then the indirect check's (the Action made first: its
     validation dispatch writes into the action's block)."""
-    state = tracked_command_buffer(command_buffer)
+    state, appended = _recorded_action(command_buffer, bind_point, command)
     if state is None:
         return
-    appended = False
-    try:
-        appended = engine.pre_call_record_action(state, bind_point, command, bound_later=True)
-    except BaseException as error:
-        report_error(command, error, state.device.instance)
     engine_ = state.device.action_checks
     if engine_ is not None:
         try:
@@ -276,21 +261,14 @@ def cmd_draw_indexed(command_buffer: int, a: int, b: int, c: int, d: int, e: int
 
 def _counted_action(
     command_buffer: int, bind_point: int, command: str
-) -> tuple[DeviceRecord | None, CommandBufferState | None, bool]:
-    """The layer's action work (``hooks_commands``' own, with the state looked up once): the
-    device record, the command buffer's state where the checks are on, and whether the work
-    appended an Action (the pipeline is instrumented)."""
-    record, state = lookup(command_buffer)
-    if record is None or state is None:
-        return record, None, False
-    appended = False
-    try:
-        appended = engine.pre_call_record_action(state, bind_point, command, bound_later=True)
-    except BaseException as error:
-        report_error(command, error, record.instance.state)
-    if state.device.action_checks is None:
-        return record, None, False
-    return record, state, appended
+) -> tuple[CommandBufferState | None, bool]:
+    """The layer's action work (``hooks_commands``' own): the command buffer's state where
+    the checks are on, and whether the work appended an Action (the pipeline is
+    instrumented)."""
+    state, appended = _recorded_action(command_buffer, bind_point, command)
+    if state is None or state.device.action_checks is None:
+        return None, False
+    return state, appended
 
 
 def cmd_draw_multi(
@@ -298,9 +276,7 @@ def cmd_draw_multi(
 ) -> None:
     """vkCmdDrawMultiEXT: one action, each of its draws checked as vkCmdDraw is."""
     command = "vkCmdDrawMultiEXT"
-    record, state, appended = _counted_action(command_buffer, _GRAPHICS, command)
-    if record is None:
-        return
+    state, appended = _counted_action(command_buffer, _GRAPHICS, command)
     if state is not None:
         try:
             bound = bound_buffers(state, command_buffer)
@@ -313,7 +289,7 @@ def cmd_draw_multi(
                     if action is not None:
                         checks.add_rows(state, action, found)
         except BaseException as error:
-            report_error(command, error, record.instance.state)
+            report_error(command, error, state.device.instance)
 
 
 def cmd_draw_multi_indexed(
@@ -323,9 +299,7 @@ def cmd_draw_multi_indexed(
     """vkCmdDrawMultiIndexedEXT: one action, each of its draws checked as vkCmdDrawIndexed
     is (``vertex_offset``, where not NULL, gives every draw's vertexOffset)."""
     command = "vkCmdDrawMultiIndexedEXT"
-    record, state, appended = _counted_action(command_buffer, _GRAPHICS, command)
-    if record is None:
-        return
+    state, appended = _counted_action(command_buffer, _GRAPHICS, command)
     if state is not None:
         try:
             bound = bound_buffers(state, command_buffer)
@@ -342,7 +316,7 @@ def cmd_draw_multi_indexed(
                     if action is not None:
                         checks.add_rows(state, action, found)
         except BaseException as error:
-            report_error(command, error, record.instance.state)
+            report_error(command, error, state.device.instance)
 
 
 def cmd_draw_indirect(

@@ -174,15 +174,20 @@ def _action(command_buffer: int, bind_point: int, command: str) -> Any:
     return record.next
 
 
-def _recorded_action(command_buffer: int, bind_point: int, command: str) -> None:
+def _recorded_action(
+    command_buffer: int, bind_point: int, command: str
+) -> tuple[CommandBufferState | None, bool]:
     """Engine work of an action that layer.c calls down itself, binding the action's output
-    block first (prototypes.RECORDED_BEFORE_GOING_DOWN)."""
+    block first (prototypes.RECORDED_BEFORE_GOING_DOWN): the command buffer's state (None
+    where gpuav tracks none), and whether the work appended an Action."""
     state = tracked_command_buffer(command_buffer)
+    appended = False
     if state is not None:
         try:
-            engine.pre_call_record_action(state, bind_point, command, bound_later=True)
+            appended = engine.pre_call_record_action(state, bind_point, command, bound_later=True)
         except BaseException as error:
             report_error(command, error, state.device.instance)
+    return state, appended
 
 
 def cmd_dispatch(command_buffer: int, x: int, y: int, z: int) -> None:

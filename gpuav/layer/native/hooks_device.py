@@ -350,10 +350,9 @@ def destroy_device(device: int, allocator: int) -> None:
     Native.lib.gpuav_unregister_table(device)
     if record is None:
         return
-    if record.state is not None:
-        forget_recording(record.state)
     shader_validation.pre_call_record_destroy_device(device)
     if record.state is not None:
+        forget_recording(record.state)
         try:
             device_setup.pre_call_record_destroy_device(record.state)
         except BaseException as error:
